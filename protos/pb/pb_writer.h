@@ -1,0 +1,192 @@
+/* ProtoZero-style protobuf writer: a stream over scattered buffers plus
+ * messages that live on the caller's stack.
+ *
+ * The stream owns one contiguous buffer at a time ({begin, write_ptr, end}).
+ * Every write is an inline bounds check and a store; only when the current
+ * buffer is full does the single out-of-line slow path ask the delegate for
+ * the next one. Nothing on the write path allocates.
+ *
+ * A nested message reserves PB_SIZE_FIELD_BYTES for its length and writes it
+ * when finalized. If the buffer holding that size field is handed off first
+ * (for an SMB chunk: committed to the service), the stream tells the delegate
+ * the field's address through annotate_patch(); the delegate answers where
+ * the size must be written instead (a patch slot it will ship later), or the
+ * same address if the old buffer stays writable (heap buffers). */
+#ifndef PB_WRITER_H
+#define PB_WRITER_H
+
+#include <assert.h>
+#include "pb_wire.h"
+
+/* Smallest buffer a delegate may hand out: room for any tag plus a reserved
+ * size field, so a nested header always fits in one buffer. */
+#define PB_MIN_BUFFER_BYTES 16
+
+typedef struct pb_stream pb_stream;
+typedef struct pb_msg pb_msg;
+
+typedef struct pb_span {
+    uint8_t *begin;
+    uint8_t *end;
+} pb_span;
+
+typedef struct pb_stream_delegate {
+    /* Returns the next buffer once `stream` has filled its current one. The
+     * used part of the old buffer is [stream->begin, stream->write_ptr).
+     * Must return at least PB_MIN_BUFFER_BYTES; a delegate out of memory
+     * hands out a scratch buffer and records the loss itself. */
+    pb_span (*new_buffer)(void *ctx, pb_stream *stream);
+    /* `size_field` lies in the buffer about to be handed off and belongs to
+     * a message that is still open. Returns where to write the final size
+     * instead (never NULL; PB_SIZE_FIELD_BYTES writable bytes). */
+    uint8_t *(*annotate_patch)(void *ctx, uint8_t *size_field);
+    void *ctx;
+} pb_stream_delegate;
+
+struct pb_stream {
+    uint8_t *write_ptr;
+    uint8_t *end;
+    uint8_t *begin;
+    const pb_stream_delegate *delegate;
+    /* Deepest open message; its parent chain is every open message. */
+    pb_msg *innermost;
+    /* Bytes in buffers already handed off, for pb_stream_bytes_written(). */
+    uint64_t written_previously;
+};
+
+struct pb_msg {
+    pb_stream *stream;
+    pb_msg *parent;
+    /* Where the length goes when finalized; NULL for a root message, whose
+     * framing (file record, SMB fragment header) is the caller's business. */
+    uint8_t *size_field;
+    /* Payload bytes written so far, nested children included once closed. */
+    uint32_t size;
+    bool finalized;
+};
+
+void pb_stream_init(pb_stream *s, const pb_stream_delegate *delegate);
+/* Points the stream at `buf` without involving the delegate (e.g. the first
+ * chunk a trace writer acquired). */
+void pb_stream_reset(pb_stream *s, pb_span buf);
+
+static inline uint64_t pb_stream_bytes_written(const pb_stream *s)
+{
+    return s->written_previously + (uint64_t)(s->write_ptr - s->begin);
+}
+
+/* The one slow path: copies what fits, asks for new buffers, copies the rest. */
+void pb_stream_write_slow(pb_stream *s, const uint8_t *data, size_t n);
+/* Switches to a fresh buffer with at least `n` contiguous bytes (small n),
+ * redirecting the size fields of open messages held in the old one. */
+void pb_stream_extend(pb_stream *s, size_t n);
+
+static PB_ALWAYS_INLINE void pb_stream_write(pb_stream *s, const void *data, size_t n)
+{
+    if (PB_LIKELY((size_t)(s->end - s->write_ptr) >= n)) {
+        memcpy(s->write_ptr, data, n);
+        s->write_ptr += n;
+        return;
+    }
+    pb_stream_write_slow(s, (const uint8_t *)data, n);
+}
+
+/* ---- messages ---------------------------------------------------------- */
+
+/* Starts a top-level message at the stream's current position. */
+void pb_msg_init_root(pb_msg *m, pb_stream *s);
+
+/* Opens `child` as field `field_id` of `parent`. Any child of `parent` still
+ * open is finalized first, as ProtoZero does. */
+void pb_msg_begin_nested(pb_msg *parent, uint32_t field_id, pb_msg *child);
+
+/* Finalizes `m` (and any open descendants): back-fills its size and adds it
+ * to the parent. Returns the payload size. Idempotent. */
+uint32_t pb_msg_end(pb_msg *m);
+
+static inline void pb__msg_check_writable(const pb_msg *m)
+{
+    /* Writing to a message while one of its children is open would
+     * interleave bytes; the generated API never does it. */
+    assert(!m->finalized && m->stream->innermost == m);
+    (void)m;
+}
+
+static PB_ALWAYS_INLINE void pb_msg_append_raw(pb_msg *m, const void *data, size_t n)
+{
+    pb__msg_check_writable(m);
+    pb_stream_write(m->stream, data, n);
+    m->size += (uint32_t)n;
+}
+
+/* A tag and a varint, written straight into the buffer when it has room. */
+static PB_ALWAYS_INLINE void pb_msg_append_varint(pb_msg *m, uint32_t field_id, uint64_t v)
+{
+    pb__msg_check_writable(m);
+    pb_stream *s = m->stream;
+    uint8_t *p = s->write_ptr;
+    if (PB_LIKELY(s->end - p >= PB_MAX_SCALAR_FIELD_BYTES)) {
+        uint8_t *e = pb_write_varint(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_VARINT), p));
+        m->size += (uint32_t)(e - p);
+        s->write_ptr = e;
+        return;
+    }
+    uint8_t tmp[PB_MAX_SCALAR_FIELD_BYTES];
+    uint8_t *e = pb_write_varint(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_VARINT), tmp));
+    pb_stream_write_slow(s, tmp, (size_t)(e - tmp));
+    m->size += (uint32_t)(e - tmp);
+}
+
+static PB_ALWAYS_INLINE void pb_msg_append_fixed32(pb_msg *m, uint32_t field_id, uint32_t v)
+{
+    uint8_t tmp[9];
+    uint8_t *e = pb_write_fixed32(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_FIXED32), tmp));
+    pb_msg_append_raw(m, tmp, (size_t)(e - tmp));
+}
+
+static PB_ALWAYS_INLINE void pb_msg_append_fixed64(pb_msg *m, uint32_t field_id, uint64_t v)
+{
+    uint8_t tmp[13];
+    uint8_t *e = pb_write_fixed64(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_FIXED64), tmp));
+    pb_msg_append_raw(m, tmp, (size_t)(e - tmp));
+}
+
+/* Length-delimited field (bytes, string, or a pre-serialized message). */
+static PB_ALWAYS_INLINE void pb_msg_append_bytes(pb_msg *m, uint32_t field_id, const void *data,
+                                                 size_t len)
+{
+    pb__msg_check_writable(m);
+    pb_stream *s = m->stream;
+    uint8_t *p = s->write_ptr;
+    if (PB_LIKELY((size_t)(s->end - p) >= PB_MAX_SCALAR_FIELD_BYTES + len)) {
+        uint8_t *e = pb_write_varint(len, pb_write_varint(pb_make_tag(field_id, PB_WIRE_LEN), p));
+        memcpy(e, data, len);
+        e += len;
+        m->size += (uint32_t)(e - p);
+        s->write_ptr = e;
+        return;
+    }
+    uint8_t hdr[PB_MAX_SCALAR_FIELD_BYTES];
+    uint8_t *e = pb_write_varint(len, pb_write_varint(pb_make_tag(field_id, PB_WIRE_LEN), hdr));
+    pb_stream_write_slow(s, hdr, (size_t)(e - hdr));
+    pb_stream_write_slow(s, (const uint8_t *)data, len);
+    m->size += (uint32_t)((size_t)(e - hdr) + len);
+}
+
+static inline void pb_msg_append_string(pb_msg *m, uint32_t field_id, const char *str)
+{
+    pb_msg_append_bytes(m, field_id, str, strlen(str));
+}
+
+/* Packed repeated fields from an array; the payload size is computed first so
+ * the length prefix is minimal (these are not back-patched). */
+void pb_msg_append_packed_varint_u64(pb_msg *m, uint32_t field_id, const uint64_t *v, size_t n);
+void pb_msg_append_packed_varint_u32(pb_msg *m, uint32_t field_id, const uint32_t *v, size_t n);
+void pb_msg_append_packed_varint_i64(pb_msg *m, uint32_t field_id, const int64_t *v, size_t n);
+void pb_msg_append_packed_varint_i32(pb_msg *m, uint32_t field_id, const int32_t *v, size_t n);
+void pb_msg_append_packed_sint64(pb_msg *m, uint32_t field_id, const int64_t *v, size_t n);
+void pb_msg_append_packed_sint32(pb_msg *m, uint32_t field_id, const int32_t *v, size_t n);
+void pb_msg_append_packed_fixed32(pb_msg *m, uint32_t field_id, const uint32_t *v, size_t n);
+void pb_msg_append_packed_fixed64(pb_msg *m, uint32_t field_id, const uint64_t *v, size_t n);
+
+#endif /* PB_WRITER_H */

@@ -1,0 +1,45 @@
+# Shared by scripts/run-*: Debian package installation and meson set-up.
+# Sourced, not executed.
+
+GPUTRACE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Everything the build and the whole test suite need on Debian 12.
+GPUTRACE_PACKAGES=(
+  build-essential g++ meson ninja-build pkg-config
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
+  libglib2.0-dev libdrm-dev libcmocka-dev zlib1g-dev
+  protobuf-compiler libprotobuf-dev
+)
+
+log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# Installs only what is missing; never touches apt when all is present.
+ensure_packages() {
+  local missing=() p status
+  for p in "${GPUTRACE_PACKAGES[@]}" "$@"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [[ $status == "install ok installed" ]] || missing+=("$p")
+  done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    die "missing Debian packages: ${missing[*]}
+  install them as root:  apt-get install ${missing[*]}"
+  fi
+  log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# meson_dir DIR [meson setup options…]: configures DIR once, reconfigures
+# when it exists (so option changes apply), then builds it.
+meson_dir() {
+  local dir=$1; shift
+  if [[ -f $GPUTRACE_ROOT/$dir/build.ninja ]]; then
+    meson setup --reconfigure "$GPUTRACE_ROOT/$dir" "$GPUTRACE_ROOT" "$@" >/dev/null
+  else
+    meson setup "$GPUTRACE_ROOT/$dir" "$GPUTRACE_ROOT" "$@" >/dev/null
+  fi
+  ninja -C "$GPUTRACE_ROOT/$dir"
+}
