@@ -43,7 +43,7 @@ typedef struct pb_field {
 static inline void pb_reader_init(pb_reader *r, const void *data, size_t len)
 {
     r->p = (const uint8_t *)data;
-    r->end = r->p + len;
+    r->end = len ? r->p + len : r->p; /* NULL + 0 is undefined in C */
     r->depth = 0;
     r->err = PB_OK;
 }

@@ -51,15 +51,23 @@ static inline uint32_t pb_make_tag(uint32_t field_id, enum pb_wire_type wt)
     return (field_id << 3) | (uint32_t)wt;
 }
 
+/* Whether wide little-endian stores may stand in for byte-by-byte writes. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PB_WIRE_FAST_LE 1
+#else
+#define PB_WIRE_FAST_LE 0
+#endif
+
 static inline size_t pb_varint_size(uint64_t v)
 {
-    /* One byte per started group of 7 significant bits. */
-    if (v < 0x80)
-        return 1;
-    int bits = 64 - __builtin_clzll(v);
-    return (size_t)((bits + 6) / 7);
+    /* One byte per started group of 7 significant bits: ceil(bits / 7),
+     * computed as (bits * 9 + 64) / 64, which is exact for bits in 1..64
+     * and needs neither a branch nor a division. */
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    return (size_t)((bits * 9u + 64u) >> 6);
 }
 
+/* Writes exactly pb_varint_size(v) bytes at dst; returns the new end. */
 static PB_ALWAYS_INLINE uint8_t *pb_write_varint(uint64_t v, uint8_t *dst)
 {
     while (v >= 0x80) {
@@ -70,13 +78,63 @@ static PB_ALWAYS_INLINE uint8_t *pb_write_varint(uint64_t v, uint8_t *dst)
     return dst;
 }
 
+#if PB_WIRE_FAST_LE
+/* Moves the 7-bit groups of the low 56 bits of v into the low 7 bits of
+ * successive bytes (group i into byte i), in three halving steps. */
+static inline uint64_t pb__spread_7bit_groups(uint64_t v)
+{
+    uint64_t x = (v & 0x000000000fffffffull) | ((v & 0x00fffffff0000000ull) << 4);
+    x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
+    x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
+    return x;
+}
+#endif
+
+/* Same bytes as pb_write_varint(), but may also scribble over the bytes that
+ * follow the varint: dst needs PB_MAX_VARINT_BYTES writable bytes. The
+ * length comes from the bit count instead of a byte loop, so the new end
+ * does not wait for the bytes to be produced, and at most two stores are
+ * issued. For the writer's fast paths, which have that slack anyway. */
+static PB_ALWAYS_INLINE uint8_t *pb_write_varint_padded(uint64_t v, uint8_t *dst)
+{
+#if PB_WIRE_FAST_LE
+    if (__builtin_constant_p(v)) /* e.g. a tag: folds to immediate stores */
+        return pb_write_varint(v, dst);
+    uint64_t x = pb__spread_7bit_groups(v);
+    if (PB_LIKELY(v < (1ull << 56))) {
+        size_t len = pb_varint_size(v);
+        /* Continuation bits on every byte but the last one. */
+        x |= 0x8080808080808080ull & ((1ull << (8 * len - 8)) - 1);
+        memcpy(dst, &x, 8);
+        return dst + len;
+    }
+    /* 9 or 10 bytes: eight full groups, then the top 8 bits, which are their
+     * own ninth byte (its bit 7 doubles as the continuation bit) and, when
+     * bit 63 is set, a tenth byte of 1. */
+    x |= 0x8080808080808080ull;
+    memcpy(dst, &x, 8);
+    uint8_t hi = (uint8_t)(v >> 56);
+    dst[8] = hi;
+    dst[9] = 1;
+    return dst + 9 + (hi >> 7);
+#else
+    return pb_write_varint(v, dst);
+#endif
+}
+
 /* Writes `v` as exactly PB_SIZE_FIELD_BYTES bytes. `v` must fit in 28 bits. */
 static inline void pb_write_redundant_varint(uint32_t v, uint8_t *dst)
 {
+#if PB_WIRE_FAST_LE
+    uint32_t w = (v & 0x7fu) | ((v << 1) & 0x7f00u) | ((v << 2) & 0x7f0000u) |
+                 ((v << 3) & 0x7f000000u) | 0x808080u;
+    memcpy(dst, &w, 4);
+#else
     dst[0] = (uint8_t)((v & 0x7f) | 0x80);
     dst[1] = (uint8_t)(((v >> 7) & 0x7f) | 0x80);
     dst[2] = (uint8_t)(((v >> 14) & 0x7f) | 0x80);
     dst[3] = (uint8_t)((v >> 21) & 0x7f);
+#endif
 }
 
 static inline uint64_t pb_zigzag_encode64(int64_t v)

@@ -10,14 +10,6 @@ void pb_stream_init(pb_stream *s, const pb_stream_delegate *delegate)
     s->written_previously = 0;
 }
 
-void pb_stream_reset(pb_stream *s, pb_span buf)
-{
-    if (s->begin)
-        s->written_previously += (uint64_t)(s->write_ptr - s->begin);
-    s->begin = s->write_ptr = buf.begin;
-    s->end = buf.end;
-}
-
 /* Hands off the current buffer. Open messages whose size field sits in it
  * can no longer write there once it is gone, so the delegate decides where
  * their sizes go. */
@@ -57,17 +49,7 @@ void pb_stream_write_slow(pb_stream *s, const uint8_t *data, size_t n)
     }
 }
 
-void pb_msg_init_root(pb_msg *m, pb_stream *s)
-{
-    m->stream = s;
-    m->parent = NULL;
-    m->size_field = NULL;
-    m->size = 0;
-    m->finalized = false;
-    s->innermost = m;
-}
-
-void pb_msg_begin_nested(pb_msg *parent, uint32_t field_id, pb_msg *child)
+void pb__msg_begin_nested_slow(pb_msg *parent, uint32_t field_id, pb_msg *child)
 {
     pb_stream *s = parent->stream;
     while (s->innermost && s->innermost != parent)
@@ -77,23 +59,13 @@ void pb_msg_begin_nested(pb_msg *parent, uint32_t field_id, pb_msg *child)
     /* Tag and size field must be contiguous so the size field never
      * straddles two buffers (it is patched as one unit). */
     size_t need = PB_MAX_TAG_BYTES + PB_SIZE_FIELD_BYTES;
-    if (PB_UNLIKELY((size_t)(s->end - s->write_ptr) < need))
+    if ((size_t)(s->end - s->write_ptr) < need)
         pb_stream_extend(s, need);
-    uint8_t *p = pb_write_varint(pb_make_tag(field_id, PB_WIRE_LEN), s->write_ptr);
-    /* Zero until finalized: a patch consumer can tell an unfinished size
-     * (first byte 0) from a written one (first byte has 0x80 set). */
-    memset(p, 0, PB_SIZE_FIELD_BYTES);
-    parent->size += (uint32_t)(p - s->write_ptr) + PB_SIZE_FIELD_BYTES;
-    child->stream = s;
-    child->parent = parent;
-    child->size_field = p;
-    child->size = 0;
-    child->finalized = false;
-    s->write_ptr = p + PB_SIZE_FIELD_BYTES;
-    s->innermost = child;
+    /* Now the inline fast path applies. */
+    pb_msg_begin_nested(parent, field_id, child);
 }
 
-uint32_t pb_msg_end(pb_msg *m)
+uint32_t pb__msg_end_slow(pb_msg *m)
 {
     if (m->finalized)
         return m->size;

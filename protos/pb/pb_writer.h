@@ -68,7 +68,17 @@ struct pb_msg {
 void pb_stream_init(pb_stream *s, const pb_stream_delegate *delegate);
 /* Points the stream at `buf` without involving the delegate (e.g. the first
  * chunk a trace writer acquired). */
-void pb_stream_reset(pb_stream *s, pb_span buf);
+static inline void pb_stream_reset(pb_stream *s, pb_span buf)
+{
+    if (s->begin)
+        s->written_previously += (uint64_t)(s->write_ptr - s->begin);
+    /* Inline and field by field: out of line, GCC spilled the span argument
+     * and reloaded it as one 16-byte vector, a store-forwarding stall of
+     * some 20 cycles on every buffer switch. */
+    s->end = buf.end;
+    s->begin = buf.begin;
+    s->write_ptr = buf.begin;
+}
 
 static inline uint64_t pb_stream_bytes_written(const pb_stream *s)
 {
@@ -84,8 +94,11 @@ void pb_stream_extend(pb_stream *s, size_t n);
 static PB_ALWAYS_INLINE void pb_stream_write(pb_stream *s, const void *data, size_t n)
 {
     if (PB_LIKELY((size_t)(s->end - s->write_ptr) >= n)) {
-        memcpy(s->write_ptr, data, n);
-        s->write_ptr += n;
+        /* n == 0 may come with NULL pointers; memcpy must not see those. */
+        if (n) {
+            memcpy(s->write_ptr, data, n);
+            s->write_ptr += n;
+        }
         return;
     }
     pb_stream_write_slow(s, (const uint8_t *)data, n);
@@ -93,16 +106,69 @@ static PB_ALWAYS_INLINE void pb_stream_write(pb_stream *s, const void *data, siz
 
 /* ---- messages ---------------------------------------------------------- */
 
+/* Out-of-line halves of the inline functions below; not for direct use. */
+void pb__msg_begin_nested_slow(pb_msg *parent, uint32_t field_id, pb_msg *child);
+uint32_t pb__msg_end_slow(pb_msg *m);
+
 /* Starts a top-level message at the stream's current position. */
-void pb_msg_init_root(pb_msg *m, pb_stream *s);
+static inline void pb_msg_init_root(pb_msg *m, pb_stream *s)
+{
+    m->stream = s;
+    m->parent = NULL;
+    m->size_field = NULL;
+    m->size = 0;
+    m->finalized = false;
+    s->innermost = m;
+}
 
 /* Opens `child` as field `field_id` of `parent`. Any child of `parent` still
  * open is finalized first, as ProtoZero does. */
-void pb_msg_begin_nested(pb_msg *parent, uint32_t field_id, pb_msg *child);
+static PB_ALWAYS_INLINE void pb_msg_begin_nested(pb_msg *parent, uint32_t field_id, pb_msg *child)
+{
+    pb_stream *s = parent->stream;
+    uint8_t *p = s->write_ptr;
+    /* Fast path: `parent` is the innermost open message and the tag and
+     * the size field fit contiguously (the size field must never straddle
+     * two buffers: it is patched as one unit). The padded tag write needs
+     * 8 bytes, which PB_MAX_TAG_BYTES + PB_SIZE_FIELD_BYTES covers. */
+    if (PB_UNLIKELY(s->innermost != parent ||
+                    s->end - p < PB_MAX_TAG_BYTES + PB_SIZE_FIELD_BYTES)) {
+        pb__msg_begin_nested_slow(parent, field_id, child);
+        return;
+    }
+    assert(!parent->finalized);
+    uint8_t *sf = pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
+    /* Zero until finalized: a patch consumer can tell an unfinished size
+     * (first byte 0) from a written one (first byte has 0x80 set). */
+    memset(sf, 0, PB_SIZE_FIELD_BYTES);
+    parent->size += (uint32_t)(sf - p) + PB_SIZE_FIELD_BYTES;
+    child->stream = s;
+    child->parent = parent;
+    child->size_field = sf;
+    child->size = 0;
+    child->finalized = false;
+    s->write_ptr = sf + PB_SIZE_FIELD_BYTES;
+    s->innermost = child;
+}
 
 /* Finalizes `m` (and any open descendants): back-fills its size and adds it
  * to the parent. Returns the payload size. Idempotent. */
-uint32_t pb_msg_end(pb_msg *m);
+static PB_ALWAYS_INLINE uint32_t pb_msg_end(pb_msg *m)
+{
+    if (m->finalized)
+        return m->size;
+    pb_stream *s = m->stream;
+    if (PB_UNLIKELY(s->innermost != m || m->size > PB_MAX_NESTED_SIZE))
+        return pb__msg_end_slow(m); /* open descendants, or oversized */
+    uint32_t size = m->size;
+    if (m->size_field)
+        pb_write_redundant_varint(size, m->size_field);
+    m->finalized = true;
+    s->innermost = m->parent;
+    if (m->parent)
+        m->parent->size += size;
+    return size;
+}
 
 static inline void pb__msg_check_writable(const pb_msg *m)
 {
@@ -119,36 +185,68 @@ static PB_ALWAYS_INLINE void pb_msg_append_raw(pb_msg *m, const void *data, size
     m->size += (uint32_t)n;
 }
 
-/* A tag and a varint, written straight into the buffer when it has room. */
+/* The scalar appenders below share one shape: when the buffer has room for
+ * the largest encoding of the field (PB_MAX_SCALAR_FIELD_BYTES, which also
+ * covers the padding pb_write_varint_padded may scribble on), the field is
+ * encoded in place; otherwise it is encoded into a local array and handed
+ * to the slow path. */
+
+/* A tag and a varint. */
 static PB_ALWAYS_INLINE void pb_msg_append_varint(pb_msg *m, uint32_t field_id, uint64_t v)
 {
     pb__msg_check_writable(m);
     pb_stream *s = m->stream;
     uint8_t *p = s->write_ptr;
     if (PB_LIKELY(s->end - p >= PB_MAX_SCALAR_FIELD_BYTES)) {
-        uint8_t *e = pb_write_varint(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_VARINT), p));
+        uint8_t *e = pb_write_varint_padded(
+            v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_VARINT), p));
         m->size += (uint32_t)(e - p);
         s->write_ptr = e;
         return;
     }
     uint8_t tmp[PB_MAX_SCALAR_FIELD_BYTES];
-    uint8_t *e = pb_write_varint(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_VARINT), tmp));
+    uint8_t *e = pb_write_varint_padded(
+        v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_VARINT), tmp));
     pb_stream_write_slow(s, tmp, (size_t)(e - tmp));
     m->size += (uint32_t)(e - tmp);
 }
 
 static PB_ALWAYS_INLINE void pb_msg_append_fixed32(pb_msg *m, uint32_t field_id, uint32_t v)
 {
-    uint8_t tmp[9];
-    uint8_t *e = pb_write_fixed32(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_FIXED32), tmp));
-    pb_msg_append_raw(m, tmp, (size_t)(e - tmp));
+    pb__msg_check_writable(m);
+    pb_stream *s = m->stream;
+    uint8_t *p = s->write_ptr;
+    if (PB_LIKELY(s->end - p >= PB_MAX_SCALAR_FIELD_BYTES)) {
+        uint8_t *e = pb_write_fixed32(
+            v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED32), p));
+        m->size += (uint32_t)(e - p);
+        s->write_ptr = e;
+        return;
+    }
+    uint8_t tmp[PB_MAX_SCALAR_FIELD_BYTES];
+    uint8_t *e =
+        pb_write_fixed32(v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED32), tmp));
+    pb_stream_write_slow(s, tmp, (size_t)(e - tmp));
+    m->size += (uint32_t)(e - tmp);
 }
 
 static PB_ALWAYS_INLINE void pb_msg_append_fixed64(pb_msg *m, uint32_t field_id, uint64_t v)
 {
-    uint8_t tmp[13];
-    uint8_t *e = pb_write_fixed64(v, pb_write_varint(pb_make_tag(field_id, PB_WIRE_FIXED64), tmp));
-    pb_msg_append_raw(m, tmp, (size_t)(e - tmp));
+    pb__msg_check_writable(m);
+    pb_stream *s = m->stream;
+    uint8_t *p = s->write_ptr;
+    if (PB_LIKELY(s->end - p >= PB_MAX_SCALAR_FIELD_BYTES)) {
+        uint8_t *e = pb_write_fixed64(
+            v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED64), p));
+        m->size += (uint32_t)(e - p);
+        s->write_ptr = e;
+        return;
+    }
+    uint8_t tmp[PB_MAX_SCALAR_FIELD_BYTES];
+    uint8_t *e =
+        pb_write_fixed64(v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED64), tmp));
+    pb_stream_write_slow(s, tmp, (size_t)(e - tmp));
+    m->size += (uint32_t)(e - tmp);
 }
 
 /* Length-delimited field (bytes, string, or a pre-serialized message). */
@@ -158,16 +256,23 @@ static PB_ALWAYS_INLINE void pb_msg_append_bytes(pb_msg *m, uint32_t field_id, c
     pb__msg_check_writable(m);
     pb_stream *s = m->stream;
     uint8_t *p = s->write_ptr;
-    if (PB_LIKELY((size_t)(s->end - p) >= PB_MAX_SCALAR_FIELD_BYTES + len)) {
-        uint8_t *e = pb_write_varint(len, pb_write_varint(pb_make_tag(field_id, PB_WIRE_LEN), p));
-        memcpy(e, data, len);
+    size_t avail = (size_t)(s->end - p);
+    if (PB_LIKELY(avail >= PB_MAX_SCALAR_FIELD_BYTES && avail - PB_MAX_SCALAR_FIELD_BYTES >= len)) {
+        uint8_t *e = pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
+        if (PB_LIKELY(len < 0x80))
+            *e++ = (uint8_t)len; /* short strings: skip the varint encoder */
+        else
+            e = pb_write_varint_padded(len, e);
+        if (len) /* an empty field may come with data == NULL */
+            memcpy(e, data, len);
         e += len;
         m->size += (uint32_t)(e - p);
         s->write_ptr = e;
         return;
     }
     uint8_t hdr[PB_MAX_SCALAR_FIELD_BYTES];
-    uint8_t *e = pb_write_varint(len, pb_write_varint(pb_make_tag(field_id, PB_WIRE_LEN), hdr));
+    uint8_t *e =
+        pb_write_varint_padded(len, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_LEN), hdr));
     pb_stream_write_slow(s, hdr, (size_t)(e - hdr));
     pb_stream_write_slow(s, (const uint8_t *)data, len);
     m->size += (uint32_t)((size_t)(e - hdr) + len);

@@ -120,9 +120,14 @@ static size_t mutate(uint8_t *buf, size_t size, size_t max_len)
                 size_t from = below(size), len = 1 + below(size - from);
                 size_t to = below(size + 1);
                 if (size + len <= max_len) {
-                    memmove(buf + to + len, buf + to, size - to);
-                    memmove(buf + to, buf + (from >= to ? from + len : from), len);
-                    size += len;
+                    uint8_t *slice = malloc(len);
+                    if (slice) {
+                        memcpy(slice, buf + from, len);
+                        memmove(buf + to + len, buf + to, size - to);
+                        memcpy(buf + to, slice, len);
+                        size += len;
+                        free(slice);
+                    }
                 }
             }
             break;

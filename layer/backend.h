@@ -1,0 +1,66 @@
+/* backend.h — where the layer's trace writers come from.
+ *
+ * Two implementations behind one small interface, chosen by session.c:
+ *
+ *   backend_inproc.c  the embedded in-process backend (tracing/
+ *                     inproc_backend.h): one file per session, tracing
+ *                     from creation to destruction;
+ *   backend_system.c  the Perfetto producer connected to traced
+ *                     (tracing/ipc/producer.h): tracing while a session of
+ *                     traced runs our data source "gpu.renderstages".
+ *
+ * A backend tells the session when writers may be created (started) and
+ * when every writer must be released (stopping); both may be called from a
+ * backend thread. Writers are created and released through the backend,
+ * from any thread.
+ */
+#ifndef GPUTRACE_LAYER_BACKEND_H
+#define GPUTRACE_LAYER_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace_writer.h"
+
+#define TL_DATA_SOURCE_NAME "gpu.renderstages"
+#define TL_PRODUCER_NAME "gputrace"
+
+struct tl_backend;
+
+/* What a backend calls back into the session. */
+struct tl_backend_events {
+   void *ctx;
+   /* Writers for `instance` can be created from now on. */
+   void (*started)(void *ctx, uint64_t instance);
+   /* Tracing of `instance` ends: release every writer before returning. */
+   void (*stopping)(void *ctx, uint64_t instance);
+   /* The service dropped its copy of our interned data. */
+   void (*clear_incremental_state)(void *ctx, uint64_t instance);
+};
+
+struct tl_backend_ops {
+   const char *name;
+   /* NULL when `instance` is not running (or out of writers). */
+   tw_writer *(*new_writer)(struct tl_backend *be, uint64_t instance);
+   void (*release_writer)(struct tl_backend *be, tw_writer *tw);
+   /* Final flush and teardown; every writer must have been released. */
+   void (*destroy)(struct tl_backend *be);
+};
+
+struct tl_backend {
+   const struct tl_backend_ops *ops;
+};
+
+/* Creates the file and calls events->started before returning. NULL (errno
+ * set) when the file cannot be created. */
+struct tl_backend *tl_backend_inproc_create(const char *path,
+                                            const struct tl_backend_events *events);
+
+/* Starts connecting to traced in the background. NULL when the system
+ * backend is not available in this build, or on error. */
+struct tl_backend *tl_backend_system_create(const struct tl_backend_events *events);
+
+/* Whether this build has the system backend at all. */
+bool tl_backend_system_available(void);
+
+#endif

@@ -1,0 +1,147 @@
+/* backend_system.c — the system backend: a Perfetto producer ("gputrace")
+ * offering the data source "gpu.renderstages" to traced. The layer traces
+ * while one instance of the data source runs; a second concurrent instance
+ * (another tracing session asking for it) is not served.
+ *
+ * Built only when the tracing library provides the producer
+ * (GT_HAVE_SYSTEM_BACKEND, set by layer/meson.build); otherwise
+ * tl_backend_system_create() reports the backend as unavailable. */
+#include <stdlib.h>
+
+#include "backend.h"
+
+#ifdef GT_HAVE_SYSTEM_BACKEND
+
+#include <pthread.h>
+
+#include "producer.h"
+
+struct system_backend {
+   struct tl_backend base;
+   gt_producer *producer;
+   struct tl_backend_events events;
+   pthread_mutex_t lock;
+   uint64_t instance; /* the instance we serve, 0 if none */
+   bool have_instance;
+};
+
+static void
+ds_start(void *user, uint64_t instance, const gt_ds_config *cfg)
+{
+   (void)cfg;
+   struct system_backend *b = user;
+   pthread_mutex_lock(&b->lock);
+   bool take = !b->have_instance;
+   if (take) {
+      b->have_instance = true;
+      b->instance = instance;
+   }
+   pthread_mutex_unlock(&b->lock);
+   if (take)
+      b->events.started(b->events.ctx, instance);
+}
+
+static void
+ds_stop(void *user, uint64_t instance)
+{
+   struct system_backend *b = user;
+   pthread_mutex_lock(&b->lock);
+   bool ours = b->have_instance && b->instance == instance;
+   pthread_mutex_unlock(&b->lock);
+   if (!ours)
+      return;
+   b->events.stopping(b->events.ctx, instance);
+   pthread_mutex_lock(&b->lock);
+   b->have_instance = false;
+   pthread_mutex_unlock(&b->lock);
+}
+
+static void
+ds_clear(void *user, uint64_t instance)
+{
+   struct system_backend *b = user;
+   b->events.clear_incremental_state(b->events.ctx, instance);
+}
+
+static tw_writer *
+system_new_writer(struct tl_backend *base, uint64_t instance)
+{
+   struct system_backend *b = (struct system_backend *)base;
+   return gt_producer_new_writer(b->producer, instance);
+}
+
+static void
+system_release_writer(struct tl_backend *base, tw_writer *tw)
+{
+   struct system_backend *b = (struct system_backend *)base;
+   gt_producer_release_writer(b->producer, tw);
+}
+
+static void
+system_destroy(struct tl_backend *base)
+{
+   struct system_backend *b = (struct system_backend *)base;
+   gt_producer_destroy(b->producer);
+   pthread_mutex_destroy(&b->lock);
+   free(b);
+}
+
+static const struct tl_backend_ops system_ops = {
+   .name = "system",
+   .new_writer = system_new_writer,
+   .release_writer = system_release_writer,
+   .destroy = system_destroy,
+};
+
+struct tl_backend *
+tl_backend_system_create(const struct tl_backend_events *events)
+{
+   struct system_backend *b = calloc(1, sizeof *b);
+   if (!b)
+      return NULL;
+   b->base.ops = &system_ops;
+   b->events = *events;
+   pthread_mutex_init(&b->lock, NULL);
+   const gt_data_source ds = {
+      .name = TL_DATA_SOURCE_NAME,
+      .user = b,
+      .on_start = ds_start,
+      .on_stop = ds_stop,
+      .on_clear_incremental_state = ds_clear,
+   };
+   const gt_producer_config cfg = {
+      .name = TL_PRODUCER_NAME,
+      .data_sources = &ds,
+      .num_data_sources = 1,
+   };
+   b->producer = gt_producer_create(&cfg);
+   if (!b->producer) {
+      pthread_mutex_destroy(&b->lock);
+      free(b);
+      return NULL;
+   }
+   return &b->base;
+}
+
+bool
+tl_backend_system_available(void)
+{
+   return true;
+}
+
+#else /* !GT_HAVE_SYSTEM_BACKEND */
+
+struct tl_backend *
+tl_backend_system_create(const struct tl_backend_events *events)
+{
+   (void)events;
+   return NULL;
+}
+
+bool
+tl_backend_system_available(void)
+{
+   return false;
+}
+
+#endif

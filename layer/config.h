@@ -1,0 +1,43 @@
+/* config.h — the layer's environment settings, read once per process.
+ *
+ * Logging has its own variables (see log.h). Anything the timing code needs
+ * later goes here too, so every GPUTRACE_ variable is parsed in one place and
+ * a bad value always ends as one warning and the default.
+ */
+#ifndef GPUTRACE_LAYER_CONFIG_H
+#define GPUTRACE_LAYER_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum gt_backend_choice {
+   GT_BACKEND_AUTO,      /* in-process if GPUTRACE_OUTPUT is set, else system */
+   GT_BACKEND_INPROCESS, /* GPUTRACE_BACKEND=inprocess */
+   GT_BACKEND_SYSTEM,    /* GPUTRACE_BACKEND=system */
+   GT_BACKEND_NONE,      /* GPUTRACE_BACKEND=none: never trace */
+};
+
+enum gt_clock_source_choice {
+   GT_CLOCK_SOURCE_AUTO,       /* calibrated timestamps if enabled, else bracket */
+   GT_CLOCK_SOURCE_CALIBRATED, /* GPUTRACE_CLOCK_SOURCE=calibrated */
+   GT_CLOCK_SOURCE_BRACKET,    /* GPUTRACE_CLOCK_SOURCE=bracket (the fallback) */
+};
+
+struct gt_config {
+   /* GPUTRACE_DISABLE=1: the layer stays in the call chain (it must, to
+    * keep the loader's link info consistent) but hooks nothing, amends
+    * nothing and calls no timeline code. */
+   bool disabled;
+
+   /* GPUTRACE_OUTPUT: trace file of the in-process backend, or NULL. */
+   const char *output;
+   enum gt_backend_choice backend;
+   /* GPUTRACE_CLOCK_BUDGET_NS: conversion error allowed to accumulate from
+    * drift between two clock snapshots (default 1000). */
+   uint64_t clock_budget_ns;
+   enum gt_clock_source_choice clock_source;
+};
+
+const struct gt_config *gt_config(void);
+
+#endif

@@ -1,0 +1,374 @@
+/* layer_hooks.c — the device-level entry points the layer intercepts.
+ *
+ * Each hook finds the gt_device from the handle's dispatch key, tells the
+ * timeline (timeline.h) what is happening and calls the next entity. The
+ * hooks hold no state of their own; the list of hooks is GT_DEVICE_HOOKS in
+ * layer_dispatch.h, and a name listed there without a gt_<name> here does
+ * not compile.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "layer_interface.h"
+#include "log.h"
+#include "timeline.h"
+
+/* The handle came from a device we never saw created: only possible with a
+ * broken application or loader. Log it and fail the call rather than
+ * crash in the application's process. */
+static struct gt_device *
+device_of(const void *handle, const char *api)
+{
+   struct gt_device *dev = gt_device_get(handle);
+   if (!dev)
+      gt_error("%s: handle %p belongs to no device known to the layer", api, handle);
+   return dev;
+}
+
+/* ---- queues ----------------------------------------------------------- */
+
+static VKAPI_ATTR void VKAPI_CALL
+gt_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue *queue)
+{
+   struct gt_device *dev = device_of(device, "vkGetDeviceQueue");
+   if (!dev)
+      return;
+   dev->vk.GetDeviceQueue(device, family, index, queue);
+   if (*queue)
+      tl_queue_acquired(dev, *queue, family, index);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+gt_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info, VkQueue *queue)
+{
+   struct gt_device *dev = device_of(device, "vkGetDeviceQueue2");
+   if (!dev)
+      return;
+   dev->vk.GetDeviceQueue2(device, info, queue);
+   if (*queue)
+      tl_queue_acquired(dev, *queue, info->queueFamilyIndex, info->queueIndex);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *submits, VkFence fence)
+{
+   struct gt_device *dev = device_of(queue, "vkQueueSubmit");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   const struct tl_submit submit = {
+      .api = "vkQueueSubmit", .count = count, .submits = submits, .fence = fence};
+   tl_queue_submit_pre(dev, queue, &submit);
+   VkResult res = dev->vk.QueueSubmit(queue, count, submits, fence);
+   tl_queue_submit_post(dev, queue, &submit, res);
+   return res;
+}
+
+static VkResult
+queue_submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence,
+              const char *api, size_t next_offset)
+{
+   struct gt_device *dev = device_of(queue, api);
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   PFN_vkQueueSubmit2 next =
+      *(const PFN_vkQueueSubmit2 *)(const void *)((const char *)&dev->vk + next_offset);
+   const struct tl_submit submit = {
+      .api = api, .count = count, .submits2 = submits, .fence = fence};
+   tl_queue_submit_pre(dev, queue, &submit);
+   VkResult res = next(queue, count, submits, fence);
+   tl_queue_submit_post(dev, queue, &submit, res);
+   return res;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence)
+{
+   return queue_submit2(queue, count, submits, fence, "vkQueueSubmit2",
+                        offsetof(struct gt_device_dispatch, QueueSubmit2));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_QueueSubmit2KHR(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence)
+{
+   return queue_submit2(queue, count, submits, fence, "vkQueueSubmit2KHR",
+                        offsetof(struct gt_device_dispatch, QueueSubmit2KHR));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_QueueWaitIdle(VkQueue queue)
+{
+   struct gt_device *dev = device_of(queue, "vkQueueWaitIdle");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   VkResult res = dev->vk.QueueWaitIdle(queue);
+   if (res == VK_SUCCESS)
+      tl_queue_idle(dev, queue);
+   return res;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_DeviceWaitIdle(VkDevice device)
+{
+   struct gt_device *dev = device_of(device, "vkDeviceWaitIdle");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   VkResult res = dev->vk.DeviceWaitIdle(device);
+   if (res == VK_SUCCESS)
+      tl_device_idle(dev);
+   return res;
+}
+
+/* ---- command pools and buffers ---------------------------------------- */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo *info,
+                     const VkAllocationCallbacks *alloc, VkCommandPool *pool)
+{
+   struct gt_device *dev = device_of(device, "vkCreateCommandPool");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   VkResult res = dev->vk.CreateCommandPool(device, info, alloc, pool);
+   if (res == VK_SUCCESS)
+      tl_command_pool_created(dev, *pool, info);
+   return res;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+gt_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc)
+{
+   struct gt_device *dev = device_of(device, "vkDestroyCommandPool");
+   if (!dev)
+      return;
+   if (pool != VK_NULL_HANDLE)
+      tl_command_pool_destroy(dev, pool);
+   dev->vk.DestroyCommandPool(device, pool, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags)
+{
+   struct gt_device *dev = device_of(device, "vkResetCommandPool");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   tl_command_pool_reset(dev, pool, flags);
+   return dev->vk.ResetCommandPool(device, pool, flags);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo *info,
+                          VkCommandBuffer *buffers)
+{
+   struct gt_device *dev = device_of(device, "vkAllocateCommandBuffers");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   VkResult res = dev->vk.AllocateCommandBuffers(device, info, buffers);
+   if (res == VK_SUCCESS)
+      tl_command_buffers_allocated(dev, info, buffers);
+   return res;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+gt_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
+                      const VkCommandBuffer *buffers)
+{
+   struct gt_device *dev = device_of(device, "vkFreeCommandBuffers");
+   if (!dev)
+      return;
+   tl_command_buffers_free(dev, pool, count, buffers);
+   dev->vk.FreeCommandBuffers(device, pool, count, buffers);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
+{
+   struct gt_device *dev = device_of(cb, "vkBeginCommandBuffer");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   VkResult res = dev->vk.BeginCommandBuffer(cb, info);
+   if (res == VK_SUCCESS)
+      tl_cmd_begin(dev, cb, info);
+   return res;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_EndCommandBuffer(VkCommandBuffer cb)
+{
+   struct gt_device *dev = device_of(cb, "vkEndCommandBuffer");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   tl_cmd_end(dev, cb);
+   return dev->vk.EndCommandBuffer(cb);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
+{
+   struct gt_device *dev = device_of(cb, "vkResetCommandBuffer");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   tl_command_buffer_reset(dev, cb, flags);
+   return dev->vk.ResetCommandBuffer(cb, flags);
+}
+
+/* ---- recorded commands ------------------------------------------------ */
+
+/* One hook for a command: PARAMS must call the command buffer `cb`, ARGS
+ * passes them on, the rest (designated initializers) fills tl_cmd.u. */
+#define GT_CMD_HOOK(name, kind_, PARAMS, ARGS, ...)                          \
+   static VKAPI_ATTR void VKAPI_CALL gt_##name PARAMS                        \
+   {                                                                         \
+      struct gt_device *dev = device_of(cb, "vk" #name);                     \
+      if (!dev)                                                              \
+         return;                                                             \
+      const struct tl_cmd cmd = {.kind = kind_, .api = "vk" #name, __VA_ARGS__}; \
+      tl_cmd_pre(dev, cb, &cmd);                                             \
+      dev->vk.name ARGS;                                                     \
+      tl_cmd_post(dev, cb, &cmd);                                            \
+   }
+
+#define NO_PAYLOAD .u.label = NULL
+
+GT_CMD_HOOK(CmdBeginRenderPass, TL_CMD_BEGIN_RENDER_PASS,
+            (VkCommandBuffer cb, const VkRenderPassBeginInfo *info, VkSubpassContents contents),
+            (cb, info, contents), .u.render_pass = info)
+GT_CMD_HOOK(CmdEndRenderPass, TL_CMD_END_RENDER_PASS, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
+GT_CMD_HOOK(CmdBeginRenderPass2, TL_CMD_BEGIN_RENDER_PASS,
+            (VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
+             const VkSubpassBeginInfo *subpass),
+            (cb, info, subpass), .u.render_pass = info)
+GT_CMD_HOOK(CmdEndRenderPass2, TL_CMD_END_RENDER_PASS,
+            (VkCommandBuffer cb, const VkSubpassEndInfo *end), (cb, end), NO_PAYLOAD)
+GT_CMD_HOOK(CmdBeginRenderPass2KHR, TL_CMD_BEGIN_RENDER_PASS,
+            (VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
+             const VkSubpassBeginInfo *subpass),
+            (cb, info, subpass), .u.render_pass = info)
+GT_CMD_HOOK(CmdEndRenderPass2KHR, TL_CMD_END_RENDER_PASS,
+            (VkCommandBuffer cb, const VkSubpassEndInfo *end), (cb, end), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdBeginRendering, TL_CMD_BEGIN_RENDERING,
+            (VkCommandBuffer cb, const VkRenderingInfo *info), (cb, info), .u.rendering = info)
+GT_CMD_HOOK(CmdEndRendering, TL_CMD_END_RENDERING, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
+GT_CMD_HOOK(CmdBeginRenderingKHR, TL_CMD_BEGIN_RENDERING,
+            (VkCommandBuffer cb, const VkRenderingInfo *info), (cb, info), .u.rendering = info)
+GT_CMD_HOOK(CmdEndRenderingKHR, TL_CMD_END_RENDERING, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdDispatch, TL_CMD_DISPATCH,
+            (VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z), (cb, x, y, z), NO_PAYLOAD)
+GT_CMD_HOOK(CmdDispatchIndirect, TL_CMD_DISPATCH,
+            (VkCommandBuffer cb, VkBuffer buffer, VkDeviceSize offset), (cb, buffer, offset),
+            NO_PAYLOAD)
+GT_CMD_HOOK(CmdDispatchBase, TL_CMD_DISPATCH,
+            (VkCommandBuffer cb, uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y,
+             uint32_t z),
+            (cb, bx, by, bz, x, y, z), NO_PAYLOAD)
+GT_CMD_HOOK(CmdDispatchBaseKHR, TL_CMD_DISPATCH,
+            (VkCommandBuffer cb, uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y,
+             uint32_t z),
+            (cb, bx, by, bz, x, y, z), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdCopyBuffer, TL_CMD_COPY,
+            (VkCommandBuffer cb, VkBuffer src, VkBuffer dst, uint32_t count,
+             const VkBufferCopy *regions),
+            (cb, src, dst, count, regions), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyImage, TL_CMD_COPY,
+            (VkCommandBuffer cb, VkImage src, VkImageLayout src_layout, VkImage dst,
+             VkImageLayout dst_layout, uint32_t count, const VkImageCopy *regions),
+            (cb, src, src_layout, dst, dst_layout, count, regions), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyBufferToImage, TL_CMD_COPY,
+            (VkCommandBuffer cb, VkBuffer src, VkImage dst, VkImageLayout dst_layout,
+             uint32_t count, const VkBufferImageCopy *regions),
+            (cb, src, dst, dst_layout, count, regions), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyImageToBuffer, TL_CMD_COPY,
+            (VkCommandBuffer cb, VkImage src, VkImageLayout src_layout, VkBuffer dst,
+             uint32_t count, const VkBufferImageCopy *regions),
+            (cb, src, src_layout, dst, count, regions), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyBuffer2, TL_CMD_COPY, (VkCommandBuffer cb, const VkCopyBufferInfo2 *info),
+            (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyImage2, TL_CMD_COPY, (VkCommandBuffer cb, const VkCopyImageInfo2 *info),
+            (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyBufferToImage2, TL_CMD_COPY,
+            (VkCommandBuffer cb, const VkCopyBufferToImageInfo2 *info), (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyImageToBuffer2, TL_CMD_COPY,
+            (VkCommandBuffer cb, const VkCopyImageToBufferInfo2 *info), (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyBuffer2KHR, TL_CMD_COPY, (VkCommandBuffer cb, const VkCopyBufferInfo2 *info),
+            (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyImage2KHR, TL_CMD_COPY, (VkCommandBuffer cb, const VkCopyImageInfo2 *info),
+            (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyBufferToImage2KHR, TL_CMD_COPY,
+            (VkCommandBuffer cb, const VkCopyBufferToImageInfo2 *info), (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdCopyImageToBuffer2KHR, TL_CMD_COPY,
+            (VkCommandBuffer cb, const VkCopyImageToBufferInfo2 *info), (cb, info), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdBlitImage, TL_CMD_BLIT,
+            (VkCommandBuffer cb, VkImage src, VkImageLayout src_layout, VkImage dst,
+             VkImageLayout dst_layout, uint32_t count, const VkImageBlit *regions,
+             VkFilter filter),
+            (cb, src, src_layout, dst, dst_layout, count, regions, filter), NO_PAYLOAD)
+GT_CMD_HOOK(CmdBlitImage2, TL_CMD_BLIT, (VkCommandBuffer cb, const VkBlitImageInfo2 *info),
+            (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdBlitImage2KHR, TL_CMD_BLIT, (VkCommandBuffer cb, const VkBlitImageInfo2 *info),
+            (cb, info), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdClearColorImage, TL_CMD_CLEAR,
+            (VkCommandBuffer cb, VkImage image, VkImageLayout layout,
+             const VkClearColorValue *color, uint32_t count,
+             const VkImageSubresourceRange *ranges),
+            (cb, image, layout, color, count, ranges), NO_PAYLOAD)
+GT_CMD_HOOK(CmdClearDepthStencilImage, TL_CMD_CLEAR,
+            (VkCommandBuffer cb, VkImage image, VkImageLayout layout,
+             const VkClearDepthStencilValue *value, uint32_t count,
+             const VkImageSubresourceRange *ranges),
+            (cb, image, layout, value, count, ranges), NO_PAYLOAD)
+GT_CMD_HOOK(CmdClearAttachments, TL_CMD_CLEAR,
+            (VkCommandBuffer cb, uint32_t count, const VkClearAttachment *attachments,
+             uint32_t rect_count, const VkClearRect *rects),
+            (cb, count, attachments, rect_count, rects), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdResolveImage, TL_CMD_RESOLVE,
+            (VkCommandBuffer cb, VkImage src, VkImageLayout src_layout, VkImage dst,
+             VkImageLayout dst_layout, uint32_t count, const VkImageResolve *regions),
+            (cb, src, src_layout, dst, dst_layout, count, regions), NO_PAYLOAD)
+GT_CMD_HOOK(CmdResolveImage2, TL_CMD_RESOLVE,
+            (VkCommandBuffer cb, const VkResolveImageInfo2 *info), (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdResolveImage2KHR, TL_CMD_RESOLVE,
+            (VkCommandBuffer cb, const VkResolveImageInfo2 *info), (cb, info), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdFillBuffer, TL_CMD_FILL,
+            (VkCommandBuffer cb, VkBuffer dst, VkDeviceSize offset, VkDeviceSize size,
+             uint32_t data),
+            (cb, dst, offset, size, data), NO_PAYLOAD)
+GT_CMD_HOOK(CmdUpdateBuffer, TL_CMD_UPDATE,
+            (VkCommandBuffer cb, VkBuffer dst, VkDeviceSize offset, VkDeviceSize size,
+             const void *data),
+            (cb, dst, offset, size, data), NO_PAYLOAD)
+
+GT_CMD_HOOK(CmdExecuteCommands, TL_CMD_EXECUTE_COMMANDS,
+            (VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *buffers),
+            (cb, count, buffers), .u.execute = {count, buffers})
+
+GT_CMD_HOOK(CmdBeginDebugUtilsLabelEXT, TL_CMD_BEGIN_LABEL,
+            (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label),
+            .u.label = label)
+GT_CMD_HOOK(CmdEndDebugUtilsLabelEXT, TL_CMD_END_LABEL, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
+GT_CMD_HOOK(CmdInsertDebugUtilsLabelEXT, TL_CMD_INSERT_LABEL,
+            (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label),
+            .u.label = label)
+
+/* ---- lookup ----------------------------------------------------------- */
+
+#define GT_HOOK_ENTRY(name) \
+   {"vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(struct gt_device_dispatch, name)},
+
+static const struct gt_hook device_hooks[] = {GT_DEVICE_HOOKS(GT_HOOK_ENTRY)};
+
+const struct gt_hook *
+gt_device_hook_find(const char *name)
+{
+   /* Callers cache what vkGetDeviceProcAddr returns; a linear scan is
+    * cheap enough for that. */
+   for (size_t i = 0; i < sizeof device_hooks / sizeof device_hooks[0]; i++) {
+      if (strcmp(device_hooks[i].name, name) == 0)
+         return &device_hooks[i];
+   }
+   return NULL;
+}

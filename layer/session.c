@@ -1,0 +1,254 @@
+/* session.c — see session.h: backend selection, the session's lifetime and
+ * the registry of writer holders. */
+#include "session.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "config.h"
+#include "log.h"
+
+atomic_bool tl_session_tracing_flag;
+atomic_uint tl_session_generation_counter;
+
+/* Lock order: session.lock, then session.clients_lock. The backend's
+ * started/stopping events may arrive on a backend thread and take only
+ * clients_lock. */
+static struct {
+   pthread_mutex_t lock;
+   struct tl_backend *backend;
+   unsigned vk_instances;
+   unsigned sessions_begun;
+   bool tried; /* this instance period already tried (and maybe failed) */
+
+   pthread_mutex_t clients_lock;
+   struct tl_session_client *clients;
+} session = {
+   .lock = PTHREAD_MUTEX_INITIALIZER,
+   .clients_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* Read without a lock by writer creation: set before tracing starts,
+ * cleared only after every client released its writers. */
+static _Atomic(struct tl_backend *) active_backend;
+static _Atomic uint64_t active_instance;
+
+int
+tl_session_pid(void)
+{
+   return (int)getpid();
+}
+
+/* ---- backend events --------------------------------------------------------- */
+
+static void
+stop_clients(bool exiting)
+{
+   pthread_mutex_lock(&session.clients_lock);
+   for (struct tl_session_client *c = session.clients; c; c = c->next)
+      c->stop(c, exiting);
+   pthread_mutex_unlock(&session.clients_lock);
+}
+
+static void
+on_started(void *ctx, uint64_t instance)
+{
+   (void)ctx;
+   atomic_store(&active_instance, instance);
+   atomic_fetch_add(&tl_session_generation_counter, 1);
+   atomic_store(&tl_session_tracing_flag, true);
+   gt_info("tracing started (data source %s, instance %llu)", TL_DATA_SOURCE_NAME,
+           (unsigned long long)instance);
+}
+
+static void
+on_stopping(void *ctx, uint64_t instance)
+{
+   (void)ctx;
+   if (atomic_load(&active_instance) != instance)
+      return;
+   atomic_store(&tl_session_tracing_flag, false);
+   atomic_fetch_add(&tl_session_generation_counter, 1);
+   stop_clients(false);
+   gt_info("tracing stopped (instance %llu)", (unsigned long long)instance);
+}
+
+static void
+on_clear_incremental_state(void *ctx, uint64_t instance)
+{
+   (void)ctx;
+   if (atomic_load(&active_instance) != instance)
+      return;
+   pthread_mutex_lock(&session.clients_lock);
+   for (struct tl_session_client *c = session.clients; c; c = c->next) {
+      if (c->clear_incremental_state)
+         c->clear_incremental_state(c);
+   }
+   pthread_mutex_unlock(&session.clients_lock);
+}
+
+static const struct tl_backend_events events = {
+   .ctx = NULL,
+   .started = on_started,
+   .stopping = on_stopping,
+   .clear_incremental_state = on_clear_incremental_state,
+};
+
+/* ---- lifetime ------------------------------------------------------------------ */
+
+/* Called with session.lock held. */
+static void
+begin_session(void)
+{
+   const struct gt_config *cfg = gt_config();
+   enum gt_backend_choice choice = cfg->backend;
+   if (choice == GT_BACKEND_AUTO)
+      choice = cfg->output ? GT_BACKEND_INPROCESS : GT_BACKEND_SYSTEM;
+
+   struct tl_backend *be = NULL;
+   switch (choice) {
+   case GT_BACKEND_INPROCESS: {
+      char path[4096];
+      int n;
+      if (cfg->output && session.sessions_begun == 0)
+         n = snprintf(path, sizeof path, "%s", cfg->output);
+      else if (cfg->output)
+         n = snprintf(path, sizeof path, "%s.%u", cfg->output, session.sessions_begun + 1);
+      else if (session.sessions_begun == 0)
+         n = snprintf(path, sizeof path, "gputrace-%d.pftrace", tl_session_pid());
+      else
+         n = snprintf(path, sizeof path, "gputrace-%d.pftrace.%u", tl_session_pid(),
+                      session.sessions_begun + 1);
+      if (n < 0 || (size_t)n >= sizeof path) {
+         gt_error("GPUTRACE_OUTPUT is too long; not tracing");
+         break;
+      }
+      be = tl_backend_inproc_create(path, &events);
+      if (!be)
+         gt_error("cannot write trace file %s: %s; not tracing", path, strerror(errno));
+      else
+         gt_info("in-process backend: writing %s", path);
+      break;
+   }
+   case GT_BACKEND_SYSTEM:
+      if (cfg->output)
+         gt_warn("GPUTRACE_BACKEND=system: ignoring GPUTRACE_OUTPUT=%s", cfg->output);
+      be = tl_backend_system_create(&events);
+      if (!be)
+         gt_info("system backend unavailable (%s); not tracing",
+                 tl_backend_system_available() ? "producer could not start"
+                                               : "not built with the Perfetto producer");
+      else
+         gt_info("system backend: producer %s, data source %s, waiting for traced",
+                 TL_PRODUCER_NAME, TL_DATA_SOURCE_NAME);
+      break;
+   case GT_BACKEND_NONE:
+   case GT_BACKEND_AUTO:
+      break;
+   }
+   session.sessions_begun++;
+   if (be) {
+      session.backend = be;
+      atomic_store(&active_backend, be);
+   }
+}
+
+/* Called with session.lock held. */
+static void
+end_session(bool exiting)
+{
+   struct tl_backend *be = session.backend;
+   if (!be)
+      return;
+   atomic_store(&tl_session_tracing_flag, false);
+   atomic_fetch_add(&tl_session_generation_counter, 1);
+   stop_clients(exiting);
+   atomic_store(&active_backend, NULL);
+   session.backend = NULL;
+   be->ops->destroy(be);
+   gt_info("session ended%s", exiting ? " at process exit" : "");
+}
+
+void
+tl_session_instance_created(void)
+{
+   pthread_mutex_lock(&session.lock);
+   session.vk_instances++;
+   pthread_mutex_unlock(&session.lock);
+}
+
+void
+tl_session_instance_destroyed(void)
+{
+   pthread_mutex_lock(&session.lock);
+   if (session.vk_instances && --session.vk_instances == 0) {
+      end_session(false);
+      session.tried = false;
+   }
+   pthread_mutex_unlock(&session.lock);
+}
+
+void
+tl_session_add_client(struct tl_session_client *client)
+{
+   pthread_mutex_lock(&session.lock);
+   if (!session.backend && !session.tried) {
+      session.tried = true;
+      begin_session();
+   }
+   pthread_mutex_lock(&session.clients_lock);
+   client->next = session.clients;
+   session.clients = client;
+   pthread_mutex_unlock(&session.clients_lock);
+   pthread_mutex_unlock(&session.lock);
+}
+
+void
+tl_session_remove_client(struct tl_session_client *client)
+{
+   pthread_mutex_lock(&session.clients_lock);
+   for (struct tl_session_client **p = &session.clients; *p; p = &(*p)->next) {
+      if (*p == client) {
+         *p = client->next;
+         break;
+      }
+   }
+   pthread_mutex_unlock(&session.clients_lock);
+}
+
+tw_writer *
+tl_session_new_writer(uint32_t gen)
+{
+   if (!tl_session_tracing() || tl_session_generation() != gen)
+      return NULL;
+   struct tl_backend *be = atomic_load(&active_backend);
+   if (!be)
+      return NULL;
+   return be->ops->new_writer(be, atomic_load(&active_instance));
+}
+
+void
+tl_session_release_writer(tw_writer *tw)
+{
+   if (!tw)
+      return;
+   struct tl_backend *be = atomic_load(&active_backend);
+   if (be)
+      be->ops->release_writer(be, tw);
+}
+
+/* Applications that exit without vkDestroyInstance (or with devices still
+ * alive) still get a complete file. A destructor, not atexit(): it runs at
+ * exit or when the loader unloads the library, whichever comes first, and
+ * is never left pointing into an unmapped library. */
+__attribute__((destructor)) static void
+session_at_exit(void)
+{
+   pthread_mutex_lock(&session.lock);
+   end_session(true);
+   pthread_mutex_unlock(&session.lock);
+}

@@ -1,0 +1,74 @@
+/* session.h — whether the layer is tracing right now, into which backend,
+ * and who holds trace writers.
+ *
+ * One session per process at a time. It begins at the first vkCreateDevice
+ * (GPUTRACE_OUTPUT / GPUTRACE_BACKEND pick the backend; probe instances that
+ * never create a device leave no file behind) and ends at the last
+ * vkDestroyInstance, or at process exit / library unload for applications
+ * that never get there. A later session in the same process (instance
+ * created again) writes to "<GPUTRACE_OUTPUT>.<n>", never over the first.
+ *
+ * Hot path: tl_session_tracing() is one relaxed atomic load; hooks test it
+ * first and pass the call through when it is false.
+ *
+ * Writers: a client (one per device) registers with the session; when the
+ * backend stops tracing (session end, or traced stopping the data source)
+ * every client's stop callback runs and must release its writers before
+ * returning. Each start bumps the generation, so a writer remembers which
+ * tracing period it belongs to.
+ */
+#ifndef GPUTRACE_LAYER_SESSION_H
+#define GPUTRACE_LAYER_SESSION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace_writer.h"
+
+extern atomic_bool tl_session_tracing_flag;
+extern atomic_uint tl_session_generation_counter;
+
+static inline bool
+tl_session_tracing(void)
+{
+   return atomic_load_explicit(&tl_session_tracing_flag, memory_order_relaxed);
+}
+
+/* The current tracing period; 0 before the first one. */
+static inline uint32_t
+tl_session_generation(void)
+{
+   return atomic_load_explicit(&tl_session_generation_counter, memory_order_acquire);
+}
+
+struct tl_session_client {
+   struct tl_session_client *next;
+   /* Release every writer of this client; called with tracing already
+    * off, from whatever thread ends tracing. `exiting`: the process is
+    * exiting (no Vulkan calls, bounded waits). */
+   void (*stop)(struct tl_session_client *client, bool exiting);
+   /* Interned data must be emitted again. */
+   void (*clear_incremental_state)(struct tl_session_client *client);
+};
+
+/* vkCreateInstance / vkDestroyInstance of an active layer instance. The
+ * last destroy ends the session. */
+void tl_session_instance_created(void);
+void tl_session_instance_destroyed(void);
+
+/* From vkCreateDevice: begins the session if there is none yet (may log
+ * why tracing stays off) and registers the client. */
+void tl_session_add_client(struct tl_session_client *client);
+/* Unregisters (the client releases its own writers). */
+void tl_session_remove_client(struct tl_session_client *client);
+
+/* A writer for the current period, or NULL (not tracing, generation
+ * changed, or out of writers). `gen` is the generation the caller checked. */
+tw_writer *tl_session_new_writer(uint32_t gen);
+void tl_session_release_writer(tw_writer *tw);
+
+/* Process id and the name written as producer in docs/logs. */
+int tl_session_pid(void);
+
+#endif

@@ -1,0 +1,117 @@
+/* timeline.h — the hook points the loader plumbing calls for the timing
+ * feature.
+ *
+ * layer_interface.c and layer_hooks.c call down the chain and call these
+ * around it; timeline.c implements them. Nothing here is called when the
+ * layer is disabled (GPUTRACE_DISABLE=1).
+ *
+ * Conventions:
+ * - Every callback gets the gt_device (or gt_instance) the handle belongs
+ *   to, so implementations never need to look up a dispatch key. In
+ *   particular the dispatch key of a freshly returned VkQueue or
+ *   VkCommandBuffer is only written by the loader after the layer returns;
+ *   do not dereference those handles in the *_acquired/_allocated calls.
+ * - *_pre runs before the call down, *_post after it (with its result where
+ *   there is one). Callbacks about something going away run before the call
+ *   down, callbacks about something new run after it succeeded.
+ * - The callbacks run on the application's thread, under whatever external
+ *   synchronisation Vulkan already requires for that call (e.g. the command
+ *   pool of a command buffer, the queue of a submit). They must not take
+ *   locks that another callback may hold while calling down.
+ * - To issue its own Vulkan calls, the timing code uses dev->vk (the next
+ *   entity's functions); command buffers it allocates for itself go
+ *   through gt_device_allocate_command_buffers().
+ */
+#ifndef GPUTRACE_LAYER_TIMELINE_H
+#define GPUTRACE_LAYER_TIMELINE_H
+
+#include <vulkan/vulkan.h>
+
+struct gt_instance;
+struct gt_device;
+
+/* Lifetime. An init failure makes vkCreate* fail (after the created
+ * object was destroyed again); finish runs before the call down to
+ * vkDestroy*, so the device can still be used to drain pending work. */
+VkResult tl_instance_init(struct gt_instance *inst);
+void tl_instance_finish(struct gt_instance *inst);
+VkResult tl_device_init(struct gt_device *dev);
+void tl_device_finish(struct gt_device *dev);
+
+/* vkGetDeviceQueue / vkGetDeviceQueue2 returned this queue (possibly again). */
+void tl_queue_acquired(struct gt_device *dev, VkQueue queue, uint32_t family, uint32_t index);
+
+/* One queue submission; exactly one of submits / submits2 is set. */
+struct tl_submit {
+   const char *api; /* "vkQueueSubmit", "vkQueueSubmit2" or "vkQueueSubmit2KHR" */
+   uint32_t count;
+   const VkSubmitInfo *submits;
+   const VkSubmitInfo2 *submits2;
+   VkFence fence;
+};
+void tl_queue_submit_pre(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit);
+void tl_queue_submit_post(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit,
+                          VkResult result);
+
+/* All work on the queue / device completed (the calls succeeded): a point
+ * where results can be collected without waiting. */
+void tl_queue_idle(struct gt_device *dev, VkQueue queue);
+void tl_device_idle(struct gt_device *dev);
+
+/* Command pools and buffers. Destroying or resetting a pool implicitly
+ * frees / resets all of its command buffers. */
+void tl_command_pool_created(struct gt_device *dev, VkCommandPool pool,
+                             const VkCommandPoolCreateInfo *info);
+void tl_command_pool_destroy(struct gt_device *dev, VkCommandPool pool);
+void tl_command_pool_reset(struct gt_device *dev, VkCommandPool pool,
+                           VkCommandPoolResetFlags flags);
+void tl_command_buffers_allocated(struct gt_device *dev, const VkCommandBufferAllocateInfo *info,
+                                  const VkCommandBuffer *buffers);
+void tl_command_buffers_free(struct gt_device *dev, VkCommandPool pool, uint32_t count,
+                             const VkCommandBuffer *buffers);
+void tl_command_buffer_reset(struct gt_device *dev, VkCommandBuffer cb,
+                             VkCommandBufferResetFlags flags);
+
+/* After a successful vkBeginCommandBuffer (which may be an implicit reset),
+ * and before vkEndCommandBuffer: the first and last places where the
+ * timing code can record into the command buffer. */
+void tl_cmd_begin(struct gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info);
+void tl_cmd_end(struct gt_device *dev, VkCommandBuffer cb);
+
+/* Recorded commands the timing measures. BEGIN_* / END_* bracket a region
+ * spanning several commands; the others are regions of one command. */
+enum tl_cmd_kind {
+   TL_CMD_BEGIN_RENDER_PASS, /* vkCmdBeginRenderPass, …2, …2KHR */
+   TL_CMD_END_RENDER_PASS,
+   TL_CMD_BEGIN_RENDERING,   /* vkCmdBeginRendering, …KHR */
+   TL_CMD_END_RENDERING,
+   TL_CMD_BEGIN_LABEL,       /* vkCmdBeginDebugUtilsLabelEXT */
+   TL_CMD_END_LABEL,
+   TL_CMD_INSERT_LABEL,      /* a point, not a region */
+   TL_CMD_DISPATCH,          /* vkCmdDispatch, …Indirect, …Base(KHR) */
+   TL_CMD_COPY,              /* buffer/image copies, 1 and 2 */
+   TL_CMD_BLIT,
+   TL_CMD_RESOLVE,
+   TL_CMD_CLEAR,             /* color/depth-stencil image, attachments */
+   TL_CMD_FILL,
+   TL_CMD_UPDATE,
+   TL_CMD_EXECUTE_COMMANDS,
+};
+
+struct tl_cmd {
+   enum tl_cmd_kind kind;
+   const char *api; /* the entry point, e.g. "vkCmdDispatchIndirect" */
+   union {
+      const VkRenderPassBeginInfo *render_pass; /* BEGIN_RENDER_PASS */
+      const VkRenderingInfo *rendering;         /* BEGIN_RENDERING */
+      const VkDebugUtilsLabelEXT *label;        /* BEGIN_LABEL, INSERT_LABEL */
+      struct {
+         uint32_t count;
+         const VkCommandBuffer *buffers;
+      } execute;                                /* EXECUTE_COMMANDS */
+   } u;
+};
+void tl_cmd_pre(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd);
+void tl_cmd_post(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd);
+
+#endif

@@ -1,0 +1,368 @@
+/* timeline_internal.h — state shared by the timing code's files.
+ *
+ *   timeline.c          the timeline.h entry points (fast "not tracing" exit)
+ *   timeline_device.c   per-device state: queues, command pools/buffers,
+ *                       fences, lazy start, session client
+ *   timeline_query.c    layer-owned timestamp query pools, handed out in
+ *                       chunks; layer-owned command buffers per queue
+ *   timeline_record.c   recordings: the regions of one command buffer
+ *                       recording and their query slots
+ *   timeline_submit.c   submissions: snapshots of recordings, our fence,
+ *                       re-submission, the vk_queue_submit packet
+ *   collector.c         the per-device thread reading results
+ *   gpu_clock.c, emit.c clock domain/calibration and packet encoding
+ *
+ * Object lifetimes: a tl_cb lives from vkAllocateCommandBuffers to
+ * vkFreeCommandBuffers (or its pool's destruction). Each vkBeginCommandBuffer
+ * while tracing starts a tl_recording, reference counted: the command buffer
+ * holds one reference while the recording is current, every submission
+ * that executed it holds one until the collector is done, and a primary
+ * recording holds one on each secondary it executes. Query chunks go back
+ * to the device when the last reference goes.
+ */
+#ifndef GPUTRACE_LAYER_TIMELINE_INTERNAL_H
+#define GPUTRACE_LAYER_TIMELINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu_clock.h"
+#include "handle_table.h"
+#include "layer_interface.h"
+#include "session.h"
+#include "timeline.h"
+
+#define TL_CHUNK_QUERIES 64u    /* queries per chunk */
+#define TL_CHUNKS_PER_POOL 16u  /* chunks per VkQueryPool (1024 queries) */
+#define TL_MAX_QUEUES 64u
+#define TL_MAX_SLOTS (1u << 16) /* per recording: 32768 regions */
+#define TL_LABEL_DEPTH 64u
+#define TL_NO_SLOT UINT32_MAX
+
+/* hw_queue_iid = TL_QUEUE_IID_BASE + queue slot; stage_iid = enum tl_stage. */
+#define TL_QUEUE_IID_BASE 64u
+
+/* Render stages ("gpu_specifications" of the trace). */
+enum tl_stage {
+   TL_STAGE_EXECUTE = 0, /* internal marker: vkCmdExecuteCommands, not emitted */
+   TL_STAGE_COMMAND_BUFFER,
+   TL_STAGE_RENDER_PASS,
+   TL_STAGE_RENDERING,
+   TL_STAGE_DISPATCH,
+   TL_STAGE_COPY,
+   TL_STAGE_BLIT,
+   TL_STAGE_RESOLVE,
+   TL_STAGE_CLEAR,
+   TL_STAGE_FILL,
+   TL_STAGE_UPDATE,
+   TL_STAGE_LABEL,
+   TL_STAGE_SUBMISSION,
+   TL_STAGE_COUNT,
+};
+
+/* ---- queries ------------------------------------------------------------- */
+
+struct tl_qchunk {
+   VkQueryPool pool;
+   uint32_t first;
+   struct tl_qchunk *next_free;
+};
+
+struct tl_qblock {
+   struct tl_qblock *next;
+   VkQueryPool pool;
+   struct tl_qchunk chunks[TL_CHUNKS_PER_POOL];
+};
+
+struct tl_queries {
+   pthread_mutex_t lock;
+   struct tl_qchunk *free;
+   struct tl_qblock *blocks;
+   uint32_t npools;
+};
+
+/* ---- recordings ----------------------------------------------------------- */
+
+struct tl_region {
+   uint32_t begin, end; /* slots; TL_NO_SLOT until written */
+   uint8_t stage;       /* enum tl_stage */
+   bool dropped;        /* could not be closed where it began */
+   uint16_t views;      /* queries per timestamp (multiview) */
+   uint32_t rp_instance; /* render pass instance it began in, 0 outside */
+   uint32_t name;        /* offset + 1 into names, 0: none; EXECUTE: executed index */
+   const char *api;      /* static string from the hook */
+   uint64_t handle;      /* VkRenderPass */
+   uint64_t target;      /* VkFramebuffer / first color VkImageView */
+};
+
+struct tl_result;
+
+struct tl_recording {
+   atomic_uint refs;
+   struct tl_device *td;
+   VkCommandBuffer cb;
+   uint32_t family;
+   bool primary;
+   bool timing;       /* timestamps are written into this recording */
+   bool simultaneous; /* VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT */
+   bool exhausted;    /* ran out of slots: later regions untimed */
+
+   uint32_t nslots;
+   struct tl_qchunk **chunks;
+   uint32_t nchunks, chunks_cap;
+   struct tl_region *regions;
+   uint32_t nregions, regions_cap;
+   char *names;
+   uint32_t names_len, names_cap;
+   struct tl_recording **executed;
+   uint32_t nexecuted, executed_cap;
+
+   /* Recording state (the command buffer's thread only). */
+   uint32_t labels[TL_LABEL_DEPTH]; /* open label regions (TL_NO_SLOT: untimed) */
+   uint32_t nlabels;
+   uint32_t rp_region;   /* open render pass / rendering region, or TL_NO_SLOT */
+   uint32_t rp_instance; /* current instance, 0 outside */
+   uint32_t rp_counter;
+   bool in_render_pass;  /* classic render pass: no timestamps inside */
+   bool in_rendering;    /* dynamic rendering */
+   bool rendering_inline; /* ...with commands recorded inline, not suspended */
+   uint16_t views;       /* queries per timestamp in the current instance */
+
+   /* Submissions (any thread, under lock). */
+   pthread_mutex_t lock;
+   struct tl_result *pending; /* latest submission not yet read */
+   bool used;                 /* executed at least once */
+};
+
+/* ---- devices, queues, command buffers ----------------------------------- */
+
+struct tl_pool;
+
+struct tl_cb {
+   VkCommandBuffer handle;
+   struct tl_pool *pool;
+   bool primary;
+   struct tl_recording *rec; /* current recording, or NULL */
+   struct tl_cb *prev, *next; /* in the pool */
+};
+
+struct tl_pool {
+   VkCommandPool handle;
+   uint32_t family;
+   struct tl_cb *cbs;
+};
+
+struct tl_queue {
+   VkQueue handle;
+   uint32_t family, index;
+   uint32_t slot; /* index in tl_device.queues: hw_queue_iid - TL_QUEUE_IID_BASE */
+   uint32_t valid_bits; /* of its family */
+
+   /* The vk_queue_submit writer (used under the application's queue
+    * synchronisation; the lock is for the session ending meanwhile). */
+   pthread_mutex_t writer_lock;
+   tw_writer *writer;
+   uint32_t writer_gen;
+
+   /* Between tl_queue_submit_pre and _post (queue externally synchronised). */
+   struct tl_submission *pending;
+   uint64_t pre_boottime_ns;
+
+   /* Layer-owned command buffers (simultaneous-use spans, bracket
+    * calibration): pool used only under the queue's synchronisation,
+    * free list also by the collector. */
+   VkCommandPool own_pool;
+   pthread_mutex_t own_lock;
+   VkCommandBuffer *own_free;
+   uint32_t own_nfree, own_cap, own_total;
+};
+
+struct tl_collector;
+
+struct tl_device {
+   struct gt_device *gt;
+   struct tl_session_client client;
+   uint32_t gpu_id;
+   int pid;
+
+   VkPhysicalDeviceProperties props;
+   uint8_t uuid[VK_UUID_SIZE];
+   uint32_t nfamilies;
+   VkQueueFamilyProperties *families;
+   bool host_reset;
+   PFN_vkResetQueryPool reset_query_pool;
+
+   char clock_name[128];
+   uint32_t clock_id;
+   enum gc_source clock_source;
+   bool clock_has_raw;
+
+   /* Command pools and buffers, started flag. */
+   pthread_mutex_t lock;
+   struct ht_table cbs;   /* VkCommandBuffer -> tl_cb */
+   struct ht_table pools; /* VkCommandPool -> tl_pool */
+   atomic_bool started;
+   bool start_failed;
+
+   /* Queues: appended under lock, read without (count published last). */
+   struct tl_queue *queues[TL_MAX_QUEUES];
+   atomic_uint nqueues;
+
+   struct tl_queries queries;
+
+   pthread_mutex_t fence_lock;
+   VkFence *free_fences;
+   uint32_t nfree_fences, fences_cap;
+   uint32_t nfences;
+
+   struct tl_collector *collector;
+   /* Recordings alive; while non-zero the hooks work even when not tracing,
+    * so query state stays valid for re-submissions. */
+   atomic_uint live_recordings;
+   /* Bracket calibration: 1 = wanted by the collector, 2 = in flight. */
+   atomic_uint bracket_state;
+
+   atomic_uint_fast32_t warned; /* log-once bits, TL_WARN_* */
+};
+
+enum {
+   TL_WARN_NO_SLOTS = 1u << 0,
+   TL_WARN_SUBMIT = 1u << 1,
+   TL_WARN_FENCE = 1u << 2,
+   TL_WARN_QUEUES = 1u << 3,
+   TL_WARN_OOM = 1u << 4,
+   TL_WARN_RESULTS = 1u << 5,
+   TL_WARN_OWN_CB = 1u << 6,
+};
+
+/* Logs `fmt` as an error once per device and bit. */
+void tl_warn_once(struct tl_device *td, uint32_t bit, const char *fmt, ...)
+   __attribute__((format(printf, 3, 4)));
+
+static inline struct tl_device *
+tl_device_of(const struct gt_device *dev)
+{
+   return (struct tl_device *)dev->timeline;
+}
+
+static inline const VkAllocationCallbacks *
+tl_vk_alloc(const struct tl_device *td)
+{
+   return td->gt->alloc.set ? &td->gt->alloc.callbacks : NULL;
+}
+
+static inline void *
+tl_alloc(const struct tl_device *td, size_t size)
+{
+   return gt_zalloc(&td->gt->alloc, size, VK_SYSTEM_ALLOCATION_SCOPE_OBJECT);
+}
+
+static inline void
+tl_free(const struct tl_device *td, void *p)
+{
+   gt_free(&td->gt->alloc, p);
+}
+
+/* Grows an array of `elem` bytes to hold at least `need`; false on OOM. */
+bool tl_grow(const struct tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem);
+
+/* timeline_device.c */
+VkResult tl_device_create(struct gt_device *dev);
+void tl_device_destroy(struct gt_device *dev);
+/* Starts the collector on first use while tracing; false if it cannot. */
+bool tl_device_ensure_started(struct tl_device *td);
+struct tl_queue *tl_queue_find(struct tl_device *td, VkQueue queue);
+struct tl_cb *tl_cb_find(struct tl_device *td, VkCommandBuffer cb);
+VkFence tl_fence_get(struct tl_device *td);
+void tl_fence_put(struct tl_device *td, VkFence fence); /* signaled or not: reset here */
+void tl_queue_release_writer(struct tl_queue *q);
+
+/* timeline_query.c */
+void tl_queries_init(struct tl_queries *q);
+void tl_queries_finish(struct tl_device *td);
+struct tl_qchunk *tl_query_take(struct tl_device *td);
+void tl_query_give(struct tl_device *td, struct tl_qchunk *chunk);
+void tl_query_reset_host(struct tl_device *td, const struct tl_qchunk *chunk);
+/* A layer-owned command buffer on `q` writing one bottom-of-pipe timestamp
+ * into the first query of `chunk` (reset first when the device has no host
+ * query reset). VK_NULL_HANDLE on failure. */
+VkCommandBuffer tl_own_timestamp_cb(struct tl_device *td, struct tl_queue *q,
+                                    const struct tl_qchunk *chunk, uint32_t query);
+void tl_own_cb_put(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb);
+void tl_own_finish(struct tl_device *td, struct tl_queue *q);
+
+/* timeline_record.c */
+void tl_record_begin(struct tl_device *td, struct tl_cb *tcb, const VkCommandBufferBeginInfo *info);
+void tl_record_end(struct tl_device *td, struct tl_cb *tcb);
+void tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *cmd);
+void tl_record_cmd_post(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *cmd);
+void tl_recording_ref(struct tl_recording *rec);
+void tl_recording_unref(struct tl_recording *rec);
+/* The command buffer is reset, re-begun or freed. */
+void tl_cb_drop_recording(struct tl_cb *tcb);
+static inline const char *
+tl_region_name(const struct tl_recording *rec, const struct tl_region *r)
+{
+   return r->name ? rec->names + (r->name - 1) : NULL;
+}
+
+/* ---- submissions --------------------------------------------------------- */
+
+/* The results of one recording in one submission. */
+struct tl_result {
+   struct tl_recording *rec; /* reference */
+   uint64_t *values;         /* 2 per slot: value, availability */
+   bool collected;
+   bool ok;
+};
+
+/* One submitted primary command buffer: results[first..first+count) are
+ * its recording and, depth first, the secondaries it executes. */
+struct tl_entry {
+   VkCommandBuffer cb;
+   uint32_t first, count;
+};
+
+enum tl_submission_kind {
+   TL_SUB_WORK,        /* the application's work, our fence after it */
+   TL_SUB_CALIBRATION, /* bracket fallback: one timestamp */
+};
+
+struct tl_submission {
+   struct tl_submission *next;
+   enum tl_submission_kind kind;
+   struct tl_queue *queue;
+   uint32_t id; /* submission_id */
+   VkFence fence;
+
+   struct tl_entry *entries;
+   uint32_t nentries, entries_cap;
+   struct tl_result *results;
+   uint32_t nresults, results_cap;
+
+   /* Submission-level span around untimed (simultaneous-use) command
+    * buffers: query 0 before, 1 after, written by own command buffers. */
+   struct tl_qchunk *span_chunk;
+   VkCommandBuffer span_cbs[2];
+   VkCommandBuffer span_app_cb;
+
+   /* Bracket calibration. */
+   struct gc_host_time before;
+   struct tl_qchunk *cal_chunk;
+   VkCommandBuffer cal_cb;
+};
+
+void tl_submission_free(struct tl_device *td, struct tl_submission *sub);
+/* Reads a result's queries now (the work is known to be complete); called
+ * with rec->lock held. */
+void tl_result_read(struct tl_device *td, struct tl_result *res);
+uint32_t tl_next_submission_id(void);
+
+/* timeline_submit.c */
+void tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submit);
+void tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *submit,
+                    VkResult result);
+
+#endif

@@ -1,0 +1,222 @@
+/* timeline_query.c — the layer's own timestamp queries and command buffers.
+ *
+ * Queries: VkQueryPools of TL_CHUNKS_PER_POOL x TL_CHUNK_QUERIES timestamp
+ * queries, handed out a chunk at a time to recordings and recycled when
+ * the last reference to a recording goes (by then no submission that wrote
+ * them is pending and their results have been read). With host query
+ * reset, a chunk is reset on the host when it comes back, so recordings
+ * start with reset queries and record nothing extra; without it, whoever
+ * takes a chunk records vkCmdResetQueryPool for it before its first use
+ * (outside any render pass).
+ *
+ * Own command buffers: one command pool per queue, created on first use,
+ * for the few submissions the layer makes itself (a timestamp around
+ * simultaneous-use command buffers, bracket calibration). Recorded and
+ * submitted under the application's synchronisation of that queue; the
+ * collector only hands finished ones back through the free list.
+ */
+#include <string.h>
+
+#include "log.h"
+#include "timeline_internal.h"
+
+void
+tl_queries_init(struct tl_queries *q)
+{
+   memset(q, 0, sizeof *q);
+   pthread_mutex_init(&q->lock, NULL);
+}
+
+void
+tl_queries_finish(struct tl_device *td)
+{
+   struct tl_queries *q = &td->queries;
+   struct gt_device *dev = td->gt;
+   struct tl_qblock *b = q->blocks;
+   while (b) {
+      struct tl_qblock *next = b->next;
+      dev->vk.DestroyQueryPool(dev->handle, b->pool, tl_vk_alloc(td));
+      tl_free(td, b);
+      b = next;
+   }
+   q->blocks = NULL;
+   q->free = NULL;
+   pthread_mutex_destroy(&q->lock);
+}
+
+void
+tl_query_reset_host(struct tl_device *td, const struct tl_qchunk *chunk)
+{
+   td->reset_query_pool(td->gt->handle, chunk->pool, chunk->first, TL_CHUNK_QUERIES);
+}
+
+/* Called with the lock held. */
+static bool
+add_pool(struct tl_device *td)
+{
+   struct gt_device *dev = td->gt;
+   struct tl_queries *q = &td->queries;
+   struct tl_qblock *b = tl_alloc(td, sizeof *b);
+   if (!b)
+      return false;
+   const VkQueryPoolCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+      .queryType = VK_QUERY_TYPE_TIMESTAMP,
+      .queryCount = TL_CHUNKS_PER_POOL * TL_CHUNK_QUERIES,
+   };
+   if (dev->vk.CreateQueryPool(dev->handle, &info, tl_vk_alloc(td), &b->pool) != VK_SUCCESS) {
+      tl_free(td, b);
+      return false;
+   }
+   /* New queries are in an undefined state until reset. */
+   if (td->host_reset)
+      td->reset_query_pool(dev->handle, b->pool, 0, info.queryCount);
+   for (uint32_t i = 0; i < TL_CHUNKS_PER_POOL; i++) {
+      b->chunks[i].pool = b->pool;
+      b->chunks[i].first = i * TL_CHUNK_QUERIES;
+      b->chunks[i].next_free = q->free;
+      q->free = &b->chunks[i];
+   }
+   b->next = q->blocks;
+   q->blocks = b;
+   q->npools++;
+   return true;
+}
+
+struct tl_qchunk *
+tl_query_take(struct tl_device *td)
+{
+   struct tl_queries *q = &td->queries;
+   pthread_mutex_lock(&q->lock);
+   if (!q->free && !add_pool(td)) {
+      pthread_mutex_unlock(&q->lock);
+      tl_warn_once(td, TL_WARN_NO_SLOTS, "cannot create a timestamp query pool; "
+                                         "some regions stay untimed");
+      return NULL;
+   }
+   struct tl_qchunk *c = q->free;
+   q->free = c->next_free;
+   pthread_mutex_unlock(&q->lock);
+   c->next_free = NULL;
+   return c;
+}
+
+void
+tl_query_give(struct tl_device *td, struct tl_qchunk *chunk)
+{
+   if (!chunk)
+      return;
+   if (td->host_reset)
+      tl_query_reset_host(td, chunk);
+   struct tl_queries *q = &td->queries;
+   pthread_mutex_lock(&q->lock);
+   chunk->next_free = q->free;
+   q->free = chunk;
+   pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- own command buffers -------------------------------------------------- */
+
+static VkCommandBuffer
+own_get(struct tl_device *td, struct tl_queue *q)
+{
+   struct gt_device *dev = td->gt;
+   VkCommandBuffer cb = VK_NULL_HANDLE;
+   pthread_mutex_lock(&q->own_lock);
+   if (q->own_nfree)
+      cb = q->own_free[--q->own_nfree];
+   pthread_mutex_unlock(&q->own_lock);
+   if (cb)
+      return cb;
+
+   if (!q->own_pool) {
+      const VkCommandPoolCreateInfo info = {
+         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT |
+                  VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+         .queueFamilyIndex = q->family,
+      };
+      if (dev->vk.CreateCommandPool(dev->handle, &info, tl_vk_alloc(td), &q->own_pool) !=
+          VK_SUCCESS) {
+         q->own_pool = VK_NULL_HANDLE;
+         return VK_NULL_HANDLE;
+      }
+   }
+   const VkCommandBufferAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = q->own_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+   };
+   /* Makes the handle dispatchable through the loader as well. */
+   if (gt_device_allocate_command_buffers(dev, &alloc, &cb) != VK_SUCCESS)
+      return VK_NULL_HANDLE;
+   /* Grow the free list now, so handing it back can never fail. */
+   pthread_mutex_lock(&q->own_lock);
+   bool ok = tl_grow(td, (void **)&q->own_free, &q->own_cap, q->own_total + 1,
+                     sizeof *q->own_free);
+   if (ok)
+      q->own_total++;
+   pthread_mutex_unlock(&q->own_lock);
+   if (!ok) {
+      dev->vk.FreeCommandBuffers(dev->handle, q->own_pool, 1, &cb);
+      return VK_NULL_HANDLE;
+   }
+   return cb;
+}
+
+VkCommandBuffer
+tl_own_timestamp_cb(struct tl_device *td, struct tl_queue *q, const struct tl_qchunk *chunk,
+                    uint32_t query)
+{
+   struct gt_device *dev = td->gt;
+   VkCommandBuffer cb = own_get(td, q);
+   if (!cb) {
+      tl_warn_once(td, TL_WARN_OWN_CB, "cannot create a command buffer of the layer's own "
+                                       "on queue family %u",
+                   q->family);
+      return VK_NULL_HANDLE;
+   }
+   const VkCommandBufferBeginInfo begin = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+   };
+   /* Begin resets it implicitly (the pool allows that). */
+   if (dev->vk.BeginCommandBuffer(cb, &begin) != VK_SUCCESS) {
+      tl_own_cb_put(td, q, cb);
+      return VK_NULL_HANDLE;
+   }
+   if (!td->host_reset)
+      dev->vk.CmdResetQueryPool(cb, chunk->pool, chunk->first + query, 1);
+   dev->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, chunk->pool,
+                             chunk->first + query);
+   if (dev->vk.EndCommandBuffer(cb) != VK_SUCCESS) {
+      tl_own_cb_put(td, q, cb);
+      return VK_NULL_HANDLE;
+   }
+   return cb;
+}
+
+void
+tl_own_cb_put(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb)
+{
+   (void)td;
+   if (!cb)
+      return;
+   pthread_mutex_lock(&q->own_lock);
+   /* Room was made when the buffer was allocated. */
+   q->own_free[q->own_nfree++] = cb;
+   pthread_mutex_unlock(&q->own_lock);
+}
+
+void
+tl_own_finish(struct tl_device *td, struct tl_queue *q)
+{
+   struct gt_device *dev = td->gt;
+   if (q->own_pool) /* frees its command buffers */
+      dev->vk.DestroyCommandPool(dev->handle, q->own_pool, tl_vk_alloc(td));
+   q->own_pool = VK_NULL_HANDLE;
+   tl_free(td, q->own_free);
+   q->own_free = NULL;
+   q->own_nfree = q->own_cap = 0;
+}

@@ -1,0 +1,56 @@
+/* Builtin clock snapshots. */
+#include "clock_snapshot.h"
+
+#include <time.h>
+
+#include "builtin_clock.pbc.h"
+
+static uint64_t read_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t clk_boottime_ns(void)
+{
+    return read_ns(CLOCK_BOOTTIME);
+}
+
+uint64_t clk_monotonic_ns(void)
+{
+    return read_ns(CLOCK_MONOTONIC);
+}
+
+void clk_take_snapshot(clk_snapshot *s)
+{
+    uint64_t best_window = UINT64_MAX;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        /* BOOTTIME brackets the others; the attempt with the shortest
+         * bracket was the least disturbed (no preemption in between). */
+        uint64_t boot = read_ns(CLOCK_BOOTTIME);
+        uint64_t mono = read_ns(CLOCK_MONOTONIC);
+        uint64_t raw = read_ns(CLOCK_MONOTONIC_RAW);
+        uint64_t real = read_ns(CLOCK_REALTIME);
+        uint64_t window = read_ns(CLOCK_BOOTTIME) - boot;
+        if (window < best_window) {
+            best_window = window;
+            s->clocks[0] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_BOOTTIME, boot};
+            s->clocks[1] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC, mono};
+            s->clocks[2] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC_RAW, raw};
+            s->clocks[3] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_REALTIME, real};
+            s->count = CLK_NUM_BUILTIN;
+        }
+    }
+}
+
+void clk_write_snapshot(perfetto_protos_ClockSnapshot *m, const clk_snapshot *s)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        perfetto_protos_ClockSnapshot_Clock c;
+        perfetto_protos_ClockSnapshot_begin_clocks(m, &c);
+        perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, s->clocks[i].clock_id);
+        perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, s->clocks[i].timestamp_ns);
+        perfetto_protos_ClockSnapshot_Clock_end(&c);
+    }
+}

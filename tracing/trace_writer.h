@@ -1,0 +1,63 @@
+/* Trace writer: one packet sequence, used by one thread at a time. Packets
+ * are encoded straight into SMB chunks; a packet larger than what is left
+ * in a chunk continues in the next one (continuation flags in the chunk
+ * headers), and the size fields of messages left open in a chunk that was
+ * already handed to the service travel as patches.
+ *
+ *     perfetto_protos_TracePacket pkt;
+ *     tw_begin_packet(tw, &pkt);
+ *     perfetto_protos_TracePacket_set_timestamp(&pkt, ts);
+ *     ...nested messages on the caller's stack...
+ *     tw_end_packet(tw);
+ *
+ * When the SMB is full the writer never blocks in SMB_POLICY_DROP mode: the
+ * packet goes to a private scratch chunk, is counted as lost, and the first
+ * packet that makes it again carries previous_packet_dropped. */
+#ifndef TRACE_WRITER_H
+#define TRACE_WRITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "smb_arbiter.h"
+#include "trace_packet.pbc.h"
+
+typedef struct tw_writer tw_writer;
+
+typedef struct tw_config {
+    smb_exhausted_policy policy;
+    /* SMB_POLICY_STALL: how long to wait for a free chunk before dropping. */
+    uint32_t stall_timeout_ms;
+    uint16_t target_buffer;
+} tw_config;
+
+/* Takes a fresh writer ID from the arbiter. NULL when none is left or on
+ * OOM. `cfg` may be NULL (drop policy, buffer 0). */
+tw_writer *tw_create(smb_arbiter *arb, const tw_config *cfg);
+/* Ends an open packet, flushes, gives the writer ID back. */
+void tw_destroy(tw_writer *tw);
+
+/* Starts a packet; `pkt` must stay valid until tw_end_packet(). */
+void tw_begin_packet(tw_writer *tw, perfetto_protos_TracePacket *pkt);
+void tw_end_packet(tw_writer *tw);
+
+/* Hands the current chunk and all written patches to the service now,
+ * without waiting for the chunk to fill. Not inside a packet. */
+void tw_flush(tw_writer *tw);
+
+uint16_t tw_writer_id(const tw_writer *tw);
+uint32_t tw_writer_gen(const tw_writer *tw);
+
+typedef struct tw_stats {
+    uint64_t packets_begun;
+    /* Written into the scratch chunk: never reached the SMB. */
+    uint64_t packets_dropped;
+    /* Started in a chunk, then cut off when no next chunk could be had;
+     * the service sees and counts these itself. */
+    uint64_t packets_aborted;
+    uint64_t chunks_used;
+    uint64_t patches_recorded;
+} tw_stats;
+void tw_get_stats(const tw_writer *tw, tw_stats *out);
+
+#endif /* TRACE_WRITER_H */

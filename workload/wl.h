@@ -1,0 +1,139 @@
+/* wl.h — gputrace-workload's shared types: the Vulkan context every thread
+ * uses, one thread's resources, and the error-checking helpers.
+ *
+ *   wl_context.c        instance, validation, device and queue selection
+ *   wl_frame.c          pipelines, per-thread resources, recording a frame
+ *   gputrace-workload.c command line, threads, the summary line
+ */
+#ifndef GPUTRACE_WORKLOAD_WL_H
+#define GPUTRACE_WORKLOAD_WL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vulkan/vulkan.h>
+
+#define WL_PROG "gputrace-workload"
+#define WL_MAX_QUEUES 16
+#define WL_MAX_THREADS 64
+
+/* Sizes of the work in one frame. */
+#define WL_VALUES 4096u    /* uints in the compute buffer */
+#define WL_ROUNDS 64u      /* LCG steps per element per dispatch */
+#define WL_EXTENT 64u      /* width = height of the render targets */
+
+struct wl_options {
+   uint32_t frames;
+   uint32_t threads;
+   uint32_t queues;
+   bool validate;
+};
+
+/* Queues are externally synchronised: threads sharing one take the lock. */
+struct wl_queue {
+   VkQueue handle;
+   pthread_mutex_t lock;
+};
+
+struct wl_context {
+   VkInstance instance;
+   uint32_t api_version; /* requested for the instance */
+   VkDebugUtilsMessengerEXT messenger;
+   bool validate;
+   atomic_uint validation_errors;
+
+   VkPhysicalDevice physical_device;
+   VkPhysicalDeviceProperties props;
+   VkPhysicalDeviceMemoryProperties memory;
+   VkDevice device;
+   uint32_t family;
+   struct wl_queue queues[WL_MAX_QUEUES];
+   uint32_t queue_count;
+
+   /* Optional features, decided once. */
+   bool labels;            /* VK_EXT_debug_utils present */
+   bool dynamic_rendering; /* Vulkan 1.3 feature */
+   bool submit2;           /* Vulkan 1.3 synchronization2 */
+   PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
+   PFN_vkCmdEndDebugUtilsLabelEXT end_label;
+
+   /* Shared by all threads. */
+   VkDescriptorSetLayout set_layout;
+   VkPipelineLayout compute_layout;
+   VkPipeline compute_pipeline;
+   VkRenderPass render_pass;
+   VkPipelineLayout graphics_layout;
+   VkPipeline render_pass_pipeline;
+   VkPipeline dynamic_pipeline;
+};
+
+struct wl_buffer {
+   VkBuffer handle;
+   VkDeviceMemory memory;
+   void *map; /* host-visible buffers only */
+};
+
+struct wl_image {
+   VkImage handle;
+   VkDeviceMemory memory;
+   VkImageView view;
+};
+
+enum { WL_CB_COMPUTE, WL_CB_RENDER_PASS, WL_CB_DYNAMIC, WL_CB_COUNT };
+
+/* One worker: its own pool, buffers, images and fences; only the device,
+ * the pipelines and possibly the queue are shared. */
+struct wl_thread {
+   pthread_t thread;
+   struct wl_context *ctx;
+   uint32_t index;
+   uint32_t frames_to_run;
+   struct wl_queue *queue;
+
+   VkCommandPool pool;
+   VkCommandBuffer cb[WL_CB_COUNT];
+   VkCommandBuffer secondary;
+   VkFence fence[WL_CB_COUNT];
+
+   struct wl_buffer values;   /* the compute kernel's data */
+   struct wl_buffer indirect; /* VkDispatchIndirectCommand */
+   struct wl_buffer readback; /* values, then both images, for the host */
+   VkDescriptorPool descriptor_pool;
+   VkDescriptorSet set;
+
+   struct wl_image rp_target;  /* classic render pass */
+   struct wl_image dyn_target; /* dynamic rendering */
+   VkFramebuffer framebuffer;
+
+   /* Results. */
+   uint64_t frames, submissions, regions;
+   bool ok;
+};
+
+/* Readback buffer layout. */
+#define WL_READBACK_VALUES 0u
+#define WL_READBACK_RP (WL_VALUES * 4u)
+#define WL_READBACK_DYN (WL_READBACK_RP + WL_EXTENT * WL_EXTENT * 4u)
+#define WL_READBACK_SIZE (WL_READBACK_DYN + WL_EXTENT * WL_EXTENT * 4u)
+
+/* Prints "gputrace-workload: <fn> failed: <VkResult>" unless res is
+ * VK_SUCCESS. */
+bool wl_check(VkResult res, const char *fn);
+#define WL_VK(fn, args) wl_check(fn args, #fn)
+const char *wl_result_name(VkResult res);
+void wl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* wl_context.c */
+bool wl_context_init(struct wl_context *ctx, const struct wl_options *opt);
+void wl_context_finish(struct wl_context *ctx);
+
+/* wl_frame.c */
+bool wl_pipelines_init(struct wl_context *ctx);
+void wl_pipelines_finish(struct wl_context *ctx);
+bool wl_thread_init(struct wl_thread *t);
+void wl_thread_finish(struct wl_thread *t);
+bool wl_thread_run_frame(struct wl_thread *t, uint32_t frame);
+
+#endif
