@@ -36,6 +36,10 @@ struct gt_config {
     * drift between two clock snapshots (default 1000). */
    uint64_t clock_budget_ns;
    enum gt_clock_source_choice clock_source;
+   /* GPUTRACE_HOST_QUERY_RESET=0: reset the layer's queries with recorded
+    * vkCmdResetQueryPool even where host query reset exists (the path for
+    * devices without it, kept testable). Default 1. */
+   bool host_query_reset;
 };
 
 const struct gt_config *gt_config(void);

@@ -232,8 +232,17 @@ bool
 gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns)
 {
    if (c->source == GC_SOURCE_BRACKET && r->deviation_ns > GC_BRACKET_MAX_DEVIATION_NS) {
-      c->rejected++;
-      return false;
+      if (!c->have_last && c->rejected + 1 >= GC_BRACKET_FIRST_TRIES) {
+         /* A wide bracket is still better than no reference at all. */
+      } else {
+         if (!c->have_last &&
+             (!c->have_best_rejected || r->deviation_ns < c->best_rejected.deviation_ns)) {
+            c->best_rejected = *r;
+            c->have_best_rejected = true;
+         }
+         c->rejected++;
+         return false;
+      }
    }
    if (c->have_last) {
       const struct gc_reading *p = &c->last;
@@ -268,6 +277,15 @@ gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns)
       c->max_deviation_ns = total;
    c->next_due_ns = now_ns + c->interval_ns;
    return true;
+}
+
+bool
+gc_accept_best(struct gc_clock *c, uint64_t now_ns)
+{
+   if (c->have_last || !c->have_best_rejected)
+      return false;
+   c->rejected = GC_BRACKET_FIRST_TRIES; /* no longer refuse it */
+   return gc_accept(c, &c->best_rejected, now_ns);
 }
 
 /* ---- global clock id ------------------------------------------------------ */

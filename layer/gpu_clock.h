@@ -38,8 +38,11 @@
 #define GC_INTERVAL_MAX_NS (10ull * 1000 * 1000 * 1000) /* 10 s */
 #define GC_DEFAULT_BUDGET_NS 1000ull                     /* 1 us */
 #define GC_CALIBRATION_TRIES 8
-/* A bracket wider than this (2 x 500 us) is not worth a snapshot. */
+/* A bracket wider than this (2 x 500 us) is not worth a snapshot; the very
+ * first reference is taken anyway after GC_BRACKET_FIRST_TRIES attempts
+ * (the narrowest of them, see gc_accept_best). */
 #define GC_BRACKET_MAX_DEVIATION_NS (500ull * 1000)
+#define GC_BRACKET_FIRST_TRIES 8
 
 /* ---- domain ------------------------------------------------------------- */
 
@@ -114,6 +117,9 @@ struct gc_clock {
    double drift;          /* last estimate: d(device) / d(BOOTTIME) - 1 */
    uint64_t max_deviation_ns;
    uint32_t accepted, rejected;
+   /* The narrowest bracket refused while there was no reference yet. */
+   struct gc_reading best_rejected;
+   bool have_best_rejected;
    bool budget_unreachable; /* a drift that needs < GC_INTERVAL_MIN_NS was seen */
 };
 
@@ -135,6 +141,10 @@ void gc_bracket(const struct gc_clock *c, uint64_t raw_ticks, const struct gc_ho
  * moved forward, bracket narrow enough), updates the drift estimate and the
  * cadence. `now_ns` is MONOTONIC. */
 bool gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns);
+
+/* Takes the narrowest refused first bracket as the reference (when waiting
+ * for a better one is no longer possible). False if there is none. */
+bool gc_accept_best(struct gc_clock *c, uint64_t now_ns);
 
 /* Device nanoseconds of a timestamp read from a query, extended relative
  * to the last accepted reading. */

@@ -27,6 +27,8 @@
 
 #define GT_INSTANCE_CALLS(X)                     \
    X(GetPhysicalDeviceProperties)                \
+   X(GetPhysicalDeviceProperties2)               \
+   X(GetPhysicalDeviceProperties2KHR)            \
    X(GetPhysicalDeviceQueueFamilyProperties)     \
    X(GetPhysicalDeviceFeatures2)                 \
    X(GetPhysicalDeviceFeatures2KHR)              \

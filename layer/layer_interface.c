@@ -590,7 +590,11 @@ static const struct gt_hook instance_hooks[] = {
 static bool
 is_global(const char *name)
 {
+   /* vkCreateDevice too: layers above us (MangoHud, vkBasalt) look it up
+    * with a NULL instance while chaining device creation, and the loader's
+    * layer interface allows that. */
    return strcmp(name, "vkCreateInstance") == 0 ||
+          strcmp(name, "vkCreateDevice") == 0 ||
           strcmp(name, "vkGetInstanceProcAddr") == 0 ||
           strcmp(name, "vkEnumerateInstanceLayerProperties") == 0 ||
           strcmp(name, "vkEnumerateInstanceExtensionProperties") == 0;

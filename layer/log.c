@@ -25,7 +25,7 @@ static const char *const level_tag[] = {
    [GT_LOG_DEBUG] = "debug: ",
 };
 
-static void
+static void __attribute__((format(printf, 2, 0)))
 write_line(enum gt_log_level level, const char *fmt, va_list ap)
 {
    char line[1024];
@@ -55,7 +55,7 @@ write_line(enum gt_log_level level, const char *fmt, va_list ap)
 /* Only for the two set-up warnings below: printed even when the threshold
  * would hide them, because they explain why logging is not what the user
  * asked for. */
-static void
+static void __attribute__((format(printf, 1, 2)))
 setup_warning(const char *fmt, ...)
 {
    va_list ap;

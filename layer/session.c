@@ -37,6 +37,53 @@ static struct {
 static _Atomic(struct tl_backend *) active_backend;
 static _Atomic uint64_t active_instance;
 
+/* In a child of fork(): the parent's session, threads and file are not
+ * ours; the child never traces (see docs/layer.md). */
+static bool forked_child;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Nobody may hold the session's locks across fork(), or the child would
+ * inherit them locked. */
+static void
+atfork_prepare(void)
+{
+   pthread_mutex_lock(&session.lock);
+   pthread_mutex_lock(&session.clients_lock);
+}
+
+static void
+atfork_parent(void)
+{
+   pthread_mutex_unlock(&session.clients_lock);
+   pthread_mutex_unlock(&session.lock);
+}
+
+static void
+atfork_child(void)
+{
+   /* Only this thread survived: abandon (never touch) the parent's
+    * backend, writers and collector threads. */
+   static struct tl_backend *volatile abandoned; /* kept reachable, never used */
+   forked_child = true;
+   atomic_store(&tl_session_tracing_flag, false);
+   atomic_fetch_add(&tl_session_generation_counter, 1);
+   atomic_store(&active_backend, NULL);
+   abandoned = session.backend;
+   (void)abandoned;
+   session.backend = NULL;
+   session.clients = NULL;
+   pthread_mutex_init(&session.clients_lock, NULL);
+   pthread_mutex_init(&session.lock, NULL);
+}
+
+static void
+register_atfork(void)
+{
+   /* Handlers registered from a shared object go away when it is
+    * unloaded. */
+   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
 int
 tl_session_pid(void)
 {
@@ -176,6 +223,7 @@ end_session(bool exiting)
 void
 tl_session_instance_created(void)
 {
+   pthread_once(&atfork_once, register_atfork);
    pthread_mutex_lock(&session.lock);
    session.vk_instances++;
    pthread_mutex_unlock(&session.lock);
@@ -196,7 +244,13 @@ void
 tl_session_add_client(struct tl_session_client *client)
 {
    pthread_mutex_lock(&session.lock);
-   if (!session.backend && !session.tried) {
+   static bool told;
+   if (forked_child && !told) {
+      told = true;
+      gt_info("process %d is a fork() child of a traced process: not tracing",
+              tl_session_pid());
+   }
+   if (!forked_child && !session.backend && !session.tried) {
       session.tried = true;
       begin_session();
    }
@@ -248,6 +302,8 @@ tl_session_release_writer(tw_writer *tw)
 __attribute__((destructor)) static void
 session_at_exit(void)
 {
+   if (forked_child)
+      return; /* nothing of the parent's session is ours to end */
    pthread_mutex_lock(&session.lock);
    end_session(true);
    pthread_mutex_unlock(&session.lock);

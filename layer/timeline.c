@@ -1,12 +1,29 @@
-/* timeline.c — placeholder for the timing feature: every hook point of
- * timeline.h is a no-op, so the layer is a pure pass-through. The timing
- * and trace-writing implementation replaces this file. */
-#include "timeline.h"
+/* timeline.c — the timeline.h hook points: the cheap "nothing to do"
+ * checks, then the work in timeline_*.c.
+ *
+ * When no session traces (no GPUTRACE_OUTPUT and no traced, or
+ * GPUTRACE_BACKEND=none), every recorded command costs one relaxed atomic
+ * load of the tracing flag and one of the device's live-recording count;
+ * submissions the same. Recordings made while tracing keep being served
+ * after it stops, so their queries stay consistent until they are
+ * re-recorded or freed.
+ */
+#include "collector.h"
+#include "log.h"
+#include "timeline_internal.h"
+
+static inline bool
+active(const struct tl_device *td)
+{
+   return td && (tl_session_tracing() ||
+                 atomic_load_explicit(&td->live_recordings, memory_order_relaxed));
+}
 
 VkResult
 tl_instance_init(struct gt_instance *inst)
 {
    (void)inst;
+   tl_session_instance_created();
    return VK_SUCCESS;
 }
 
@@ -14,111 +31,104 @@ void
 tl_instance_finish(struct gt_instance *inst)
 {
    (void)inst;
+   tl_session_instance_destroyed();
 }
 
 VkResult
 tl_device_init(struct gt_device *dev)
 {
-   (void)dev;
+   /* Fail closed: a device the timing code cannot follow is passed
+    * through untouched (dev->timeline stays NULL). */
+   if (tl_device_create(dev) != VK_SUCCESS)
+      gt_error("out of memory setting up timing for device %p; not timing it",
+               (void *)dev->handle);
    return VK_SUCCESS;
 }
 
 void
 tl_device_finish(struct gt_device *dev)
 {
-   (void)dev;
-}
-
-void
-tl_queue_acquired(struct gt_device *dev, VkQueue queue, uint32_t family, uint32_t index)
-{
-   (void)dev, (void)queue, (void)family, (void)index;
+   tl_device_destroy(dev);
 }
 
 void
 tl_queue_submit_pre(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit)
 {
-   (void)dev, (void)queue, (void)submit;
+   struct tl_device *td = tl_device_of(dev);
+   if (active(td))
+      tl_submit_pre(td, queue, submit);
 }
 
 void
 tl_queue_submit_post(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit,
                      VkResult result)
 {
-   (void)dev, (void)queue, (void)submit, (void)result;
+   struct tl_device *td = tl_device_of(dev);
+   if (active(td))
+      tl_submit_post(td, queue, submit, result);
 }
 
 void
 tl_queue_idle(struct gt_device *dev, VkQueue queue)
 {
-   (void)dev, (void)queue;
+   (void)queue;
+   struct tl_device *td = tl_device_of(dev);
+   if (td && atomic_load_explicit(&td->started, memory_order_acquire))
+      col_nudge(td->collector);
 }
 
 void
 tl_device_idle(struct gt_device *dev)
 {
-   (void)dev;
-}
-
-void
-tl_command_pool_created(struct gt_device *dev, VkCommandPool pool,
-                        const VkCommandPoolCreateInfo *info)
-{
-   (void)dev, (void)pool, (void)info;
-}
-
-void
-tl_command_pool_destroy(struct gt_device *dev, VkCommandPool pool)
-{
-   (void)dev, (void)pool;
-}
-
-void
-tl_command_pool_reset(struct gt_device *dev, VkCommandPool pool, VkCommandPoolResetFlags flags)
-{
-   (void)dev, (void)pool, (void)flags;
-}
-
-void
-tl_command_buffers_allocated(struct gt_device *dev, const VkCommandBufferAllocateInfo *info,
-                             const VkCommandBuffer *buffers)
-{
-   (void)dev, (void)info, (void)buffers;
-}
-
-void
-tl_command_buffers_free(struct gt_device *dev, VkCommandPool pool, uint32_t count,
-                        const VkCommandBuffer *buffers)
-{
-   (void)dev, (void)pool, (void)count, (void)buffers;
-}
-
-void
-tl_command_buffer_reset(struct gt_device *dev, VkCommandBuffer cb, VkCommandBufferResetFlags flags)
-{
-   (void)dev, (void)cb, (void)flags;
+   struct tl_device *td = tl_device_of(dev);
+   if (td && atomic_load_explicit(&td->started, memory_order_acquire))
+      col_nudge(td->collector);
 }
 
 void
 tl_cmd_begin(struct gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 {
-   (void)dev, (void)cb, (void)info;
+   struct tl_device *td = tl_device_of(dev);
+   if (!active(td))
+      return;
+   struct tl_cb *tcb = tl_cb_find(td, cb);
+   if (!tcb)
+      return;
+   if (tl_session_tracing() && tl_device_ensure_started(td))
+      tl_record_begin(td, tcb, info);
+   else
+      tl_cb_drop_recording(tcb);
 }
 
 void
 tl_cmd_end(struct gt_device *dev, VkCommandBuffer cb)
 {
-   (void)dev, (void)cb;
+   struct tl_device *td = tl_device_of(dev);
+   if (!active(td))
+      return;
+   struct tl_cb *tcb = tl_cb_find(td, cb);
+   if (tcb)
+      tl_record_end(td, tcb);
 }
 
 void
 tl_cmd_pre(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd)
 {
-   (void)dev, (void)cb, (void)cmd;
+   struct tl_device *td = tl_device_of(dev);
+   if (!active(td))
+      return;
+   struct tl_cb *tcb = tl_cb_find(td, cb);
+   if (tcb)
+      tl_record_cmd_pre(td, tcb, cmd);
 }
 
 void
 tl_cmd_post(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd)
 {
-   (void)dev, (void)cb, (void)cmd;
+   struct tl_device *td = tl_device_of(dev);
+   if (!active(td))
+      return;
+   struct tl_cb *tcb = tl_cb_find(td, cb);
+   if (tcb)
+      tl_record_cmd_post(td, tcb, cmd);
 }

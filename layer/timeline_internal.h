@@ -40,6 +40,7 @@
 #define TL_MAX_SLOTS (1u << 16) /* per recording: 32768 regions */
 #define TL_LABEL_DEPTH 64u
 #define TL_NO_SLOT UINT32_MAX
+#define TL_POOL_KEEP 256u /* finished recordings / submissions kept for reuse */
 
 /* hw_queue_iid = TL_QUEUE_IID_BASE + queue slot; stage_iid = enum tl_stage. */
 #define TL_QUEUE_IID_BASE 64u
@@ -129,11 +130,17 @@ struct tl_recording {
    bool in_rendering;    /* dynamic rendering */
    bool rendering_inline; /* ...with commands recorded inline, not suspended */
    uint16_t views;       /* queries per timestamp in the current instance */
+   /* The last timestamp written and whether work may have been recorded
+    * since: a boundary with no work in between reuses it. */
+   uint32_t last_stamp;
+   bool work_since_stamp;
 
    /* Submissions (any thread, under lock). */
    pthread_mutex_t lock;
    struct tl_result *pending; /* latest submission not yet read */
    bool used;                 /* executed at least once */
+
+   struct tl_recording *next_free; /* in tl_device.free_recordings */
 };
 
 /* ---- devices, queues, command buffers ----------------------------------- */
@@ -216,6 +223,13 @@ struct tl_device {
    VkFence *free_fences;
    uint32_t nfree_fences, fences_cap;
    uint32_t nfences;
+
+   /* Finished recordings and submissions kept with their arrays, so the
+    * steady state allocates nothing (TL_POOL_KEEP of each at most). */
+   pthread_mutex_t pool_lock;
+   struct tl_recording *free_recordings;
+   struct tl_submission *free_submissions;
+   uint32_t nfree_recordings, nfree_submissions;
 
    struct tl_collector *collector;
    /* Recordings alive; while non-zero the hooks work even when not tracing,
@@ -313,7 +327,8 @@ tl_region_name(const struct tl_recording *rec, const struct tl_region *r)
 /* The results of one recording in one submission. */
 struct tl_result {
    struct tl_recording *rec; /* reference */
-   uint64_t *values;         /* 2 per slot: value, availability */
+   uint64_t *values;         /* 2 per slot: value, availability (in sub->values) */
+   uint32_t values_offset;
    bool collected;
    bool ok;
 };
@@ -341,6 +356,8 @@ struct tl_submission {
    uint32_t nentries, entries_cap;
    struct tl_result *results;
    uint32_t nresults, results_cap;
+   uint64_t *values; /* every result's, back to back */
+   uint32_t nvalues, values_cap;
 
    /* Submission-level span around untimed (simultaneous-use) command
     * buffers: query 0 before, 1 after, written by own command buffers. */
@@ -354,7 +371,10 @@ struct tl_submission {
    VkCommandBuffer cal_cb;
 };
 
+/* A cleared submission (from the device's pool when there is one). */
+struct tl_submission *tl_submission_new(struct tl_device *td);
 void tl_submission_free(struct tl_device *td, struct tl_submission *sub);
+void tl_pools_finish(struct tl_device *td);
 /* Reads a result's queries now (the work is known to be complete); called
  * with rec->lock held. */
 void tl_result_read(struct tl_device *td, struct tl_result *res);

@@ -14,22 +14,19 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock_snapshot.h"
-#include "pb_heap.h"
+#include "service_output.h"
 #include "smb_service.h"
-#include "trace.pbc.h"
-
-#define OUT_FLUSH_BYTES (1u << 20)
 
 struct gt_backend {
     gt_inproc_config cfg;
     smb_arbiter *arb;
     cb_buffer *cb;
-    int fd;
+    svc_out out; /* the file; written by the service thread only */
+    bool out_open;
     tw_config writer_cfg;
 
     pthread_t thread;
@@ -44,141 +41,15 @@ struct gt_backend {
     /* Service thread only. */
     smb_commit_batch batch;
     uint8_t *scrape_buf;
-    uint8_t *out;
-    size_t out_len, out_cap;
-    bool io_error;
     int32_t uid, pid;
     uint64_t writer_loss_reported;
     uint64_t flushes_requested, flushes_succeeded;
-    pb_heap_buffer heap;
+    /* cb bytes_written at the last read-out: what came in since is an upper
+     * bound on what the ring holds unread. */
+    uint64_t written_at_last_read;
 };
 
-/* ---- output ------------------------------------------------------------- */
-
-static void out_write_fd(gt_backend *be)
-{
-    size_t off = 0;
-    while (off < be->out_len && !be->io_error) {
-        ssize_t n = write(be->fd, be->out + off, be->out_len - off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            be->io_error = true;
-            break;
-        }
-        off += (size_t)n;
-    }
-    be->out_len = 0;
-}
-
-static void out_append(gt_backend *be, const void *data, size_t n)
-{
-    if (be->out_len + n > be->out_cap) {
-        size_t ncap = be->out_cap ? be->out_cap : OUT_FLUSH_BYTES;
-        while (ncap < be->out_len + n)
-            ncap *= 2;
-        uint8_t *p = realloc(be->out, ncap);
-        if (!p) {
-            be->io_error = true;
-            return;
-        }
-        be->out = p;
-        be->out_cap = ncap;
-    }
-    memcpy(be->out + be->out_len, data, n);
-    be->out_len += n;
-}
-
-/* Trace.packet (field 1) framing. */
-static void out_record_header(gt_backend *be, size_t len)
-{
-    uint8_t hdr[1 + PB_MAX_VARINT_BYTES];
-    hdr[0] = (uint8_t)pb_make_tag(perfetto_protos_Trace_FIELD_packet, PB_WIRE_LEN);
-    uint8_t *e = pb_write_varint(len, hdr + 1);
-    out_append(be, hdr, (size_t)(e - hdr));
-}
-
-static uint8_t *put_varint_field(uint8_t *p, uint32_t field, uint64_t v)
-{
-    return pb_write_varint(v, pb_write_varint(pb_make_tag(field, PB_WIRE_VARINT), p));
-}
-
-/* A writer's packet, with the fields only the service may set appended:
- * protobuf merges repeated occurrences, so appending is setting. */
-static void out_writer_packet(gt_backend *be, const cb_packet *p)
-{
-    uint8_t trailer[4 * PB_MAX_SCALAR_FIELD_BYTES];
-    uint8_t *e = trailer;
-    e = put_varint_field(e, perfetto_protos_TracePacket_FIELD_trusted_uid,
-                         (uint64_t)(int64_t)be->uid);
-    e = put_varint_field(e, perfetto_protos_TracePacket_FIELD_trusted_packet_sequence_id,
-                         p->sequence_id);
-    e = put_varint_field(e, perfetto_protos_TracePacket_FIELD_trusted_pid,
-                         (uint64_t)(int64_t)be->pid);
-    if (p->previous_packet_dropped)
-        e = put_varint_field(e, perfetto_protos_TracePacket_FIELD_previous_packet_dropped, 1);
-    size_t tl = (size_t)(e - trailer);
-    out_record_header(be, p->size + tl);
-    for (size_t i = 0; i < p->num_slices; i++)
-        out_append(be, p->slices[i].data, p->slices[i].size);
-    out_append(be, trailer, tl);
-    if (be->out_len >= OUT_FLUSH_BYTES)
-        out_write_fd(be);
-}
-
-/* Service packets are built on a heap stream, then framed. */
-static void begin_service_packet(gt_backend *be, perfetto_protos_TracePacket *pkt)
-{
-    pb_heap_reset(&be->heap);
-    perfetto_protos_TracePacket_init_root(pkt, pb_heap_stream(&be->heap));
-}
-
-static void end_service_packet(gt_backend *be, perfetto_protos_TracePacket *pkt)
-{
-    perfetto_protos_TracePacket_set_trusted_uid(pkt, be->uid);
-    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, GT_SERVICE_SEQUENCE_ID);
-    perfetto_protos_TracePacket_end(pkt);
-    size_t n = pb_heap_size(&be->heap);
-    uint8_t *tmp = malloc(n ? n : 1);
-    if (!tmp) {
-        be->io_error = true;
-        return;
-    }
-    pb_heap_copy(&be->heap, tmp);
-    out_record_header(be, n);
-    out_append(be, tmp, n);
-    free(tmp);
-}
-
-static void emit_clock_snapshot(gt_backend *be)
-{
-    clk_snapshot s;
-    clk_take_snapshot(&s);
-    perfetto_protos_TracePacket pkt;
-    perfetto_protos_ClockSnapshot cs;
-    begin_service_packet(be, &pkt);
-    perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
-    clk_write_snapshot(&cs, &s);
-    perfetto_protos_ClockSnapshot_end(&cs);
-    end_service_packet(be, &pkt);
-}
-
-static void emit_trace_uuid(gt_backend *be)
-{
-    uint64_t r[2] = {0, 0};
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-        r[0] = clk_boottime_ns() ^ ((uint64_t)getpid() << 32);
-        r[1] = clk_monotonic_ns() * 0x9E3779B97F4A7C15ull;
-    }
-    perfetto_protos_TracePacket pkt;
-    perfetto_protos_TraceUuid u;
-    begin_service_packet(be, &pkt);
-    perfetto_protos_TracePacket_begin_trace_uuid(&pkt, &u);
-    perfetto_protos_TraceUuid_set_msb(&u, (int64_t)r[0]);
-    perfetto_protos_TraceUuid_set_lsb(&u, (int64_t)r[1]);
-    perfetto_protos_TraceUuid_end(&u);
-    end_service_packet(be, &pkt);
-}
+/* ---- output (service_output.h) ------------------------------------------ */
 
 static void sync_writer_loss(gt_backend *be)
 {
@@ -190,66 +61,13 @@ static void sync_writer_loss(gt_backend *be)
 static void emit_trace_stats(gt_backend *be)
 {
     sync_writer_loss(be);
-    const cb_stats *st = cb_get_stats(be->cb);
-    perfetto_protos_TracePacket pkt;
-    perfetto_protos_TraceStats ts;
-    perfetto_protos_TraceStats_BufferStats bs;
-    begin_service_packet(be, &pkt);
-    perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
-
-    perfetto_protos_TraceStats_begin_buffer_stats(&ts, &bs);
-    perfetto_protos_TraceStats_BufferStats_set_buffer_size(&bs, st->buffer_size);
-    perfetto_protos_TraceStats_BufferStats_set_bytes_written(&bs, st->bytes_written);
-    perfetto_protos_TraceStats_BufferStats_set_bytes_overwritten(&bs, st->bytes_overwritten);
-    perfetto_protos_TraceStats_BufferStats_set_bytes_read(&bs, st->bytes_read);
-    perfetto_protos_TraceStats_BufferStats_set_padding_bytes_written(&bs, st->padding_bytes_written);
-    perfetto_protos_TraceStats_BufferStats_set_padding_bytes_cleared(&bs, st->padding_bytes_cleared);
-    perfetto_protos_TraceStats_BufferStats_set_chunks_written(&bs, st->chunks_written);
-    perfetto_protos_TraceStats_BufferStats_set_chunks_rewritten(&bs, st->chunks_rewritten);
-    perfetto_protos_TraceStats_BufferStats_set_chunks_overwritten(&bs, st->chunks_overwritten);
-    perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&bs, st->chunks_discarded);
-    perfetto_protos_TraceStats_BufferStats_set_chunks_read(&bs, st->chunks_read);
-    perfetto_protos_TraceStats_BufferStats_set_chunks_committed_out_of_order(
-        &bs, st->chunks_committed_out_of_order);
-    perfetto_protos_TraceStats_BufferStats_set_write_wrap_count(&bs, st->write_wrap_count);
-    perfetto_protos_TraceStats_BufferStats_set_patches_succeeded(&bs, st->patches_succeeded);
-    perfetto_protos_TraceStats_BufferStats_set_patches_failed(&bs, st->patches_failed);
-    perfetto_protos_TraceStats_BufferStats_set_readaheads_succeeded(&bs, st->readaheads_succeeded);
-    perfetto_protos_TraceStats_BufferStats_set_readaheads_failed(&bs, st->readaheads_failed);
-    perfetto_protos_TraceStats_BufferStats_set_abi_violations(&bs, st->abi_violations);
-    perfetto_protos_TraceStats_BufferStats_set_trace_writer_packet_loss(
-        &bs, st->trace_writer_packet_loss);
-    perfetto_protos_TraceStats_BufferStats_end(&bs);
-
-    for (int i = 0; i < CB_HIST_BUCKETS; i++)
-        perfetto_protos_TraceStats_add_chunk_payload_histogram_def(&ts, cb_hist_thresholds[i]);
-    for (size_t i = 0; i < cb_num_sequences(be->cb); i++) {
-        cb_writer_stats w;
-        perfetto_protos_TraceStats_WriterStats ws;
-        cb_get_writer_stats(be->cb, i, &w);
-        perfetto_protos_TraceStats_begin_writer_stats(&ts, &ws);
-        perfetto_protos_TraceStats_WriterStats_set_sequence_id(&ws, w.sequence_id);
-        perfetto_protos_TraceStats_WriterStats_set_buffer(&ws, 0);
-        perfetto_protos_TraceStats_WriterStats_set_chunk_payload_histogram_counts(
-            &ws, w.counts, CB_HIST_BUCKETS);
-        perfetto_protos_TraceStats_WriterStats_set_chunk_payload_histogram_sum(&ws, w.sums,
-                                                                            CB_HIST_BUCKETS);
-        perfetto_protos_TraceStats_WriterStats_end(&ws);
-    }
-    perfetto_protos_TraceStats_set_producers_connected(&ts, 1);
-    perfetto_protos_TraceStats_set_producers_seen(&ts, 1);
-    perfetto_protos_TraceStats_set_tracing_sessions(&ts, 1);
-    perfetto_protos_TraceStats_set_total_buffers(&ts, 1);
-    perfetto_protos_TraceStats_set_chunks_discarded(&ts, 0);
-    perfetto_protos_TraceStats_set_patches_discarded(&ts, 0);
-    perfetto_protos_TraceStats_set_invalid_packets(&ts, st->invalid_packets);
-    perfetto_protos_TraceStats_set_flushes_requested(&ts, be->flushes_requested);
-    perfetto_protos_TraceStats_set_flushes_succeeded(&ts, be->flushes_succeeded);
-    perfetto_protos_TraceStats_set_flushes_failed(&ts, 0);
-    perfetto_protos_TraceStats_set_final_flush_outcome(
-        &ts, perfetto_protos_TraceStats_FinalFlushOutcome_FINAL_FLUSH_SUCCEEDED);
-    perfetto_protos_TraceStats_end(&ts);
-    end_service_packet(be, &pkt);
+    svc_session_stats ss = {
+        .producers_connected = 1,
+        .producers_seen = 1,
+        .flushes_requested = be->flushes_requested,
+        .flushes_succeeded = be->flushes_succeeded,
+    };
+    svc_out_trace_stats(&be->out, be->cb, &ss);
 }
 
 /* ---- moving chunks ------------------------------------------------------ */
@@ -276,8 +94,18 @@ static void read_out(gt_backend *be, bool final_read)
     cb_packet p;
     cb_begin_read(be->cb, final_read);
     while (cb_read_next(be->cb, &p))
-        out_writer_packet(be, &p);
-    out_write_fd(be);
+        svc_out_writer_packet(&be->out, &p, be->uid, be->pid);
+    svc_out_flush(&be->out);
+    be->written_at_last_read = cb_get_stats(be->cb)->bytes_written;
+}
+
+/* Streaming mode writes every write_period_ms, but a burst can fill the
+ * ring much sooner; reading out once half of it may be unread keeps the
+ * ring from overwriting data the file never saw. */
+static bool ring_half_full(const gt_backend *be)
+{
+    return cb_get_stats(be->cb)->bytes_written - be->written_at_last_read >
+           be->cfg.buffer_size / 2;
 }
 
 /* Everything committed or finished so far, into the file. Draining twice
@@ -302,9 +130,9 @@ static uint64_t mono_ms(void)
 static void *service_main(void *arg)
 {
     gt_backend *be = arg;
-    emit_trace_uuid(be);
-    emit_clock_snapshot(be);
-    out_write_fd(be);
+    svc_out_trace_uuid(&be->out);
+    svc_out_clock_snapshot(&be->out);
+    svc_out_flush(&be->out);
     uint64_t now = mono_ms();
     uint64_t next_write = now + be->cfg.write_period_ms;
     uint64_t next_snapshot = now + be->cfg.clock_snapshot_period_ms;
@@ -332,13 +160,13 @@ static void *service_main(void *arg)
             break;
         now = mono_ms();
         if (now >= next_snapshot) {
-            emit_clock_snapshot(be);
+            svc_out_clock_snapshot(&be->out);
             next_snapshot = now + be->cfg.clock_snapshot_period_ms;
         }
         if (req != be->flush_done) {
             be->flushes_requested++;
             flush_all(be, false);
-            if (!be->io_error)
+            if (!be->out.io_error)
                 be->flushes_succeeded++;
             pthread_mutex_lock(&be->mu);
             be->flush_done = req;
@@ -349,13 +177,15 @@ static void *service_main(void *arg)
             next_write = now + be->cfg.write_period_ms;
         } else {
             drain(be);
+            if (be->cfg.write_period_ms && ring_half_full(be))
+                read_out(be, false);
         }
     }
 
     flush_all(be, true);
-    emit_clock_snapshot(be);
+    svc_out_clock_snapshot(&be->out);
     emit_trace_stats(be);
-    out_write_fd(be);
+    svc_out_flush(&be->out);
     /* Let any late flush waiter go. */
     pthread_mutex_lock(&be->mu);
     be->flush_done = be->flush_req;
@@ -422,7 +252,6 @@ gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
     };
     be->uid = (int32_t)geteuid();
     be->pid = (int32_t)getpid();
-    pb_heap_init(&be->heap, 4096);
 
     smb_arbiter_config ac = {
         .smb_size = be->cfg.smb_size,
@@ -431,7 +260,6 @@ gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
         .notify = notify_service,
         .notify_ctx = be,
     };
-    be->fd = -1;
     be->arb = smb_arbiter_create(&ac);
     be->cb = cb_create(be->cfg.buffer_size, be->cfg.fill_policy, GT_SERVICE_SEQUENCE_ID + 1);
     be->scrape_buf = malloc(SMB_MAX_PAGE_SIZE);
@@ -439,9 +267,11 @@ gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
         errno = errno ? errno : ENOMEM;
         goto fail;
     }
-    be->fd = open(cfg->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (be->fd < 0)
+    int fd = open(cfg->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
         goto fail;
+    svc_out_init(&be->out, fd);
+    be->out_open = true;
 
     pthread_mutex_init(&be->mu, NULL);
     pthread_condattr_t ca;
@@ -459,12 +289,11 @@ gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
     return be;
 
 fail:
-    if (be->fd >= 0)
-        close(be->fd);
+    if (be->out_open)
+        svc_out_close(&be->out);
     free(be->scrape_buf);
     cb_destroy(be->cb);
     smb_arbiter_destroy(be->arb);
-    pb_heap_free(&be->heap);
     free(be);
     return NULL;
 }
@@ -514,15 +343,11 @@ bool gt_inproc_destroy(gt_backend *be)
     pthread_cond_signal(&be->cv);
     pthread_mutex_unlock(&be->mu);
     pthread_join(be->thread, NULL);
-    bool ok = !be->io_error;
-    if (close(be->fd) != 0)
-        ok = false;
-    free(be->out);
+    bool ok = svc_out_close(&be->out);
     free(be->scrape_buf);
     smb_commit_batch_free(&be->batch);
     cb_destroy(be->cb);
     smb_arbiter_destroy(be->arb);
-    pb_heap_free(&be->heap);
     pthread_cond_destroy(&be->cv);
     pthread_cond_destroy(&be->done_cv);
     pthread_mutex_destroy(&be->mu);

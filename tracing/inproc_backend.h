@@ -19,12 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "service_output.h"
 #include "smb_arbiter.h"
 #include "trace_buffer.h"
 #include "trace_writer.h"
-
-/* Service-owned sequence; writers get 2, 3, ... */
-#define GT_SERVICE_SEQUENCE_ID 1u
 
 typedef struct gt_inproc_config {
     const char *output_path;

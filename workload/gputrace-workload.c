@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wl.h"
 
@@ -22,6 +23,7 @@ usage(FILE *out)
 {
    fprintf(out,
            "Usage: " WL_PROG " [--frames N] [--threads N] [--queues N] [--validate]\n"
+           "       [--duration-ms N] [--leak-exit]\n"
            "\n"
            "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
            "work on one Vulkan device without a window, checks the results, and prints\n"
@@ -36,6 +38,10 @@ usage(FILE *out)
            "                (default 1, at most %d)\n"
            "  --validate    enable VK_LAYER_KHRONOS_validation with synchronization\n"
            "                validation; print the error count, fail if it is not 0\n"
+           "  --duration-ms N  keep recording frames until N ms have passed (at least\n"
+           "                one per thread); --frames is then only an upper bound\n"
+           "  --leak-exit   exit right after the summary line without destroying\n"
+           "                anything (no vkDestroyDevice / vkDestroyInstance)\n"
            "  -h, --help    this text\n"
            "\n"
            "F is the number of frames completed, summed over threads. S is the number of\n"
@@ -71,15 +77,30 @@ parse_count(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32
    return true;
 }
 
+/* Options that only change how long the program runs or how it ends. */
+static uint32_t duration_ms;
+static bool leak_exit;
+static uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+
+static uint64_t
+monotonic_ns(void)
+{
+   struct timespec ts;
+   clock_gettime(CLOCK_MONOTONIC, &ts);
+   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static bool
 parse_options(int argc, char **argv, struct wl_options *opt, int *status)
 {
    static const struct option longopts[] = {
-      {"frames", required_argument, NULL, 'f'}, {"threads", required_argument, NULL, 't'},
-      {"queues", required_argument, NULL, 'q'}, {"validate", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+      {"frames", required_argument, NULL, 'f'},      {"threads", required_argument, NULL, 't'},
+      {"queues", required_argument, NULL, 'q'},      {"validate", no_argument, NULL, 'v'},
+      {"duration-ms", required_argument, NULL, 'd'}, {"leak-exit", no_argument, NULL, 'l'},
+      {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
    };
    *opt = (struct wl_options){.frames = 3, .threads = 1, .queues = 1};
+   bool frames_given = false;
    *status = 2;
    int c;
    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -87,6 +108,7 @@ parse_options(int argc, char **argv, struct wl_options *opt, int *status)
       case 'f':
          if (!parse_count("--frames", optarg, 1, 1000000, &opt->frames))
             return false;
+         frames_given = true;
          break;
       case 't':
          if (!parse_count("--threads", optarg, 1, WL_MAX_THREADS, &opt->threads))
@@ -98,6 +120,13 @@ parse_options(int argc, char **argv, struct wl_options *opt, int *status)
          break;
       case 'v':
          opt->validate = true;
+         break;
+      case 'd':
+         if (!parse_count("--duration-ms", optarg, 1, 86400000, &duration_ms))
+            return false;
+         break;
+      case 'l':
+         leak_exit = true;
          break;
       case 'h':
          usage(stdout);
@@ -113,6 +142,8 @@ parse_options(int argc, char **argv, struct wl_options *opt, int *status)
       usage(stderr);
       return false;
    }
+   if (duration_ms && !frames_given)
+      opt->frames = 1000000;
    return true;
 }
 
@@ -121,8 +152,11 @@ thread_main(void *arg)
 {
    struct wl_thread *t = arg;
    t->ok = wl_thread_init(t);
-   for (uint32_t f = 0; t->ok && f < t->frames_to_run; f++)
+   for (uint32_t f = 0; t->ok && f < t->frames_to_run; f++) {
+      if (f > 0 && deadline_ns && monotonic_ns() >= deadline_ns)
+         break;
       t->ok = wl_thread_run_frame(t, f);
+   }
    return NULL;
 }
 
@@ -137,6 +171,8 @@ main(int argc, char **argv)
    static struct wl_context ctx;
    static struct wl_thread threads[WL_MAX_THREADS];
    bool ok = wl_context_init(&ctx, &opt) && wl_pipelines_init(&ctx);
+   if (duration_ms)
+      deadline_ns = monotonic_ns() + (uint64_t)duration_ms * 1000000u;
 
    uint32_t started = 0;
    for (uint32_t i = 0; ok && i < opt.threads; i++) {
@@ -161,6 +197,16 @@ main(int argc, char **argv)
       frames += threads[i].frames;
       submissions += threads[i].submissions;
       regions += threads[i].regions;
+   }
+
+   if (leak_exit && ok) {
+      /* What a crashing or careless application does: the layers' and the
+       * driver's exit-time code is all that runs. */
+      printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu\n",
+             (unsigned long long)frames, (unsigned long long)submissions,
+             (unsigned long long)regions);
+      fflush(stdout);
+      exit(0);
    }
 
    /* Only count messages if the validation layer was really loaded. */

@@ -80,43 +80,91 @@ static PB_ALWAYS_INLINE uint8_t *pb_write_varint(uint64_t v, uint8_t *dst)
 
 #if PB_WIRE_FAST_LE
 /* Moves the 7-bit groups of the low 56 bits of v into the low 7 bits of
- * successive bytes (group i into byte i), in three halving steps. */
+ * successive bytes (group i into byte i), in three halving steps: 28-bit
+ * halves into 32-bit lanes, 14-bit quarters into 16-bit lanes, 7-bit groups
+ * into bytes. Each step moves the upper part of every lane up by adding a
+ * multiple of it (x + 3y == (x - y) | y << 2 when y is the upper part), which
+ * needs one mask constant per step instead of two. */
 static inline uint64_t pb__spread_7bit_groups(uint64_t v)
 {
-    uint64_t x = (v & 0x000000000fffffffull) | ((v & 0x00fffffff0000000ull) << 4);
-    x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
-    x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
+    uint64_t x = (v & 0x000000000fffffffull) + ((v & 0x00fffffff0000000ull) << 4);
+    x += 3 * (x & 0x0fffc0000fffc000ull);
+    x += x & 0x3f803f803f803f80ull;
     return x;
 }
 #endif
 
-/* Same bytes as pb_write_varint(), but may also scribble over the bytes that
- * follow the varint: dst needs PB_MAX_VARINT_BYTES writable bytes. The
- * length comes from the bit count instead of a byte loop, so the new end
- * does not wait for the bytes to be produced, and at most two stores are
- * issued. For the writer's fast paths, which have that slack anyway. */
-static PB_ALWAYS_INLINE uint8_t *pb_write_varint_padded(uint64_t v, uint8_t *dst)
+#if PB_WIRE_FAST_LE
+/* Indexed by the position of the top set bit of v|1 (0..63): the varint's
+ * length, and the continuation bits of its first eight bytes (0x80 on every
+ * byte but the last one of the varint). Two loads replace the arithmetic. */
+static const uint8_t pb__varint_len_by_msb[64] = {
+    1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 4,
+    4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 7,
+    7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 10,
+};
+/* Continuation bits of a varint of 1..8 bytes, and of the first 8 bytes of
+ * a longer one. */
+#define PB__CONT7(c) c, c, c, c, c, c, c
+static const uint64_t pb__varint_cont_by_msb[64] = {
+    PB__CONT7(0x0000000000000000ull), /* bits 1..7: 1 byte */
+    PB__CONT7(0x0000000000000080ull), /* 2 bytes */
+    PB__CONT7(0x0000000000008080ull),
+    PB__CONT7(0x0000000000808080ull),
+    PB__CONT7(0x0000000080808080ull),
+    PB__CONT7(0x0000008080808080ull),
+    PB__CONT7(0x0000808080808080ull),
+    PB__CONT7(0x0080808080808080ull), /* 8 bytes */
+    PB__CONT7(0x8080808080808080ull), /* 9 bytes */
+    0x8080808080808080ull,            /* bit 64: 10 bytes */
+};
+#undef PB__CONT7
+#endif
+
+/* Same bytes as pb_write_varint() for v < 2^56 (tags, lengths), but writes
+ * 8 bytes whatever the length: dst needs 8 writable bytes, those after the
+ * varint get junk. The length comes from the bit count instead of a byte
+ * loop, so the new end does not wait for the bytes to be produced, and one
+ * wide store replaces the loop and its branches. */
+static PB_ALWAYS_INLINE uint8_t *pb__write_varint56_padded(uint64_t v, uint8_t *dst)
 {
 #if PB_WIRE_FAST_LE
     if (__builtin_constant_p(v)) /* e.g. a tag: folds to immediate stores */
         return pb_write_varint(v, dst);
-    uint64_t x = pb__spread_7bit_groups(v);
-    if (PB_LIKELY(v < (1ull << 56))) {
-        size_t len = pb_varint_size(v);
-        /* Continuation bits on every byte but the last one. */
-        x |= 0x8080808080808080ull & ((1ull << (8 * len - 8)) - 1);
-        memcpy(dst, &x, 8);
-        return dst + len;
+    if (v < 0x80) { /* small values are common: one byte, no arithmetic */
+        *dst = (uint8_t)v;
+        return dst + 1;
     }
-    /* 9 or 10 bytes: eight full groups, then the top 8 bits, which are their
-     * own ninth byte (its bit 7 doubles as the continuation bit) and, when
-     * bit 63 is set, a tenth byte of 1. */
-    x |= 0x8080808080808080ull;
+    unsigned msb = 63u ^ (unsigned)__builtin_clzll(v | 1);
+    uint64_t x = pb__spread_7bit_groups(v) | pb__varint_cont_by_msb[msb];
     memcpy(dst, &x, 8);
-    uint8_t hi = (uint8_t)(v >> 56);
-    dst[8] = hi;
+    return dst + pb__varint_len_by_msb[msb];
+#else
+    return pb_write_varint(v, dst);
+#endif
+}
+
+/* Same bytes as pb_write_varint(), for any value, but may also scribble over
+ * the bytes that follow the varint: dst needs PB_MAX_VARINT_BYTES writable
+ * bytes. For the writer's fast paths, which have that slack anyway. */
+static PB_ALWAYS_INLINE uint8_t *pb_write_varint_padded(uint64_t v, uint8_t *dst)
+{
+#if PB_WIRE_FAST_LE
+    if (__builtin_constant_p(v))
+        return pb_write_varint(v, dst);
+    if (v < 0x80) {
+        *dst = (uint8_t)v;
+        return dst + 1;
+    }
+    unsigned msb = 63u ^ (unsigned)__builtin_clzll(v | 1);
+    uint64_t x = pb__spread_7bit_groups(v) | pb__varint_cont_by_msb[msb];
+    memcpy(dst, &x, 8);
+    /* Bytes 8 and 9, right for 9- and 10-byte varints (bits 56..63 make the
+     * ninth byte, whose bit 7 is then also the continuation bit of a tenth
+     * byte of 1) and harmless padding for shorter ones. */
+    dst[8] = (uint8_t)(v >> 56);
     dst[9] = 1;
-    return dst + 9 + (hi >> 7);
+    return dst + pb__varint_len_by_msb[msb];
 #else
     return pb_write_varint(v, dst);
 #endif

@@ -72,16 +72,16 @@ uint32_t pb__msg_end_slow(pb_msg *m)
     pb_stream *s = m->stream;
     while (s->innermost && s->innermost != m)
         pb_msg_end(s->innermost);
+    uint64_t size = pb_stream_bytes_written(s) - m->start;
     if (m->size_field) {
         /* > 256 MiB cannot be expressed in the reserved bytes; clamp so the
          * output stays parseable up to here rather than wrapping. */
-        uint32_t sz = m->size <= PB_MAX_NESTED_SIZE ? m->size : PB_MAX_NESTED_SIZE;
+        uint32_t sz = size <= PB_MAX_NESTED_SIZE ? (uint32_t)size : PB_MAX_NESTED_SIZE;
         pb_write_redundant_varint(sz, m->size_field);
     }
+    m->size = size <= UINT32_MAX ? (uint32_t)size : UINT32_MAX;
     m->finalized = true;
     s->innermost = m->parent;
-    if (m->parent)
-        m->parent->size += m->size;
     return m->size;
 }
 

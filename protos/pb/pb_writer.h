@@ -60,7 +60,14 @@ struct pb_msg {
     /* Where the length goes when finalized; NULL for a root message, whose
      * framing (file record, SMB fragment header) is the caller's business. */
     uint8_t *size_field;
-    /* Payload bytes written so far, nested children included once closed. */
+    /* Stream position (pb_stream_bytes_written()) where the payload starts.
+     * The size is the distance to the position at finalization, so field
+     * appenders keep no running count (a per-field read-modify-write that
+     * chained every field of a message tree through memory). */
+    uint64_t start;
+    /* Payload size, nested children included: set by pb_msg_end(). While
+     * the message is open, the payload so far is
+     * pb_stream_bytes_written(stream) - start. */
     uint32_t size;
     bool finalized;
 };
@@ -72,12 +79,12 @@ static inline void pb_stream_reset(pb_stream *s, pb_span buf)
 {
     if (s->begin)
         s->written_previously += (uint64_t)(s->write_ptr - s->begin);
-    /* Inline and field by field: out of line, GCC spilled the span argument
-     * and reloaded it as one 16-byte vector, a store-forwarding stall of
-     * some 20 cycles on every buffer switch. */
+    /* Inline: out of line, GCC spilled the span argument to the stack and
+     * reloaded it as one 16-byte vector, a store-forwarding stall on every
+     * call (once per message in a flat-buffer loop). */
+    s->write_ptr = buf.begin;
     s->end = buf.end;
     s->begin = buf.begin;
-    s->write_ptr = buf.begin;
 }
 
 static inline uint64_t pb_stream_bytes_written(const pb_stream *s)
@@ -116,6 +123,7 @@ static inline void pb_msg_init_root(pb_msg *m, pb_stream *s)
     m->stream = s;
     m->parent = NULL;
     m->size_field = NULL;
+    m->start = pb_stream_bytes_written(s);
     m->size = 0;
     m->finalized = false;
     s->innermost = m;
@@ -137,44 +145,47 @@ static PB_ALWAYS_INLINE void pb_msg_begin_nested(pb_msg *parent, uint32_t field_
         return;
     }
     assert(!parent->finalized);
-    uint8_t *sf = pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
+    uint8_t *sf = pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
     /* Zero until finalized: a patch consumer can tell an unfinished size
      * (first byte 0) from a written one (first byte has 0x80 set). */
     memset(sf, 0, PB_SIZE_FIELD_BYTES);
-    parent->size += (uint32_t)(sf - p) + PB_SIZE_FIELD_BYTES;
-    child->stream = s;
     child->parent = parent;
     child->size_field = sf;
+    child->start = s->written_previously + (uint64_t)(sf + PB_SIZE_FIELD_BYTES - s->begin);
     child->size = 0;
     child->finalized = false;
     s->write_ptr = sf + PB_SIZE_FIELD_BYTES;
     s->innermost = child;
+    /* Stored last: GCC otherwise merges it with `parent` into one vector
+     * store, which the child's first field then loads half of. */
+    child->stream = s;
 }
 
-/* Finalizes `m` (and any open descendants): back-fills its size and adds it
- * to the parent. Returns the payload size. Idempotent. */
+/* Finalizes `m` (and any open descendants): back-fills its size. Returns
+ * the payload size. Idempotent. */
 static PB_ALWAYS_INLINE uint32_t pb_msg_end(pb_msg *m)
 {
     if (m->finalized)
         return m->size;
     pb_stream *s = m->stream;
-    if (PB_UNLIKELY(s->innermost != m || m->size > PB_MAX_NESTED_SIZE))
+    uint64_t size = pb_stream_bytes_written(s) - m->start;
+    if (PB_UNLIKELY(s->innermost != m || size > PB_MAX_NESTED_SIZE))
         return pb__msg_end_slow(m); /* open descendants, or oversized */
-    uint32_t size = m->size;
     if (m->size_field)
-        pb_write_redundant_varint(size, m->size_field);
+        pb_write_redundant_varint((uint32_t)size, m->size_field);
+    m->size = (uint32_t)size;
     m->finalized = true;
     s->innermost = m->parent;
-    if (m->parent)
-        m->parent->size += size;
-    return size;
+    return (uint32_t)size;
 }
 
 static inline void pb__msg_check_writable(const pb_msg *m)
 {
     /* Writing to a message while one of its children is open would
-     * interleave bytes; the generated API never does it. */
-    assert(!m->finalized && m->stream->innermost == m);
+     * interleave bytes; the generated API never does it. (A finalized
+     * message is never the innermost one, so this also catches writes after
+     * pb_msg_end().) */
+    assert(m->stream->innermost == m);
     (void)m;
 }
 
@@ -182,14 +193,14 @@ static PB_ALWAYS_INLINE void pb_msg_append_raw(pb_msg *m, const void *data, size
 {
     pb__msg_check_writable(m);
     pb_stream_write(m->stream, data, n);
-    m->size += (uint32_t)n;
 }
 
 /* The scalar appenders below share one shape: when the buffer has room for
  * the largest encoding of the field (PB_MAX_SCALAR_FIELD_BYTES, which also
- * covers the padding pb_write_varint_padded may scribble on), the field is
- * encoded in place; otherwise it is encoded into a local array and handed
- * to the slow path. */
+ * covers the junk the padded varint writers may leave after a tag (up to 8
+ * bytes from its start) and a value (up to 10)), the field is encoded in
+ * place; otherwise it is encoded into a local array and handed to the slow
+ * path. */
 
 /* A tag and a varint. */
 static PB_ALWAYS_INLINE void pb_msg_append_varint(pb_msg *m, uint32_t field_id, uint64_t v)
@@ -199,16 +210,14 @@ static PB_ALWAYS_INLINE void pb_msg_append_varint(pb_msg *m, uint32_t field_id, 
     uint8_t *p = s->write_ptr;
     if (PB_LIKELY(s->end - p >= PB_MAX_SCALAR_FIELD_BYTES)) {
         uint8_t *e = pb_write_varint_padded(
-            v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_VARINT), p));
-        m->size += (uint32_t)(e - p);
+            v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_VARINT), p));
         s->write_ptr = e;
         return;
     }
     uint8_t tmp[PB_MAX_SCALAR_FIELD_BYTES];
     uint8_t *e = pb_write_varint_padded(
-        v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_VARINT), tmp));
+        v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_VARINT), tmp));
     pb_stream_write_slow(s, tmp, (size_t)(e - tmp));
-    m->size += (uint32_t)(e - tmp);
 }
 
 static PB_ALWAYS_INLINE void pb_msg_append_fixed32(pb_msg *m, uint32_t field_id, uint32_t v)
@@ -218,16 +227,14 @@ static PB_ALWAYS_INLINE void pb_msg_append_fixed32(pb_msg *m, uint32_t field_id,
     uint8_t *p = s->write_ptr;
     if (PB_LIKELY(s->end - p >= PB_MAX_SCALAR_FIELD_BYTES)) {
         uint8_t *e = pb_write_fixed32(
-            v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED32), p));
-        m->size += (uint32_t)(e - p);
+            v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_FIXED32), p));
         s->write_ptr = e;
         return;
     }
     uint8_t tmp[PB_MAX_SCALAR_FIELD_BYTES];
     uint8_t *e =
-        pb_write_fixed32(v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED32), tmp));
+        pb_write_fixed32(v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_FIXED32), tmp));
     pb_stream_write_slow(s, tmp, (size_t)(e - tmp));
-    m->size += (uint32_t)(e - tmp);
 }
 
 static PB_ALWAYS_INLINE void pb_msg_append_fixed64(pb_msg *m, uint32_t field_id, uint64_t v)
@@ -237,16 +244,14 @@ static PB_ALWAYS_INLINE void pb_msg_append_fixed64(pb_msg *m, uint32_t field_id,
     uint8_t *p = s->write_ptr;
     if (PB_LIKELY(s->end - p >= PB_MAX_SCALAR_FIELD_BYTES)) {
         uint8_t *e = pb_write_fixed64(
-            v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED64), p));
-        m->size += (uint32_t)(e - p);
+            v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_FIXED64), p));
         s->write_ptr = e;
         return;
     }
     uint8_t tmp[PB_MAX_SCALAR_FIELD_BYTES];
     uint8_t *e =
-        pb_write_fixed64(v, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_FIXED64), tmp));
+        pb_write_fixed64(v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_FIXED64), tmp));
     pb_stream_write_slow(s, tmp, (size_t)(e - tmp));
-    m->size += (uint32_t)(e - tmp);
 }
 
 /* Length-delimited field (bytes, string, or a pre-serialized message). */
@@ -258,24 +263,22 @@ static PB_ALWAYS_INLINE void pb_msg_append_bytes(pb_msg *m, uint32_t field_id, c
     uint8_t *p = s->write_ptr;
     size_t avail = (size_t)(s->end - p);
     if (PB_LIKELY(avail >= PB_MAX_SCALAR_FIELD_BYTES && avail - PB_MAX_SCALAR_FIELD_BYTES >= len)) {
-        uint8_t *e = pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
+        uint8_t *e = pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
         if (PB_LIKELY(len < 0x80))
             *e++ = (uint8_t)len; /* short strings: skip the varint encoder */
         else
-            e = pb_write_varint_padded(len, e);
+            e = pb__write_varint56_padded(len, e);
         if (len) /* an empty field may come with data == NULL */
             memcpy(e, data, len);
         e += len;
-        m->size += (uint32_t)(e - p);
         s->write_ptr = e;
         return;
     }
     uint8_t hdr[PB_MAX_SCALAR_FIELD_BYTES];
-    uint8_t *e =
-        pb_write_varint_padded(len, pb_write_varint_padded(pb_make_tag(field_id, PB_WIRE_LEN), hdr));
+    uint8_t *e = pb__write_varint56_padded(
+        len, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_LEN), hdr));
     pb_stream_write_slow(s, hdr, (size_t)(e - hdr));
     pb_stream_write_slow(s, (const uint8_t *)data, len);
-    m->size += (uint32_t)((size_t)(e - hdr) + len);
 }
 
 static inline void pb_msg_append_string(pb_msg *m, uint32_t field_id, const char *str)

@@ -226,7 +226,9 @@ negotiate(const char *path)
    CHECK(gipa(VK_NULL_HANDLE, "vkGetInstanceProcAddr") == (PFN_vkVoidFunction)gipa,
          "vkGetInstanceProcAddr is not itself");
    CHECK(!gipa(VK_NULL_HANDLE, "vkQueueSubmit"), "device function without an instance");
-   CHECK(!gipa(VK_NULL_HANDLE, "vkCreateDevice"), "vkCreateDevice without an instance");
+   /* Layers above ours (MangoHud, vkBasalt) fetch vkCreateDevice this way
+    * while chaining device creation. */
+   CHECK(gipa(VK_NULL_HANDLE, "vkCreateDevice"), "no vkCreateDevice without an instance");
 
    PFN_vkEnumerateInstanceLayerProperties layers =
       (PFN_vkEnumerateInstanceLayerProperties)gipa(VK_NULL_HANDLE,

@@ -1,0 +1,87 @@
+#!/bin/sh
+# bench_layer.sh — VK_LAYER_GPUTRACE_timeline's cost, on lavapipe.
+#
+#   BENCH layer_wall_ratio_tracing  wall time of gputrace-workload under the
+#                                   layer with the in-process backend,
+#                                   divided by its wall time without the layer
+#   BENCH layer_wall_ratio_idle     the same with the layer loaded but no
+#                                   session (GPUTRACE_BACKEND=system, no traced)
+#   BENCH layer_cpu_ns_per_region   the application thread's CPU time in the
+#                                   layer per timed region (bench_layer_hooks:
+#                                   the layer over a do-nothing driver, minus
+#                                   the same calls made directly)
+#   BENCH layer_cpu_ns_per_region_idle         same, no session
+#   BENCH layer_cpu_ns_per_region_collector    collector thread CPU per region
+#
+# The three wall-time variants run interleaved (rotating order), GT_BENCH_REPS
+# times each (default 11), GT_BENCH_FRAMES frames per run (default 1000); the
+# ratios are of the medians. Environment (from meson): GT_LAYER_LIB,
+# GT_BENCH_HOOKS, GT_WORKLOAD, GT_EXPLICIT_DIR.
+set -eu
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+reps=${GT_BENCH_REPS:-11}
+frames=${GT_BENCH_FRAMES:-1000}
+
+lvp=
+for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do
+    [ -f "$f" ] && lvp=$f && break
+done
+[ -n "$lvp" ] || { echo "SKIP: lavapipe not found"; exit 77; }
+export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
+export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
+export PERFETTO_PRODUCER_SOCK_NAME="$tmp/no-traced.sock" # idle: no service to find
+unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH GPUTRACE_ENABLE GPUTRACE_DISABLE \
+      GPUTRACE_LOG GPUTRACE_LOG_FILE GPUTRACE_OUTPUT GPUTRACE_BACKEND
+
+# ---- CPU per region (no driver) ----
+GPUTRACE_OUTPUT="$tmp/hooks.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" \
+    --label layer_cpu_ns_per_region
+GPUTRACE_BACKEND=system "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --label layer_cpu_ns_per_region_idle |
+    grep -v _collector
+
+# ---- wall time (lavapipe) ----
+now_ns() { date +%s%N; }
+
+run_variant() { # run_variant NAME -> appends ns to $tmp/NAME
+    case $1 in
+    plain) env -u VK_INSTANCE_LAYERS "$GT_WORKLOAD" --frames "$frames" > /dev/null 2>&1 & ;;
+    tracing) VK_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline \
+                 GPUTRACE_OUTPUT="$tmp/wall.pftrace" \
+                 "$GT_WORKLOAD" --frames "$frames" > /dev/null 2>&1 & ;;
+    idle) VK_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline \
+              GPUTRACE_BACKEND=system \
+              "$GT_WORKLOAD" --frames "$frames" > /dev/null 2>&1 & ;;
+    esac
+    t0=$(now_ns)
+    wait $! || { echo "bench_layer.sh: $1 run failed" >&2; exit 1; }
+    t1=$(now_ns)
+    echo $((t1 - t0)) >> "$tmp/$1"
+}
+
+median() {
+    sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# Warm-up (page cache, shader caches).
+run_variant plain; run_variant tracing; run_variant idle
+rm -f "$tmp/plain" "$tmp/tracing" "$tmp/idle"
+i=0
+while [ $i -lt "$reps" ]; do
+    case $((i % 3)) in
+    0) order="plain tracing idle" ;;
+    1) order="tracing idle plain" ;;
+    *) order="idle plain tracing" ;;
+    esac
+    for v in $order; do run_variant "$v"; done
+    i=$((i + 1))
+done
+plain=$(median "$tmp/plain")
+tracing=$(median "$tmp/tracing")
+idle=$(median "$tmp/idle")
+awk -v p="$plain" -v t="$tracing" -v i="$idle" -v n="$reps" -v f="$frames" 'BEGIN {
+    printf "BENCH layer_wall_ratio_tracing %.4f x\n", t / p
+    printf "BENCH layer_wall_ratio_idle %.4f x\n", i / p
+    printf "bench_layer.sh: medians of %d runs of %d frames: plain %.1f ms, tracing %.1f ms, idle %.1f ms\n", n, f, p / 1e6, t / 1e6, i / 1e6
+}'

@@ -1,0 +1,45 @@
+/* collector.h — one thread per device that turns completed submissions
+ * into trace packets, off the application's threads.
+ *
+ * Submissions arrive with a fence of the layer's own (signalled after the
+ * application's work on that queue). The collector waits for those fences,
+ * reads the query results (no WAIT bit: the fence already guarantees
+ * completion), converts ticks with the device clock and emits the render
+ * stage events. It also owns the device clock: it calibrates at the cadence
+ * gpu_clock.h computes, and it is the only writer of the device's sequence
+ * (clock snapshots, interned data, render stage events), so every snapshot
+ * of the device's global clock id comes from one sequence, in order.
+ */
+#ifndef GPUTRACE_LAYER_COLLECTOR_H
+#define GPUTRACE_LAYER_COLLECTOR_H
+
+#include <stdbool.h>
+
+struct tl_device;
+struct tl_submission;
+struct tl_collector;
+
+/* Starts the thread (the first calibration happens on it). NULL on error. */
+struct tl_collector *col_create(struct tl_device *td);
+
+/* Stops the thread and frees the collector, after completing what was
+ * submitted (bounded wait). Exiting: waits for the thread only briefly and
+ * leaves it be if it does not stop. */
+void col_destroy(struct tl_collector *col, bool exiting);
+
+/* Hands a submission over (its fence was submitted). False if the
+ * collector no longer runs; the caller keeps the submission then. */
+bool col_push(struct tl_collector *col, struct tl_submission *sub);
+
+/* Releases the device's trace writer before returning (the session is
+ * ending). Exiting (process exit): first collects what has completed, with
+ * a short bound on waiting for the rest, then stops the thread. */
+void col_release_writer(struct tl_collector *col, bool exiting);
+
+/* The session asked for interned data again. */
+void col_clear_incremental_state(struct tl_collector *col);
+
+/* Work may have completed (queue/device idle): look now. */
+void col_nudge(struct tl_collector *col);
+
+#endif

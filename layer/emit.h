@@ -1,0 +1,61 @@
+/* emit.h — the layer's packets, encoded into a trace writer.
+ *
+ * Pure encoding: no Vulkan calls, no locks; the caller owns the writer (the
+ * device's collector thread, or a queue's submitting thread). What goes in
+ * each packet, and why, is described in docs/layer.md ("Trace contents").
+ */
+#ifndef GPUTRACE_LAYER_EMIT_H
+#define GPUTRACE_LAYER_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu_clock.h"
+#include "timeline.h"
+#include "trace_writer.h"
+
+/* ClockSnapshot on the device's sequence: the device clock (global id)
+ * with BOOTTIME, MONOTONIC and MONOTONIC_RAW from the same reading. */
+void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const struct gc_reading *r);
+
+struct em_queue_spec {
+   uint64_t iid;
+   const char *name;
+   const char *description;
+};
+
+/* InternedData: with `cleared`, the packet starts the sequence's incremental
+ * state afresh (SEQ_INCREMENTAL_STATE_CLEARED) and carries the graphics
+ * context and every render stage as well as the queues given. */
+void em_interned(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
+                 const struct em_queue_spec *queues, uint32_t nqueues);
+
+/* Stage names / descriptions for stage_iid (enum tl_stage). */
+const char *em_stage_name(uint32_t stage);
+
+struct em_stage_event {
+   uint64_t timestamp; /* device ns */
+   uint32_t clock_id;
+   uint64_t event_id;
+   uint64_t duration;
+   uint64_t hw_queue_iid;
+   uint64_t stage_iid;
+   uint64_t context_iid;
+   int32_t gpu_id;
+   uint32_t submission_id;
+   uint64_t command_buffer;
+   uint64_t render_pass;    /* 0: none */
+   uint64_t render_target;  /* 0: none */
+   const char *name;        /* label text, or NULL */
+   const char *api;         /* entry point, or NULL */
+   uint64_t collected_boottime_ns; /* 0: none */
+};
+void em_render_stage(tw_writer *tw, const struct em_stage_event *e);
+
+/* VulkanApiEvent.vk_queue_submit at BOOTTIME `timestamp`. */
+void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, int32_t pid,
+                     int32_t tid, uint64_t queue, const struct tl_submit *submit,
+                     uint32_t submission_id);
+
+#endif

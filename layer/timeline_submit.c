@@ -1,0 +1,463 @@
+/* timeline_submit.c — what happens at vkQueueSubmit / vkQueueSubmit2.
+ *
+ * Before the call down: every submitted command buffer's current recording
+ * (and, depth first, the secondaries it executes) is taken into a
+ * tl_submission by reference: recordings are immutable once ended, so the
+ * reference is the snapshot of its region list. After the call down the
+ * collector is told; it finds out about completion off the application's
+ * threads, in one of two ways:
+ * - every submitted primary ends with its command-buffer timestamp, written
+ *   bottom-of-pipe, i.e. after all of the command buffer's work: the
+ *   collector polls the availability of those last timestamps (no extra
+ *   submission, the common case);
+ * - otherwise (a command buffer without its end timestamp, a simultaneous-
+ *   use span) an empty vkQueueSubmit on the same queue carries a fence of
+ *   ours, signalled once all work submitted to the queue before it has
+ *   completed, and the collector waits for that fence.
+ *
+ * Re-submission. A recording's query slots are fixed when it is recorded,
+ * so executing it again overwrites them. A command buffer that is not
+ * SIMULTANEOUS_USE can only be submitted again once its previous execution
+ * has completed (Vulkan forbids re-submitting a pending one), so if the
+ * collector has not read that execution yet, the submitting thread reads it
+ * now, without waiting (the results are there), and then resets the
+ * queries on the host for the new execution (without host query reset the
+ * recording resets its own queries each time it runs). Recording and
+ * collector serialise on the recording's lock.
+ *
+ * SIMULTANEOUS_USE command buffers may be pending several times at once, so
+ * per-region timestamps in them would be written concurrently into the
+ * same queries. They are recorded without any timestamp; instead the
+ * submission gets one "Submission" event from two timestamps written by
+ * command buffers of the layer's own, submitted right before and right
+ * after the application's batch on the same queue (bottom-of-pipe: the
+ * first after all earlier work, the second after all of the batch).
+ *
+ * The CPU side: a VulkanApiEvent.vk_queue_submit packet on the queue's own
+ * trace writer, written on the submitting thread (under the queue's
+ * external synchronisation; the queue's writer lock only guards against the
+ * session ending meanwhile), at BOOTTIME with the call's duration.
+ */
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "emit.h"
+#include "log.h"
+#include "timeline_internal.h"
+
+uint32_t
+tl_next_submission_id(void)
+{
+   static atomic_uint next = 1;
+   return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+}
+
+static int32_t
+thread_id(void)
+{
+   static _Thread_local int32_t tid;
+   if (!tid)
+      tid = (int32_t)syscall(SYS_gettid);
+   return tid;
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+void
+tl_result_read(struct tl_device *td, struct tl_result *res)
+{
+   const struct tl_recording *rec = res->rec;
+   struct gt_device *dev = td->gt;
+   res->collected = true;
+   res->ok = res->values != NULL;
+   for (uint32_t c = 0; res->ok && c < rec->nchunks; c++) {
+      uint32_t first = c * TL_CHUNK_QUERIES;
+      if (first >= rec->nslots)
+         break;
+      uint32_t n = rec->nslots - first;
+      if (n > TL_CHUNK_QUERIES)
+         n = TL_CHUNK_QUERIES;
+      VkResult r = dev->vk.GetQueryPoolResults(
+         dev->handle, rec->chunks[c]->pool, rec->chunks[c]->first, n,
+         (size_t)n * 2 * sizeof(uint64_t), &res->values[2 * first], 2 * sizeof(uint64_t),
+         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+      /* NOT_READY: some slots were never written (e.g. an unterminated
+       * label); their availability words say which. */
+      if (r != VK_SUCCESS && r != VK_NOT_READY) {
+         res->ok = false;
+         tl_warn_once(td, TL_WARN_RESULTS, "vkGetQueryPoolResults failed (%d)", (int)r);
+      }
+   }
+}
+
+struct tl_submission *
+tl_submission_new(struct tl_device *td)
+{
+   pthread_mutex_lock(&td->pool_lock);
+   struct tl_submission *sub = td->free_submissions;
+   if (sub) {
+      td->free_submissions = sub->next;
+      td->nfree_submissions--;
+   }
+   pthread_mutex_unlock(&td->pool_lock);
+   if (!sub)
+      return tl_alloc(td, sizeof *sub);
+   /* Keep the arrays (and their capacities), clear the rest. */
+   struct tl_entry *entries = sub->entries;
+   struct tl_result *results = sub->results;
+   uint64_t *values = sub->values;
+   uint32_t entries_cap = sub->entries_cap, results_cap = sub->results_cap;
+   uint32_t values_cap = sub->values_cap;
+   memset(sub, 0, sizeof *sub);
+   sub->entries = entries;
+   sub->results = results;
+   sub->values = values;
+   sub->entries_cap = entries_cap;
+   sub->results_cap = results_cap;
+   sub->values_cap = values_cap;
+   return sub;
+}
+
+void
+tl_submission_free(struct tl_device *td, struct tl_submission *sub)
+{
+   for (uint32_t i = 0; i < sub->nresults; i++) {
+      struct tl_result *res = &sub->results[i];
+      struct tl_recording *rec = res->rec;
+      if (rec->nslots) {
+         /* Never left behind as a dangling "pending" pointer. */
+         pthread_mutex_lock(&rec->lock);
+         if (rec->pending == res)
+            rec->pending = NULL;
+         pthread_mutex_unlock(&rec->lock);
+      }
+      tl_recording_unref(rec);
+   }
+   sub->nresults = sub->nentries = sub->nvalues = 0;
+   for (int i = 0; i < 2; i++)
+      tl_own_cb_put(td, sub->queue, sub->span_cbs[i]);
+   tl_own_cb_put(td, sub->queue, sub->cal_cb);
+   tl_query_give(td, sub->span_chunk);
+   tl_query_give(td, sub->cal_chunk);
+   if (sub->fence)
+      tl_fence_put(td, sub->fence);
+   pthread_mutex_lock(&td->pool_lock);
+   bool keep = td->nfree_submissions < TL_POOL_KEEP;
+   if (keep) {
+      sub->next = td->free_submissions;
+      td->free_submissions = sub;
+      td->nfree_submissions++;
+   }
+   pthread_mutex_unlock(&td->pool_lock);
+   if (keep)
+      return;
+   tl_free(td, sub->results);
+   tl_free(td, sub->entries);
+   tl_free(td, sub->values);
+   tl_free(td, sub);
+}
+
+/* ---- building a submission ------------------------------------------------------ */
+
+/* The previous execution of `rec` is complete (see the file comment):
+ * read it if nobody did, and make the queries ready to be written again. */
+static void
+prepare_reuse(struct tl_device *td, struct tl_recording *rec)
+{
+   if (!rec->nslots)
+      return;
+   pthread_mutex_lock(&rec->lock);
+   if (rec->pending && !rec->pending->collected)
+      tl_result_read(td, rec->pending);
+   rec->pending = NULL;
+   if (rec->used && td->host_reset) {
+      for (uint32_t i = 0; i < rec->nchunks; i++)
+         tl_query_reset_host(td, rec->chunks[i]);
+   }
+   rec->used = true;
+   pthread_mutex_unlock(&rec->lock);
+}
+
+/* Adds `rec` and, depth first, what it executes. */
+static bool
+add_results(struct tl_device *td, struct tl_submission *sub, struct tl_recording *rec)
+{
+   prepare_reuse(td, rec);
+   if (sub) {
+      if (!tl_grow(td, (void **)&sub->results, &sub->results_cap, sub->nresults + 1,
+                   sizeof *sub->results))
+         return false;
+      struct tl_result *res = &sub->results[sub->nresults];
+      memset(res, 0, sizeof *res);
+      if (rec->nslots) {
+         /* Pointers into the array are set once it stops growing. */
+         if (!tl_grow(td, (void **)&sub->values, &sub->values_cap,
+                      sub->nvalues + 2 * rec->nslots, sizeof *sub->values))
+            return false;
+         res->values_offset = sub->nvalues;
+         sub->nvalues += 2 * rec->nslots;
+      }
+      tl_recording_ref(rec);
+      res->rec = rec;
+      sub->nresults++;
+   }
+   for (uint32_t i = 0; i < rec->nexecuted; i++) {
+      if (!add_results(td, sub, rec->executed[i]))
+         return false;
+   }
+   return true;
+}
+
+static void
+add_command_buffer(struct tl_device *td, struct tl_submission *sub, VkCommandBuffer cb)
+{
+   struct tl_cb *tcb = tl_cb_find(td, cb);
+   struct tl_recording *rec = tcb ? tcb->rec : NULL;
+   if (!rec)
+      return;
+   if (!sub) {
+      add_results(td, NULL, rec);
+      return;
+   }
+   if (rec->simultaneous && !sub->span_app_cb)
+      sub->span_app_cb = cb;
+   if (!tl_grow(td, (void **)&sub->entries, &sub->entries_cap, sub->nentries + 1,
+                sizeof *sub->entries)) {
+      tl_warn_once(td, TL_WARN_OOM, "out of memory; some submissions stay untimed");
+      return;
+   }
+   uint32_t first = sub->nresults;
+   if (!add_results(td, sub, rec)) {
+      tl_warn_once(td, TL_WARN_OOM, "out of memory; some submissions stay untimed");
+      /* Keep what was added: each result is complete in itself. */
+   }
+   if (sub->nresults > first)
+      sub->entries[sub->nentries++] = (struct tl_entry){cb, first, sub->nresults - first};
+}
+
+static bool
+submit_own(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb, VkFence fence)
+{
+   const VkSubmitInfo info = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .commandBufferCount = cb ? 1 : 0,
+      .pCommandBuffers = cb ? &cb : NULL,
+   };
+   VkResult r = td->gt->vk.QueueSubmit(q->handle, cb ? 1 : 0, cb ? &info : NULL, fence);
+   if (r != VK_SUCCESS) {
+      tl_warn_once(td, TL_WARN_SUBMIT, "the layer's own vkQueueSubmit failed (%d); "
+                                       "results of this queue may be lost",
+                   (int)r);
+      return false;
+   }
+   return true;
+}
+
+/* Fallback clock: a timestamp between two host readings, submitted before
+ * the application's batch so that it runs as soon as the queue is free. */
+static void
+submit_calibration(struct tl_device *td, struct tl_queue *q)
+{
+   struct tl_submission *cal = tl_submission_new(td);
+   if (!cal)
+      goto fail;
+   cal->kind = TL_SUB_CALIBRATION;
+   cal->queue = q;
+   cal->cal_chunk = tl_query_take(td);
+   cal->fence = tl_fence_get(td);
+   if (!cal->cal_chunk || !cal->fence)
+      goto fail_free;
+   cal->cal_cb = tl_own_timestamp_cb(td, q, cal->cal_chunk, 0);
+   if (!cal->cal_cb)
+      goto fail_free;
+   gc_host_now(&cal->before);
+   if (!submit_own(td, q, cal->cal_cb, cal->fence))
+      goto fail_free;
+   if (!col_push(td->collector, cal))
+      goto fail_leak; /* in flight: its fence and buffer cannot be reused */
+   return;
+
+fail_free:
+   tl_submission_free(td, cal);
+fail:
+   atomic_store(&td->bracket_state, 1u); /* try again at the next submission */
+   return;
+fail_leak:
+   atomic_store(&td->bracket_state, 1u);
+}
+
+void
+tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submit)
+{
+   struct tl_queue *q = tl_queue_find(td, queue);
+   if (!q)
+      return;
+   q->pending = NULL;
+   const bool tracing = tl_session_tracing() && tl_device_ensure_started(td);
+   struct tl_submission *sub = NULL;
+   if (tracing) {
+      q->pre_boottime_ns = gc_boottime_ns();
+      sub = tl_submission_new(td);
+      if (sub) {
+         sub->kind = TL_SUB_WORK;
+         sub->queue = q;
+         sub->id = tl_next_submission_id();
+      }
+   }
+   for (uint32_t i = 0; i < submit->count; i++) {
+      if (submit->submits) {
+         const VkSubmitInfo *s = &submit->submits[i];
+         for (uint32_t j = 0; j < s->commandBufferCount; j++)
+            add_command_buffer(td, sub, s->pCommandBuffers[j]);
+      } else {
+         const VkSubmitInfo2 *s = &submit->submits2[i];
+         for (uint32_t j = 0; j < s->commandBufferInfoCount; j++)
+            add_command_buffer(td, sub, s->pCommandBufferInfos[j].commandBuffer);
+      }
+   }
+   if (!sub)
+      return;
+   for (uint32_t i = 0; i < sub->nresults; i++) {
+      struct tl_result *res = &sub->results[i];
+      res->values = res->rec->nslots ? sub->values + res->values_offset : NULL;
+   }
+
+   if (td->clock_source == GC_SOURCE_BRACKET) {
+      unsigned wanted = 1;
+      if (atomic_compare_exchange_strong(&td->bracket_state, &wanted, 2u))
+         submit_calibration(td, q);
+   }
+   if (sub->span_app_cb) {
+      sub->span_chunk = tl_query_take(td);
+      if (sub->span_chunk)
+         sub->span_cbs[0] = tl_own_timestamp_cb(td, q, sub->span_chunk, 0);
+      if (sub->span_cbs[0] && !submit_own(td, q, sub->span_cbs[0], VK_NULL_HANDLE)) {
+         /* Never submitted: free to reuse. */
+         tl_own_cb_put(td, q, sub->span_cbs[0]);
+         sub->span_cbs[0] = VK_NULL_HANDLE;
+      }
+      if (!sub->span_cbs[0]) {
+         tl_query_give(td, sub->span_chunk);
+         sub->span_chunk = NULL;
+      }
+   }
+   q->pending = sub;
+}
+
+static void
+write_submit_event(struct tl_device *td, struct tl_queue *q, const struct tl_submit *submit,
+                   uint32_t id, uint64_t start, uint64_t end)
+{
+   uint32_t gen = tl_session_generation();
+   pthread_mutex_lock(&q->writer_lock);
+   if (q->writer && q->writer_gen != gen) {
+      tl_session_release_writer(q->writer);
+      q->writer = NULL;
+   }
+   if (!q->writer && q->writer_gen != gen) {
+      /* One attempt per tracing period. */
+      q->writer = tl_session_new_writer(gen);
+      q->writer_gen = gen;
+   }
+   if (q->writer)
+      em_queue_submit(q->writer, start, end - start, td->pid, thread_id(),
+                      (uint64_t)(uintptr_t)q->handle, submit, id);
+   pthread_mutex_unlock(&q->writer_lock);
+}
+
+/* Every submitted primary ends with its command-buffer timestamp, written
+ * after all its work (bottom of pipe): completion is visible there. */
+static bool
+ends_with_timestamps(const struct tl_submission *sub)
+{
+   if (!sub->nentries)
+      return false;
+   for (uint32_t i = 0; i < sub->nentries; i++) {
+      const struct tl_recording *rec = sub->results[sub->entries[i].first].rec;
+      if (!rec->nregions || rec->regions[0].stage != TL_STAGE_COMMAND_BUFFER ||
+          rec->regions[0].end == TL_NO_SLOT || rec->regions[0].dropped)
+         return false;
+   }
+   return true;
+}
+
+/* From now on a re-submission must read these results first. */
+static void
+mark_pending(struct tl_submission *sub)
+{
+   for (uint32_t i = 0; i < sub->nresults; i++) {
+      struct tl_recording *rec = sub->results[i].rec;
+      if (!rec->nslots)
+         continue;
+      pthread_mutex_lock(&rec->lock);
+      rec->pending = &sub->results[i];
+      pthread_mutex_unlock(&rec->lock);
+   }
+}
+
+static void
+drop_results(struct tl_submission *sub)
+{
+   for (uint32_t i = 0; i < sub->nresults; i++)
+      tl_recording_unref(sub->results[i].rec);
+   sub->nresults = sub->nentries = sub->nvalues = 0;
+}
+
+void
+tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *submit,
+               VkResult result)
+{
+   struct tl_queue *q = tl_queue_find(td, queue);
+   if (!q || !q->pending)
+      return;
+   struct tl_submission *sub = q->pending;
+   q->pending = NULL;
+   const uint64_t end = gc_boottime_ns();
+   const bool ok = result == VK_SUCCESS;
+   if (ok)
+      write_submit_event(td, q, submit, sub->id, q->pre_boottime_ns, end);
+   else
+      drop_results(sub); /* nothing of it ran */
+
+   /* Something to collect, or an own command buffer already in flight:
+    * our fence goes behind the application's work. */
+   if (!sub->nresults && !sub->span_cbs[0]) {
+      tl_submission_free(td, sub);
+      return;
+   }
+   if (ok && !sub->span_cbs[0] && ends_with_timestamps(sub)) {
+      /* The collector sees completion in the last timestamps: no extra
+       * submission needed. */
+      mark_pending(sub);
+      if (!col_push(td->collector, sub))
+         tl_submission_free(td, sub);
+      return;
+   }
+   if (ok && sub->span_chunk)
+      sub->span_cbs[1] = tl_own_timestamp_cb(td, q, sub->span_chunk, 1);
+   sub->fence = tl_fence_get(td);
+   if (!sub->fence || !submit_own(td, q, sub->span_cbs[1], sub->fence)) {
+      tl_own_cb_put(td, q, sub->span_cbs[1]);
+      sub->span_cbs[1] = VK_NULL_HANDLE;
+      if (sub->fence)
+         tl_fence_put(td, sub->fence);
+      sub->fence = VK_NULL_HANDLE;
+      if (sub->span_cbs[0]) {
+         /* In flight with no fence to wait for: leak it rather than reuse. */
+         sub->span_cbs[0] = VK_NULL_HANDLE;
+         sub->span_chunk = NULL;
+      }
+      tl_submission_free(td, sub);
+      return;
+   }
+   mark_pending(sub);
+   if (!col_push(td->collector, sub)) {
+      /* Collector gone (process exit): leak what the GPU may still use. */
+      sub->fence = VK_NULL_HANDLE;
+      sub->span_cbs[0] = sub->span_cbs[1] = VK_NULL_HANDLE;
+      sub->span_chunk = NULL;
+      tl_submission_free(td, sub);
+   }
+}

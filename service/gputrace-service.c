@@ -1,0 +1,192 @@
+/* gputrace-service: a small Perfetto-compatible tracing service. It
+ * listens on the producer socket, enables the named data sources on every
+ * producer that registers them, and writes what they trace into a
+ * .pftrace when the duration ends or on SIGINT/SIGTERM.
+ *
+ * Exit status: 0 trace written, 1 runtime failure, 2 usage error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc_conn.h"
+#include "service_session.h"
+
+#define PROG "gputrace-service"
+#define MAX_DATA_SOURCES 64
+
+static int g_stop_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    char c = 1;
+    ssize_t rc = write(g_stop_pipe[1], &c, 1);
+    (void)rc;
+    errno = saved;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " --output FILE --data-source NAME [--data-source NAME ...]\n"
+            "       [--socket PATH] [--buffer-kb N] [--fill-policy ring|discard]\n"
+            "       [--duration-ms N] [--slow-ms N] [--flush-timeout-ms N] [--verbose]\n"
+            "\n"
+            "Records the named data sources of every producer that connects to the\n"
+            "producer socket (default: as Perfetto resolves it, honouring\n"
+            "PERFETTO_PRODUCER_SOCK_NAME) until --duration-ms elapses (0: no limit) or\n"
+            "SIGINT/SIGTERM, then writes a .pftrace to FILE.\n"
+            "  --buffer-kb N       central buffer size (default 32768)\n"
+            "  --fill-policy P     ring (overwrite oldest, default) or discard (drop new)\n"
+            "  --slow-ms N         sleep N ms before handling each CommitData (loss tests)\n");
+}
+
+static bool parse_u32(const char *s, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *s == '\0' || *end != '\0' || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"data-source", required_argument, NULL, 'd'},
+        {"socket", required_argument, NULL, 's'},
+        {"buffer-kb", required_argument, NULL, 'b'},
+        {"fill-policy", required_argument, NULL, 'f'},
+        {"duration-ms", required_argument, NULL, 't'},
+        {"slow-ms", required_argument, NULL, 'w'},
+        {"flush-timeout-ms", required_argument, NULL, 'F'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *output = NULL, *socket_path = NULL;
+    const char *data_sources[MAX_DATA_SOURCES];
+    gts_config cfg = {.buffer_size = 32u << 20, .fill_policy = CB_RING_BUFFER};
+    uint32_t v;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:d:s:b:f:t:w:F:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case 'd':
+            if (cfg.num_data_sources == MAX_DATA_SOURCES) {
+                fprintf(stderr, PROG ": too many --data-source\n");
+                return 2;
+            }
+            data_sources[cfg.num_data_sources++] = optarg;
+            break;
+        case 's':
+            socket_path = optarg;
+            break;
+        case 'b':
+            if (!parse_u32(optarg, &v) || v < 4 || v > (4u << 20)) {
+                fprintf(stderr, PROG ": --buffer-kb: expected 4..4194304, got '%s'\n", optarg);
+                return 2;
+            }
+            cfg.buffer_size = (size_t)v * 1024u;
+            break;
+        case 'f':
+            if (strcmp(optarg, "ring") == 0) {
+                cfg.fill_policy = CB_RING_BUFFER;
+            } else if (strcmp(optarg, "discard") == 0) {
+                cfg.fill_policy = CB_DISCARD;
+            } else {
+                fprintf(stderr, PROG ": --fill-policy: expected ring or discard\n");
+                return 2;
+            }
+            break;
+        case 't':
+        case 'w':
+        case 'F':
+            if (!parse_u32(optarg, &v)) {
+                fprintf(stderr, PROG ": %s: not a number: '%s'\n", argv[optind - 1], optarg);
+                return 2;
+            }
+            if (c == 't')
+                cfg.duration_ms = v;
+            else if (c == 'w')
+                cfg.slow_ms = v;
+            else
+                cfg.flush_timeout_ms = v;
+            break;
+        case 'v':
+            cfg.verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc || !output || cfg.num_data_sources == 0) {
+        if (!output || cfg.num_data_sources == 0)
+            fprintf(stderr, PROG ": --output and at least one --data-source are required\n");
+        usage(stderr);
+        return 2;
+    }
+    cfg.data_sources = data_sources;
+    if (!socket_path)
+        socket_path = ipc_producer_socket_path();
+
+    if (pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        perror(PROG ": pipe");
+        return 1;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out_fd < 0) {
+        fprintf(stderr, PROG ": %s: %s\n", output, strerror(errno));
+        return 1;
+    }
+    int listen_fd = ipc_socket_listen(socket_path);
+    if (listen_fd < 0) {
+        fprintf(stderr, PROG ": %s: cannot listen: %s\n", socket_path, strerror(errno));
+        close(out_fd);
+        return 1;
+    }
+    gts_service *s = gts_service_create(&cfg, listen_fd, out_fd);
+    if (!s) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return 1;
+    }
+    fprintf(stderr, PROG ": listening on %s\n", socket_path);
+    bool ok = gts_service_run(s, g_stop_pipe[0]);
+    gts_stats st;
+    gts_service_get_stats(s, &st);
+    gts_service_destroy(s);
+    if (socket_path[0] != '@')
+        unlink(socket_path);
+    fprintf(stderr,
+            PROG ": %s: %llu packets from %llu producers (%llu commits, %llu chunks, "
+            "%llu chunks discarded, %llu protocol errors)\n",
+            output, (unsigned long long)st.packets_written, (unsigned long long)st.producers_seen,
+            (unsigned long long)st.commits, (unsigned long long)st.chunks_moved,
+            (unsigned long long)st.chunks_discarded, (unsigned long long)st.protocol_errors);
+    if (!ok) {
+        fprintf(stderr, PROG ": %s: write failed\n", output);
+        return 1;
+    }
+    return 0;
+}

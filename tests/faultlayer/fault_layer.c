@@ -1,0 +1,925 @@
+/* fault_layer.c — VK_LAYER_GPUTRACE_clockfault, a test-only Vulkan layer
+ * that sits between VK_LAYER_GPUTRACE_timeline and the driver and lies
+ * about the device clock (fault_model.h), about calibration, and about the
+ * device being alive.
+ *
+ * What it changes, and through which entry points:
+ *  - timestamps: vkGetQueryPoolResults on TIMESTAMP pools (pools are
+ *    recorded at vkCreateQueryPool) and the DEVICE domain of
+ *    vkGetCalibratedTimestamps{EXT,KHR}. vkCmdCopyQueryPoolResults writes
+ *    on the GPU and cannot be altered from here; the timing layer reads its
+ *    queries with vkGetQueryPoolResults only (layer/collector.c,
+ *    layer/timeline_submit.c), which is what makes these tests meaningful;
+ *  - VkPhysicalDeviceLimits::timestampPeriod (Properties, 2, 2KHR) and
+ *    VkQueueFamilyProperties::timestampValidBits (all three variants);
+ *  - calibration: failures, noise with a matching maxDeviation, or the
+ *    extension hidden (filtered from vkEnumerateDeviceExtensionProperties,
+ *    and the time-domain / calibration functions not handed out);
+ *  - device loss: VK_ERROR_DEVICE_LOST from submits, query results and
+ *    fence waits after a number of calls, sticky afterwards. Before the
+ *    first lost result the real device is drained, so whatever the
+ *    application frees after seeing it is really idle (lavapipe keeps
+ *    running; only the answers are faked).
+ *
+ * Assumes a driver with timestampPeriod 1 and 64 valid bits (lavapipe).
+ * Loader plumbing follows docs/LoaderLayerInterface.md (interface 2); state
+ * is keyed on the dispatch key, never on wrapped handles.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <vulkan/vk_layer.h>
+#include <vulkan/vulkan.h>
+
+#include "fault_model.h"
+
+#define FL_LAYER_NAME "VK_LAYER_GPUTRACE_clockfault"
+#define FL_MAX_OBJECTS 64
+#define FL_STACK_QUERIES 64
+
+/* ---- configuration, counters, randomness ----------------------------------- */
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static struct fm_config g_cfg;
+static const char *g_truth_path;
+
+static struct {
+   atomic_uint_fast64_t query_values, calibrations, calibration_failures, noisy_readings;
+   atomic_uint_fast64_t submits, results, waits, lost_returned;
+   atomic_bool lost;
+} g_count;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_rng;
+
+static uint64_t
+monotonic_ns(void)
+{
+   struct timespec ts;
+   clock_gettime(CLOCK_MONOTONIC, &ts);
+   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+write_truth(void)
+{
+   if (!g_truth_path)
+      return;
+   struct fm_counters n = {
+      .query_values = atomic_load(&g_count.query_values),
+      .calibrations = atomic_load(&g_count.calibrations),
+      .calibration_failures = atomic_load(&g_count.calibration_failures),
+      .noisy_readings = atomic_load(&g_count.noisy_readings),
+      .submits = atomic_load(&g_count.submits),
+      .results = atomic_load(&g_count.results),
+      .waits = atomic_load(&g_count.waits),
+      .lost_returned = atomic_load(&g_count.lost_returned),
+      .lost = atomic_load(&g_count.lost),
+   };
+   pthread_mutex_lock(&g_lock);
+   if (!fm_truth_write(g_truth_path, &g_cfg, &n))
+      fprintf(stderr, "clockfault: cannot write %s\n", g_truth_path);
+   pthread_mutex_unlock(&g_lock);
+}
+
+static void
+load_config(void)
+{
+   fm_config_from_env(&g_cfg, monotonic_ns());
+   g_rng = g_cfg.seed ? g_cfg.seed : 1;
+   const char *p = getenv("GPUTRACE_FAULT_TRUTH_FILE");
+   g_truth_path = p && *p ? p : NULL;
+   write_truth();
+}
+
+/* xorshift64*: deterministic per seed, which keeps failures reproducible. */
+static uint64_t
+rng_next(void)
+{
+   pthread_mutex_lock(&g_lock);
+   uint64_t x = g_rng;
+   x ^= x >> 12;
+   x ^= x << 25;
+   x ^= x >> 27;
+   g_rng = x;
+   pthread_mutex_unlock(&g_lock);
+   return x * 0x2545F4914F6CDD1Dull;
+}
+
+static double
+rng_unit(void)
+{
+   return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
+
+static void __attribute__((destructor))
+final_truth(void)
+{
+   /* Applications that exit without vkDestroyInstance still leave counts. */
+   if (g_truth_path)
+      write_truth();
+}
+
+/* ---- objects ----------------------------------------------------------------- */
+
+static inline void *
+dispatch_key(const void *handle)
+{
+   return *(void *const *)handle;
+}
+
+struct fl_instance {
+   void *key;
+   VkInstance handle;
+   PFN_vkGetInstanceProcAddr gipa;
+   PFN_vkDestroyInstance DestroyInstance;
+   PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+   PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
+   PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2KHR;
+   PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
+   PFN_vkGetPhysicalDeviceQueueFamilyProperties2 GetPhysicalDeviceQueueFamilyProperties2;
+   PFN_vkGetPhysicalDeviceQueueFamilyProperties2 GetPhysicalDeviceQueueFamilyProperties2KHR;
+   PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
+};
+
+struct fl_device {
+   void *key;
+   VkDevice handle;
+   PFN_vkGetDeviceProcAddr gdpa;
+   PFN_vkDestroyDevice DestroyDevice;
+   PFN_vkCreateQueryPool CreateQueryPool;
+   PFN_vkDestroyQueryPool DestroyQueryPool;
+   PFN_vkGetQueryPoolResults GetQueryPoolResults;
+   PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsEXT;
+   PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsKHR;
+   PFN_vkQueueSubmit QueueSubmit;
+   PFN_vkQueueSubmit2 QueueSubmit2;
+   PFN_vkQueueSubmit2 QueueSubmit2KHR;
+   PFN_vkWaitForFences WaitForFences;
+   PFN_vkGetFenceStatus GetFenceStatus;
+   PFN_vkQueueWaitIdle QueueWaitIdle;
+   PFN_vkDeviceWaitIdle DeviceWaitIdle;
+
+   /* Submits hold it shared; declaring the device lost holds it
+    * exclusively while draining the real device. */
+   pthread_rwlock_t submit_lock;
+   atomic_bool lost;
+
+   pthread_mutex_t pool_lock;
+   VkQueryPool *timestamp_pools;
+   size_t npools, cap;
+};
+
+static struct fl_instance *g_instances[FL_MAX_OBJECTS];
+static struct fl_device *g_devices[FL_MAX_OBJECTS];
+static pthread_rwlock_t g_map_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static struct fl_instance *
+instance_of(const void *dispatchable)
+{
+   if (!dispatchable)
+      return NULL;
+   void *key = dispatch_key(dispatchable);
+   struct fl_instance *found = NULL;
+   pthread_rwlock_rdlock(&g_map_lock);
+   for (int i = 0; i < FL_MAX_OBJECTS && !found; i++) {
+      if (g_instances[i] && g_instances[i]->key == key)
+         found = g_instances[i];
+   }
+   pthread_rwlock_unlock(&g_map_lock);
+   return found;
+}
+
+static struct fl_device *
+device_of(const void *dispatchable)
+{
+   void *key = dispatch_key(dispatchable);
+   struct fl_device *found = NULL;
+   pthread_rwlock_rdlock(&g_map_lock);
+   for (int i = 0; i < FL_MAX_OBJECTS && !found; i++) {
+      if (g_devices[i] && g_devices[i]->key == key)
+         found = g_devices[i];
+   }
+   pthread_rwlock_unlock(&g_map_lock);
+   return found;
+}
+
+/* Publishes `obj` in `table`; false when the table is full. */
+static bool
+publish(void **table, void *obj)
+{
+   bool ok = false;
+   pthread_rwlock_wrlock(&g_map_lock);
+   for (int i = 0; i < FL_MAX_OBJECTS && !ok; i++) {
+      if (!table[i]) {
+         table[i] = obj;
+         ok = true;
+      }
+   }
+   pthread_rwlock_unlock(&g_map_lock);
+   return ok;
+}
+
+static void
+unpublish(void **table, void *obj)
+{
+   pthread_rwlock_wrlock(&g_map_lock);
+   for (int i = 0; i < FL_MAX_OBJECTS; i++) {
+      if (table[i] == obj)
+         table[i] = NULL;
+   }
+   pthread_rwlock_unlock(&g_map_lock);
+}
+
+static bool
+is_calibration_name(const char *name)
+{
+   return strcmp(name, "vkGetCalibratedTimestampsEXT") == 0 ||
+          strcmp(name, "vkGetCalibratedTimestampsKHR") == 0 ||
+          strcmp(name, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT") == 0 ||
+          strcmp(name, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR") == 0;
+}
+
+static bool
+is_calibration_extension(const char *name)
+{
+   return strcmp(name, "VK_EXT_calibrated_timestamps") == 0 ||
+          strcmp(name, "VK_KHR_calibrated_timestamps") == 0;
+}
+
+/* ---- timestamp pools ----------------------------------------------------------- */
+
+static void
+pool_add(struct fl_device *d, VkQueryPool pool)
+{
+   pthread_mutex_lock(&d->pool_lock);
+   if (d->npools == d->cap) {
+      size_t cap = d->cap ? 2 * d->cap : 16;
+      VkQueryPool *p = realloc(d->timestamp_pools, cap * sizeof *p);
+      if (p) {
+         d->timestamp_pools = p;
+         d->cap = cap;
+      }
+   }
+   if (d->npools < d->cap)
+      d->timestamp_pools[d->npools++] = pool;
+   else
+      fprintf(stderr, "clockfault: out of memory: a timestamp pool stays untransformed\n");
+   pthread_mutex_unlock(&d->pool_lock);
+}
+
+static void
+pool_remove(struct fl_device *d, VkQueryPool pool)
+{
+   pthread_mutex_lock(&d->pool_lock);
+   for (size_t i = 0; i < d->npools; i++) {
+      if (d->timestamp_pools[i] == pool) {
+         d->timestamp_pools[i] = d->timestamp_pools[--d->npools];
+         break;
+      }
+   }
+   pthread_mutex_unlock(&d->pool_lock);
+}
+
+static bool
+pool_is_timestamp(struct fl_device *d, VkQueryPool pool)
+{
+   bool found = false;
+   pthread_mutex_lock(&d->pool_lock);
+   for (size_t i = 0; i < d->npools && !found; i++)
+      found = d->timestamp_pools[i] == pool;
+   pthread_mutex_unlock(&d->pool_lock);
+   return found;
+}
+
+/* ---- device loss ------------------------------------------------------------- */
+
+static void
+declare_lost(struct fl_device *d)
+{
+   pthread_rwlock_wrlock(&d->submit_lock);
+   if (!atomic_load(&d->lost)) {
+      /* Nothing new goes down once `lost` is set; wait for what already
+       * did, so resources freed after the error are really unused. */
+      d->DeviceWaitIdle(d->handle);
+      atomic_store(&d->lost, true);
+      atomic_store(&g_count.lost, true);
+      fprintf(stderr, "clockfault: device %p is now lost (injected)\n", (void *)d->handle);
+   }
+   pthread_rwlock_unlock(&d->submit_lock);
+}
+
+/* Counts one call on `counter`; true (and the device lost) when this call
+ * is past `limit`, or the device already is. */
+static bool
+lost_now(struct fl_device *d, atomic_uint_fast64_t *counter, uint64_t limit)
+{
+   uint64_t n = atomic_fetch_add(counter, 1) + 1;
+   if (!atomic_load(&d->lost) && limit && n > limit)
+      declare_lost(d);
+   if (atomic_load(&d->lost)) {
+      atomic_fetch_add(&g_count.lost_returned, 1);
+      return true;
+   }
+   return false;
+}
+
+static bool
+already_lost(struct fl_device *d)
+{
+   if (!atomic_load(&d->lost))
+      return false;
+   atomic_fetch_add(&g_count.lost_returned, 1);
+   return true;
+}
+
+/* ---- instance hooks ------------------------------------------------------------ */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
+                  VkInstance *out)
+{
+   VkLayerInstanceCreateInfo *link = (VkLayerInstanceCreateInfo *)info->pNext;
+   while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
+                    link->function == VK_LAYER_LINK_INFO))
+      link = (VkLayerInstanceCreateInfo *)link->pNext;
+   if (!link || !link->u.pLayerInfo)
+      return VK_ERROR_INITIALIZATION_FAILED;
+   PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+   PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(VK_NULL_HANDLE, "vkCreateInstance");
+   if (!create)
+      return VK_ERROR_INITIALIZATION_FAILED;
+
+   pthread_once(&g_once, load_config);
+   VkResult r = create(info, alloc, out);
+   if (r != VK_SUCCESS)
+      return r;
+
+   struct fl_instance *inst = calloc(1, sizeof *inst);
+   if (!inst)
+      goto fail_destroy;
+   inst->key = dispatch_key(*out);
+   inst->handle = *out;
+   inst->gipa = gipa;
+#define GET(name) inst->name = (PFN_vk##name)gipa(*out, "vk" #name)
+   GET(DestroyInstance);
+   GET(GetPhysicalDeviceProperties);
+   GET(GetPhysicalDeviceProperties2);
+   GET(GetPhysicalDeviceQueueFamilyProperties);
+   GET(GetPhysicalDeviceQueueFamilyProperties2);
+   GET(EnumerateDeviceExtensionProperties);
+#undef GET
+   inst->GetPhysicalDeviceProperties2KHR =
+      (PFN_vkGetPhysicalDeviceProperties2)gipa(*out, "vkGetPhysicalDeviceProperties2KHR");
+   inst->GetPhysicalDeviceQueueFamilyProperties2KHR =
+      (PFN_vkGetPhysicalDeviceQueueFamilyProperties2)gipa(
+         *out, "vkGetPhysicalDeviceQueueFamilyProperties2KHR");
+   if (!publish((void **)g_instances, inst))
+      goto fail_free;
+   return VK_SUCCESS;
+
+fail_free:
+   free(inst);
+fail_destroy:;
+   PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)gipa(*out, "vkDestroyInstance");
+   if (destroy)
+      destroy(*out, alloc);
+   *out = VK_NULL_HANDLE;
+   return VK_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
+{
+   struct fl_instance *inst = instance_of(instance);
+   if (!inst)
+      return;
+   unpublish((void **)g_instances, inst);
+   inst->DestroyInstance(instance, alloc);
+   free(inst);
+   write_truth();
+}
+
+static void
+patch_limits(VkPhysicalDeviceLimits *limits)
+{
+   if (g_cfg.period_ns > 0)
+      limits->timestampPeriod = g_cfg.period_ns;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_GetPhysicalDeviceProperties(VkPhysicalDevice pd, VkPhysicalDeviceProperties *props)
+{
+   struct fl_instance *inst = instance_of(pd);
+   if (!inst)
+      return;
+   inst->GetPhysicalDeviceProperties(pd, props);
+   patch_limits(&props->limits);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_GetPhysicalDeviceProperties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2 *props)
+{
+   struct fl_instance *inst = instance_of(pd);
+   if (!inst)
+      return;
+   inst->GetPhysicalDeviceProperties2(pd, props);
+   patch_limits(&props->properties.limits);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_GetPhysicalDeviceProperties2KHR(VkPhysicalDevice pd, VkPhysicalDeviceProperties2 *props)
+{
+   struct fl_instance *inst = instance_of(pd);
+   if (!inst)
+      return;
+   inst->GetPhysicalDeviceProperties2KHR(pd, props);
+   patch_limits(&props->properties.limits);
+}
+
+static void
+patch_family(VkQueueFamilyProperties *f)
+{
+   if (g_cfg.valid_bits && f->timestampValidBits)
+      f->timestampValidBits = g_cfg.valid_bits;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_GetPhysicalDeviceQueueFamilyProperties(VkPhysicalDevice pd, uint32_t *count,
+                                          VkQueueFamilyProperties *props)
+{
+   struct fl_instance *inst = instance_of(pd);
+   if (!inst)
+      return;
+   inst->GetPhysicalDeviceQueueFamilyProperties(pd, count, props);
+   for (uint32_t i = 0; props && i < *count; i++)
+      patch_family(&props[i]);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_GetPhysicalDeviceQueueFamilyProperties2(VkPhysicalDevice pd, uint32_t *count,
+                                           VkQueueFamilyProperties2 *props)
+{
+   struct fl_instance *inst = instance_of(pd);
+   if (!inst)
+      return;
+   inst->GetPhysicalDeviceQueueFamilyProperties2(pd, count, props);
+   for (uint32_t i = 0; props && i < *count; i++)
+      patch_family(&props[i].queueFamilyProperties);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_GetPhysicalDeviceQueueFamilyProperties2KHR(VkPhysicalDevice pd, uint32_t *count,
+                                              VkQueueFamilyProperties2 *props)
+{
+   struct fl_instance *inst = instance_of(pd);
+   if (!inst)
+      return;
+   inst->GetPhysicalDeviceQueueFamilyProperties2KHR(pd, count, props);
+   for (uint32_t i = 0; props && i < *count; i++)
+      patch_family(&props[i].queueFamilyProperties);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_EnumerateDeviceExtensionProperties(VkPhysicalDevice pd, const char *layer, uint32_t *count,
+                                      VkExtensionProperties *props)
+{
+   if (layer && strcmp(layer, FL_LAYER_NAME) == 0) {
+      *count = 0; /* this layer offers no extensions */
+      return VK_SUCCESS;
+   }
+   struct fl_instance *inst = instance_of(pd);
+   if (!inst)
+      return VK_ERROR_INITIALIZATION_FAILED;
+   if (layer || !g_cfg.hide_calibration)
+      return inst->EnumerateDeviceExtensionProperties(pd, layer, count, props);
+
+   uint32_t n = 0;
+   VkResult r = inst->EnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+   if (r != VK_SUCCESS)
+      return r;
+   VkExtensionProperties *all = calloc(n ? n : 1, sizeof *all);
+   if (!all)
+      return VK_ERROR_OUT_OF_HOST_MEMORY;
+   r = inst->EnumerateDeviceExtensionProperties(pd, NULL, &n, all);
+   if (r < 0) {
+      free(all);
+      return r;
+   }
+   uint32_t kept = 0;
+   for (uint32_t i = 0; i < n; i++) {
+      if (!is_calibration_extension(all[i].extensionName))
+         all[kept++] = all[i];
+   }
+   if (!props) {
+      *count = kept;
+      free(all);
+      return VK_SUCCESS;
+   }
+   uint32_t copy = *count < kept ? *count : kept;
+   memcpy(props, all, copy * sizeof *props);
+   *count = copy;
+   free(all);
+   return copy < kept ? VK_INCOMPLETE : VK_SUCCESS;
+}
+
+/* ---- device creation --------------------------------------------------------- */
+
+static PFN_vkVoidFunction fl_device_hook(const char *name);
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
+                const VkAllocationCallbacks *alloc, VkDevice *out)
+{
+   VkLayerDeviceCreateInfo *link = (VkLayerDeviceCreateInfo *)info->pNext;
+   while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+                    link->function == VK_LAYER_LINK_INFO))
+      link = (VkLayerDeviceCreateInfo *)link->pNext;
+   struct fl_instance *inst = instance_of(pd);
+   if (!link || !link->u.pLayerInfo || !inst)
+      return VK_ERROR_INITIALIZATION_FAILED;
+   PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+   PFN_vkGetDeviceProcAddr gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+   PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->handle, "vkCreateDevice");
+   if (!create)
+      return VK_ERROR_INITIALIZATION_FAILED;
+   VkResult r = create(pd, info, alloc, out);
+   if (r != VK_SUCCESS)
+      return r;
+
+   struct fl_device *d = calloc(1, sizeof *d);
+   if (!d)
+      goto fail_destroy;
+   d->key = dispatch_key(*out);
+   d->handle = *out;
+   d->gdpa = gdpa;
+#define GET(name) d->name = (PFN_vk##name)gdpa(*out, "vk" #name)
+   GET(DestroyDevice);
+   GET(CreateQueryPool);
+   GET(DestroyQueryPool);
+   GET(GetQueryPoolResults);
+   GET(GetCalibratedTimestampsEXT);
+   GET(QueueSubmit);
+   GET(QueueSubmit2);
+   GET(WaitForFences);
+   GET(GetFenceStatus);
+   GET(QueueWaitIdle);
+   GET(DeviceWaitIdle);
+#undef GET
+   d->GetCalibratedTimestampsKHR =
+      (PFN_vkGetCalibratedTimestampsEXT)gdpa(*out, "vkGetCalibratedTimestampsKHR");
+   d->QueueSubmit2KHR = (PFN_vkQueueSubmit2)gdpa(*out, "vkQueueSubmit2KHR");
+   pthread_rwlock_init(&d->submit_lock, NULL);
+   pthread_mutex_init(&d->pool_lock, NULL);
+   atomic_init(&d->lost, false);
+   if (!publish((void **)g_devices, d))
+      goto fail_free;
+   return VK_SUCCESS;
+
+fail_free:
+   pthread_rwlock_destroy(&d->submit_lock);
+   pthread_mutex_destroy(&d->pool_lock);
+   free(d);
+fail_destroy:;
+   PFN_vkDestroyDevice destroy = (PFN_vkDestroyDevice)gdpa(*out, "vkDestroyDevice");
+   if (destroy)
+      destroy(*out, alloc);
+   *out = VK_NULL_HANDLE;
+   return VK_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
+{
+   if (!device)
+      return;
+   struct fl_device *d = device_of(device);
+   if (!d)
+      return;
+   unpublish((void **)g_devices, d);
+   d->DestroyDevice(device, alloc);
+   pthread_rwlock_destroy(&d->submit_lock);
+   pthread_mutex_destroy(&d->pool_lock);
+   free(d->timestamp_pools);
+   free(d);
+   write_truth();
+}
+
+/* ---- device hooks ------------------------------------------------------------ */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_CreateQueryPool(VkDevice device, const VkQueryPoolCreateInfo *info,
+                   const VkAllocationCallbacks *alloc, VkQueryPool *pool)
+{
+   struct fl_device *d = device_of(device);
+   VkResult r = d->CreateQueryPool(device, info, alloc, pool);
+   if (r == VK_SUCCESS && info->queryType == VK_QUERY_TYPE_TIMESTAMP)
+      pool_add(d, *pool);
+   return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_DestroyQueryPool(VkDevice device, VkQueryPool pool, const VkAllocationCallbacks *alloc)
+{
+   struct fl_device *d = device_of(device);
+   if (pool)
+      pool_remove(d, pool);
+   d->DestroyQueryPool(device, pool, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_GetQueryPoolResults(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count,
+                       size_t size, void *data, VkDeviceSize stride, VkQueryResultFlags flags)
+{
+   struct fl_device *d = device_of(device);
+   if (lost_now(d, &g_count.results, g_cfg.lost_after_results))
+      return VK_ERROR_DEVICE_LOST;
+   if (!g_cfg.transforms || !pool_is_timestamp(d, pool))
+      return d->GetQueryPoolResults(device, pool, first, count, size, data, stride, flags);
+
+   /* Read everything as 64-bit with availability into our own buffer, so
+    * 32-bit results are transformed from the full value and unavailable
+    * queries are left untouched as the spec requires. */
+   uint64_t stack[2 * FL_STACK_QUERIES];
+   uint64_t *tmp = count <= FL_STACK_QUERIES ? stack : malloc((size_t)count * 16);
+   if (!tmp)
+      return VK_ERROR_OUT_OF_HOST_MEMORY;
+   const VkQueryResultFlags down =
+      (flags & (VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_PARTIAL_BIT)) |
+      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+   VkResult r = d->GetQueryPoolResults(device, pool, first, count, (size_t)count * 16, tmp, 16,
+                                       down);
+   if (r != VK_SUCCESS && r != VK_NOT_READY)
+      goto out;
+   const bool wide = flags & VK_QUERY_RESULT_64_BIT;
+   const bool with_avail = flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+   for (uint32_t i = 0; i < count; i++) {
+      uint8_t *dst = (uint8_t *)data + (size_t)i * stride;
+      uint64_t value = tmp[2 * i], avail = tmp[2 * i + 1];
+      bool write_value = avail || (flags & VK_QUERY_RESULT_PARTIAL_BIT);
+      if (avail) {
+         value = fm_forward(&g_cfg, value);
+         atomic_fetch_add(&g_count.query_values, 1);
+      }
+      if (wide) {
+         if (write_value)
+            memcpy(dst, &value, 8);
+         if (with_avail)
+            memcpy(dst + 8, &avail, 8);
+      } else {
+         uint32_t v32 = (uint32_t)value, a32 = (uint32_t)(avail != 0);
+         if (write_value)
+            memcpy(dst, &v32, 4);
+         if (with_avail)
+            memcpy(dst + 4, &a32, 4);
+      }
+   }
+out:
+   if (tmp != stack)
+      free(tmp);
+   return r;
+}
+
+static VkResult
+calibrated(struct fl_device *d, PFN_vkGetCalibratedTimestampsEXT next, uint32_t count,
+           const VkCalibratedTimestampInfoEXT *infos, uint64_t *ts, uint64_t *max_deviation)
+{
+   uint64_t call = atomic_fetch_add(&g_count.calibrations, 1);
+   if (call < g_cfg.calib_fail_first ||
+       (g_cfg.calib_fail_prob > 0 && rng_unit() < g_cfg.calib_fail_prob)) {
+      atomic_fetch_add(&g_count.calibration_failures, 1);
+      return (VkResult)g_cfg.calib_result;
+   }
+   VkResult r = next(d->handle, count, infos, ts, max_deviation);
+   if (r != VK_SUCCESS)
+      return r;
+   /* The device sample taken up to maxDeviation after the host ones: what
+    * the reported deviation allows. */
+   uint64_t noise = 0;
+   if (g_cfg.deviation_ns) {
+      noise = rng_next() % (g_cfg.deviation_ns + 1);
+      atomic_fetch_add(&g_count.noisy_readings, 1);
+      if (*max_deviation < g_cfg.deviation_ns)
+         *max_deviation = g_cfg.deviation_ns;
+   }
+   for (uint32_t i = 0; i < count; i++) {
+      if (infos[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT)
+         ts[i] = fm_forward(&g_cfg, ts[i] + noise);
+   }
+   return VK_SUCCESS;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_GetCalibratedTimestampsEXT(VkDevice device, uint32_t count,
+                              const VkCalibratedTimestampInfoEXT *infos, uint64_t *ts,
+                              uint64_t *max_deviation)
+{
+   struct fl_device *d = device_of(device);
+   return calibrated(d, d->GetCalibratedTimestampsEXT, count, infos, ts, max_deviation);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_GetCalibratedTimestampsKHR(VkDevice device, uint32_t count,
+                              const VkCalibratedTimestampInfoEXT *infos, uint64_t *ts,
+                              uint64_t *max_deviation)
+{
+   struct fl_device *d = device_of(device);
+   return calibrated(d, d->GetCalibratedTimestampsKHR, count, infos, ts, max_deviation);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_QueueSubmit(VkQueue queue, uint32_t n, const VkSubmitInfo *submits, VkFence fence)
+{
+   struct fl_device *d = device_of(queue);
+   if (lost_now(d, &g_count.submits, g_cfg.lost_after_submits))
+      return VK_ERROR_DEVICE_LOST;
+   pthread_rwlock_rdlock(&d->submit_lock);
+   VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : d->QueueSubmit(queue, n, submits, fence);
+   pthread_rwlock_unlock(&d->submit_lock);
+   return r;
+}
+
+static VkResult
+submit2(struct fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t n,
+        const VkSubmitInfo2 *submits, VkFence fence)
+{
+   if (lost_now(d, &g_count.submits, g_cfg.lost_after_submits))
+      return VK_ERROR_DEVICE_LOST;
+   pthread_rwlock_rdlock(&d->submit_lock);
+   VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : next(queue, n, submits, fence);
+   pthread_rwlock_unlock(&d->submit_lock);
+   return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_QueueSubmit2(VkQueue queue, uint32_t n, const VkSubmitInfo2 *submits, VkFence fence)
+{
+   struct fl_device *d = device_of(queue);
+   return submit2(d, d->QueueSubmit2, queue, n, submits, fence);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_QueueSubmit2KHR(VkQueue queue, uint32_t n, const VkSubmitInfo2 *submits, VkFence fence)
+{
+   struct fl_device *d = device_of(queue);
+   return submit2(d, d->QueueSubmit2KHR, queue, n, submits, fence);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_WaitForFences(VkDevice device, uint32_t n, const VkFence *fences, VkBool32 all,
+                 uint64_t timeout)
+{
+   struct fl_device *d = device_of(device);
+   if (lost_now(d, &g_count.waits, g_cfg.lost_after_waits))
+      return VK_ERROR_DEVICE_LOST;
+   return d->WaitForFences(device, n, fences, all, timeout);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_GetFenceStatus(VkDevice device, VkFence fence)
+{
+   struct fl_device *d = device_of(device);
+   if (already_lost(d))
+      return VK_ERROR_DEVICE_LOST;
+   return d->GetFenceStatus(device, fence);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_QueueWaitIdle(VkQueue queue)
+{
+   struct fl_device *d = device_of(queue);
+   if (already_lost(d))
+      return VK_ERROR_DEVICE_LOST;
+   return d->QueueWaitIdle(queue);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_DeviceWaitIdle(VkDevice device)
+{
+   struct fl_device *d = device_of(device);
+   if (already_lost(d))
+      return VK_ERROR_DEVICE_LOST;
+   return d->DeviceWaitIdle(device);
+}
+
+/* ---- lookup -------------------------------------------------------------------- */
+
+struct fl_hook {
+   const char *name;
+   PFN_vkVoidFunction fn;
+};
+
+#define HOOK(name) {"vk" #name, (PFN_vkVoidFunction)fl_##name}
+
+static const struct fl_hook instance_hooks[] = {
+   HOOK(GetPhysicalDeviceProperties),
+   HOOK(GetPhysicalDeviceProperties2),
+   HOOK(GetPhysicalDeviceProperties2KHR),
+   HOOK(GetPhysicalDeviceQueueFamilyProperties),
+   HOOK(GetPhysicalDeviceQueueFamilyProperties2),
+   HOOK(GetPhysicalDeviceQueueFamilyProperties2KHR),
+   HOOK(EnumerateDeviceExtensionProperties),
+};
+
+static const struct fl_hook device_hooks[] = {
+   HOOK(CreateQueryPool),
+   HOOK(DestroyQueryPool),
+   HOOK(GetQueryPoolResults),
+   HOOK(GetCalibratedTimestampsEXT),
+   HOOK(GetCalibratedTimestampsKHR),
+   HOOK(QueueSubmit),
+   HOOK(QueueSubmit2),
+   HOOK(QueueSubmit2KHR),
+   HOOK(WaitForFences),
+   HOOK(GetFenceStatus),
+   HOOK(QueueWaitIdle),
+   HOOK(DeviceWaitIdle),
+};
+
+static PFN_vkVoidFunction
+find_hook(const struct fl_hook *hooks, size_t n, const char *name)
+{
+   for (size_t i = 0; i < n; i++) {
+      if (strcmp(hooks[i].name, name) == 0)
+         return hooks[i].fn;
+   }
+   return NULL;
+}
+
+static PFN_vkVoidFunction
+fl_device_hook(const char *name)
+{
+   return find_hook(device_hooks, sizeof device_hooks / sizeof device_hooks[0], name);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fl_GetDeviceProcAddr(VkDevice device,
+                                                                    const char *name);
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+fl_GetInstanceProcAddr(VkInstance instance, const char *name)
+{
+   if (strcmp(name, "vkGetInstanceProcAddr") == 0)
+      return (PFN_vkVoidFunction)fl_GetInstanceProcAddr;
+   if (strcmp(name, "vkCreateInstance") == 0)
+      return (PFN_vkVoidFunction)fl_CreateInstance;
+   if (strcmp(name, "vkDestroyInstance") == 0)
+      return (PFN_vkVoidFunction)fl_DestroyInstance;
+   if (strcmp(name, "vkCreateDevice") == 0)
+      return (PFN_vkVoidFunction)fl_CreateDevice;
+   if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+      return (PFN_vkVoidFunction)fl_GetDeviceProcAddr;
+   if (strcmp(name, "vkDestroyDevice") == 0)
+      return (PFN_vkVoidFunction)fl_DestroyDevice;
+   struct fl_instance *inst = instance_of(instance);
+   if (!inst)
+      return NULL;
+   if (g_cfg.hide_calibration && is_calibration_name(name))
+      return NULL;
+   PFN_vkVoidFunction next = inst->gipa(instance, name);
+   if (!next)
+      return NULL;
+   PFN_vkVoidFunction hook =
+      find_hook(instance_hooks, sizeof instance_hooks / sizeof instance_hooks[0], name);
+   if (!hook)
+      hook = fl_device_hook(name);
+   return hook ? hook : next;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+fl_GetDeviceProcAddr(VkDevice device, const char *name)
+{
+   if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+      return (PFN_vkVoidFunction)fl_GetDeviceProcAddr;
+   if (strcmp(name, "vkDestroyDevice") == 0)
+      return (PFN_vkVoidFunction)fl_DestroyDevice;
+   struct fl_device *d = device ? device_of(device) : NULL;
+   if (!d)
+      return NULL;
+   if (g_cfg.hide_calibration && is_calibration_name(name))
+      return NULL;
+   PFN_vkVoidFunction next = d->gdpa(device, name);
+   if (!next)
+      return NULL;
+   PFN_vkVoidFunction hook = fl_device_hook(name);
+   return hook ? hook : next;
+}
+
+VK_LAYER_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
+{
+   if (!v || v->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
+      return VK_ERROR_INITIALIZATION_FAILED;
+   if (v->loaderLayerInterfaceVersion < 2)
+      return VK_ERROR_INITIALIZATION_FAILED;
+   v->loaderLayerInterfaceVersion = 2;
+   v->pfnGetInstanceProcAddr = fl_GetInstanceProcAddr;
+   v->pfnGetDeviceProcAddr = fl_GetDeviceProcAddr;
+   v->pfnGetPhysicalDeviceProcAddr = NULL;
+   return VK_SUCCESS;
+}

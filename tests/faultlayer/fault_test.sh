@@ -1,0 +1,139 @@
+#!/bin/sh
+# fault_test.sh CASE — one injected clock fault under VK_LAYER_GPUTRACE_timeline
+# on lavapipe, measured against the truth.
+#
+#   application -> VK_LAYER_GPUTRACE_timeline -> VK_LAYER_GPUTRACE_clockfault -> lavapipe
+#
+# gputrace-workload runs ~0.5-1.5 s (two threads, two queues) with the
+# in-process backend. Then:
+#   fault_truth     the real conversion error of every GPU event (start and
+#                   end), against the inverse of the injected transform;
+#   gputrace-check  with the layer's own budget as --max-error-ns, the
+#                   logged clock names, --expect-gpu-events and the
+#                   deviation the layer calibrated with.
+# The property tested: the error stays within the budget, or
+# gputrace-check flags the trace (exit 1). A trace that passes the check
+# with an error beyond the budget fails the test. Each case prints
+#   FAULT <name> max_error_ns=<v> verdict=<pass|flagged> ...
+#
+# Environment (meson.build): GT_WORKLOAD, GT_EXPLICIT_DIR, GT_FAULT_DIR,
+# GT_FAULT_TRUTH, GT_GPUTRACE_CHECK. Exit 0 pass, 1 fail, 77 skip.
+set -eu
+
+case_name=${1:?usage: fault_test.sh CASE}
+. "$(dirname "$0")/gt_test_lib.sh"
+
+need_exe "$GT_WORKLOAD" gputrace-workload
+need_exe "$GT_GPUTRACE_CHECK" gputrace-check
+need_exe "$GT_FAULT_TRUTH" fault_truth
+
+trace=$tmp/trace.pftrace
+truth=$tmp/truth.txt
+# The layer's drift budget (GPUTRACE_CLOCK_BUDGET_NS, default 1 us) is the
+# error the CI accepts.
+budget=1000
+frames=600
+threads=2
+queues=2
+# Steps and wraps happen early enough for every run to cross them.
+export GPUTRACE_FAULT_STEP_AT_MS=250 GPUTRACE_FAULT_WRAP_AFTER_MS=250
+
+case $case_name in
+baseline) ;;
+drift-20ppm) export GPUTRACE_FAULT_DRIFT_PPM=20 ;;
+drift-20ppm-1-queue)
+    # One thread, one queue: the layer's calibration cadence undisturbed.
+    export GPUTRACE_FAULT_DRIFT_PPM=20
+    threads=1 queues=1 frames=1000
+    ;;
+drift-300ppm) export GPUTRACE_FAULT_DRIFT_PPM=-300 ;;
+step-2ms) export GPUTRACE_FAULT_STEP_NS=2000000 ;;
+period-52ns) export GPUTRACE_FAULT_PERIOD_NS=52.083 ;;
+bits-36) export GPUTRACE_FAULT_VALID_BITS=36 ;;
+bits-48) export GPUTRACE_FAULT_VALID_BITS=48 ;;
+combined)
+    # A plausible discrete GPU: 52.083 ns ticks, a 36-bit counter that
+    # wraps during the run, 20 ppm fast.
+    export GPUTRACE_FAULT_PERIOD_NS=52.083 GPUTRACE_FAULT_VALID_BITS=36 \
+           GPUTRACE_FAULT_DRIFT_PPM=20
+    ;;
+calibration-fails-first) export GPUTRACE_FAULT_CALIB_FAIL_FIRST=12 ;;
+calibration-fails-random) export GPUTRACE_FAULT_CALIB_FAIL_PROB=0.5 GPUTRACE_FAULT_SEED=7 ;;
+deviation-20us) export GPUTRACE_FAULT_DEVIATION_NS=20000 GPUTRACE_FAULT_SEED=3 ;;
+calibration-hidden) export GPUTRACE_FAULT_HIDE_CALIBRATION=1 ;;
+*)
+    echo "fault_test.sh: unknown case '$case_name'" >&2
+    exit 2
+    ;;
+esac
+
+export VK_LAYER_PATH="$GT_EXPLICIT_DIR:$GT_FAULT_DIR"
+export VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline:VK_LAYER_GPUTRACE_clockfault
+export GPUTRACE_OUTPUT="$trace" GPUTRACE_LOG=debug GPUTRACE_LOG_FILE="$log"
+export GPUTRACE_FAULT_TRUTH_FILE="$truth"
+
+run_ok 120 "$GT_WORKLOAD" --frames $frames --threads $threads --queues $queues
+regions=$(workload_regions)
+[ -s "$trace" ] || fail "no trace written"
+[ -s "$truth" ] || fail "the fault layer wrote no truth file (not loaded?)"
+unset VK_INSTANCE_LAYERS GPUTRACE_OUTPUT
+
+# ---- was the fault really injected? ---------------------------------------------
+tv() { sed -n "s/^$1=//p" "$truth" | head -n 1; }
+case $case_name in
+baseline | calibration-*) ;;
+deviation-20us) [ "$(tv noisy_readings)" -gt 0 ] || fail "no noisy calibration was injected" ;;
+*) [ "$(tv query_values)" -gt 0 ] || fail "no query result was transformed" ;;
+esac
+case $case_name in
+calibration-fails-*)
+    [ "$(tv calibration_failures)" -gt 0 ] || fail "no calibration failure was injected" ;;
+calibration-hidden)
+    grep -q 'timing with bracket calibration' "$log" ||
+        fail "the layer did not fall back to bracket calibration"
+    [ "$(tv calibrations)" -eq 0 ] || fail "calibrated timestamps were still called" ;;
+esac
+
+# ---- measure ---------------------------------------------------------------------
+"$GT_FAULT_TRUTH" "$truth" "$trace" > "$tmp/truth.out" 2>&1 || fail "fault_truth failed"
+cat "$tmp/truth.out"
+tf() { sed -n "s/.* $1=\([-0-9.]*\).*/\1/p" "$tmp/truth.out"; }
+max_error=$(tf max_error_ns)
+[ "$(tf converted)" -gt 0 ] || fail "no GPU event could be converted"
+
+# ---- check -----------------------------------------------------------------------
+# shellcheck disable=SC2046 # word splitting of the generated options is wanted
+set -- --no-progress --json --max-error-ns $budget --expect-gpu-events "$regions" \
+    $(clock_name_args) $(clock_deviation_args)
+crc=0
+"$GT_GPUTRACE_CHECK" "$@" "$trace" > "$tmp/check" 2> "$tmp/check.err" || crc=$?
+case $crc in
+0) verdict=pass ;;
+1) verdict=flagged ;;
+*) cat "$tmp/check.err" >&2; fail "gputrace-check could not check the trace (exit $crc)" ;;
+esac
+codes=$(json_violation_codes "$tmp/check")
+gclock=$(grep '"scope": "global"' "$tmp/check" | head -n 1)
+bound=$(echo "$gclock" | sed -n 's/.*"max_error_ns": \([-0-9a-z]*\).*/\1/p')
+conversions=$(echo "$gclock" | sed -n 's/.*"conversions": \([0-9]*\).*/\1/p')
+# gputrace-ci's policy (docs/ci.md): GPU timestamps converted with a clock
+# whose error bound is unknown (fewer than two usable snapshots) are not
+# trusted either; gputrace-check reports that as a warning.
+if [ $verdict = pass ] && [ "${conversions:-0}" -gt 0 ] && [ "$bound" = null ]; then
+    verdict=flagged
+fi
+
+echo "FAULT $case_name max_error_ns=$max_error verdict=$verdict budget_ns=$budget" \
+     "checker_bound_ns=${bound:-none} violations=${codes:-none}"
+
+# ---- judge -----------------------------------------------------------------------
+if [ $verdict = pass ] && [ "$max_error" -gt $budget ]; then
+    fail "error of $max_error ns beyond the $budget ns budget, and gputrace-check passed the trace"
+fi
+if [ "$case_name" = baseline ]; then
+    # Without faults, lavapipe's device clock is CLOCK_MONOTONIC: only the
+    # oracle's own BOOTTIME-MONOTONIC estimate (tens of ns) separates them.
+    [ $verdict = pass ] || fail "no fault injected, yet gputrace-check flagged the trace"
+    [ "$max_error" -le 100 ] || fail "error of $max_error ns without any fault"
+fi
+echo "ok: $case_name"

@@ -1,0 +1,270 @@
+#!/bin/sh
+# faults_test.sh CASE — a traced application under adverse conditions, run
+# through gputrace-ci on lavapipe. Whatever happens, the application must
+# neither crash nor hang (every run is bounded), and whatever trace is
+# written must be readable with every loss accounted for by gputrace-check.
+#
+#   threads-queues[-service]  gputrace-workload --threads 4 --queues 2
+#   service-restart           gputrace-service killed (SIGKILL) and restarted
+#                             during a run; the producer reconnects
+#   smb-exhausted             gputrace-service --slow-ms: the shared memory
+#                             fills, the layer drops, the loss is counted
+#   device-lost-{submit,results,fence}
+#                             VK_LAYER_GPUTRACE_clockfault turns the device
+#                             lost after N calls of that kind
+#   leak-exit[-service]       the application exits without destroying its
+#                             device or instance
+#   fork-{child-vulkan,child-exit,child-exec,after-instance}
+#                             fork_app: a traced application forks
+#
+# Environment (meson.build): GT_WORKLOAD, GT_CI, GT_GPUTRACE_CHECK,
+# GT_GPUTRACE_SERVICE, GT_FORK_APP, GT_EXPLICIT_DIR, GT_FAULT_DIR.
+# Exit 0 pass, 1 fail, 77 skip.
+set -eu
+
+case_name=${1:?usage: faults_test.sh CASE}
+. "$GT_TEST_LIB"
+
+need_exe "$GT_WORKLOAD" gputrace-workload
+need_exe "$GT_CI" gputrace-ci
+need_exe "$GT_GPUTRACE_CHECK" gputrace-check
+
+trace=$tmp/trace.pftrace
+export GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
+
+# ci ARGS... -- COMMAND...: gputrace-ci on lavapipe, keeping the trace;
+# output in $tmp/out / $tmp/err, exit status in $rc. Bounded.
+ci() {
+    rm -f "$trace"
+    run_bounded 180 "$GT_CI" --lavapipe --timeout "${ci_timeout:-120}" --keep-trace "$trace" "$@"
+    cat "$tmp/out"
+    grep '^gputrace-ci:' "$tmp/err" || true
+}
+
+# check ARGS...: gputrace-check --json on $trace into $tmp/check; $crc.
+check() {
+    [ -s "$trace" ] || fail "no trace kept"
+    crc=0
+    "$GT_GPUTRACE_CHECK" --no-progress --json $(clock_name_args) "$@" "$trace" \
+        > "$tmp/check" 2> "$tmp/check.err" || crc=$?
+    [ $crc -le 1 ] || { cat "$tmp/check.err" >&2; fail "gputrace-check could not read the trace"; }
+    events=$(json_stat "$tmp/check" gpu_render_stage_events)
+    echo "gputrace-check: exit $crc, $events GPU events, violations: $(json_violation_codes "$tmp/check")" \
+         "(packet loss: sequence $(json_stat "$tmp/check" sequence_packet_loss)," \
+         "writer $(json_stat "$tmp/check" traced_buf_trace_writer_packet_loss)," \
+         "chunks discarded $(json_stat "$tmp/check" traced_buf_chunks_discarded)," \
+         "overwritten $(json_stat "$tmp/check" traced_buf_chunks_overwritten))"
+}
+
+# Fails unless every violation is data loss or a warning: a trace damaged
+# by the fault may lose data, but what it holds must import cleanly.
+no_errors() {
+    if grep -q '"severity": "error"' "$tmp/check"; then
+        grep '"severity": "error"' "$tmp/check" >&2
+        fail "gputrace-check reports errors (not just counted loss)"
+    fi
+}
+
+# The system backend needs the layer built with the Perfetto producer.
+need_system_backend() {
+    rm -f "$log"
+    GPUTRACE_BACKEND=system VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline \
+        VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR" PERFETTO_PRODUCER_SOCK_NAME="$tmp/none.sock" \
+        timeout 60 "$GT_WORKLOAD" --frames 1 > /dev/null 2>&1 || true
+    if grep -q 'system backend unavailable' "$log" 2> /dev/null; then
+        skip "the layer has no system backend: $(grep 'system backend unavailable' "$log" | head -n 1)"
+    fi
+    need_exe "$GT_GPUTRACE_SERVICE" gputrace-service
+    rm -f "$log"
+}
+
+# Every event the layer's collector emitted (GPUTRACE_LOG=debug) is in the
+# trace, or gputrace-check reports data loss: no uncounted loss.
+counted_or_complete() {
+    emitted=$(sed -n 's/.*collector: \([0-9]*\) events.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+    echo "collector emitted $emitted events; the trace holds $events"
+    [ "$emitted" -gt 0 ] || fail "no collector summary in the layer's log"
+    if [ "$events" -lt "$emitted" ] && ! grep -q '"severity": "data_loss"' "$tmp/check"; then
+        fail "$((emitted - events)) GPU events missing, and gputrace-check reports no loss"
+    fi
+}
+
+use_fault_layer() {
+    export VK_LAYER_PATH="$GT_FAULT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_clockfault
+}
+
+case $case_name in
+threads-queues)
+    ci -- "$GT_WORKLOAD" --frames 25 --threads 4 --queues 2
+    [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
+    regions=$(workload_regions)
+    check --expect-gpu-events "$regions"
+    [ $crc -eq 0 ] || fail "gputrace-check failed"
+    [ "$events" -eq "$regions" ] || fail "$events GPU events for $regions regions"
+    ;;
+
+threads-queues-service)
+    need_system_backend
+    export GPUTRACE_LOG=debug # the collector's event count
+    ci --service --allow-loss -- "$GT_WORKLOAD" --duration-ms 3000 --threads 4 --queues 2
+    [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
+    check
+    no_errors
+    [ "$events" -gt 0 ] || fail "no GPU event traced"
+    counted_or_complete
+    ;;
+
+service-restart)
+    need_system_backend
+    sock=$tmp/producer.sock
+    export GPUTRACE_BACKEND=system PERFETTO_PRODUCER_SOCK_NAME="$sock"
+    export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
+    start_service() { # start_service N
+        rm -f "$sock"
+        "$GT_GPUTRACE_SERVICE" --socket "$sock" --data-source gpu.renderstages \
+            --output "$tmp/round$1.pftrace" > "$tmp/service$1.log" 2>&1 &
+        spid=$!
+    }
+    # Each restarted service must get the producer back: the layer logs
+    # "tracing started" once per session (its reconnect back-off is
+    # 0.5 s doubling to 10 s).
+    wait_for_session() { # wait_for_session N
+        i=0
+        while [ "$(grep -c 'tracing started' "$log" 2> /dev/null || true)" -lt "$1" ]; do
+            i=$((i + 1))
+            [ $i -le 150 ] || fail "round $1: the producer did not reconnect within 15 s"
+            kill -0 $wpid 2> /dev/null || fail "round $1: the workload ended before reconnecting"
+            sleep 0.1
+        done
+    }
+    # The workload starts first: the producer must find the service on
+    # its own, and find it again after every restart.
+    timeout -k 5 120 "$GT_WORKLOAD" --duration-ms 15000 --threads 2 --queues 2 \
+        > "$tmp/out" 2> "$tmp/err" &
+    wpid=$!
+    for round in 1 2 3; do
+        start_service $round
+        wait_for_session $round
+        # Round 2's trace is checked: give it events on a loaded machine.
+        if [ $round -eq 2 ]; then sleep 2; else sleep 1; fi
+        case $round in
+        2) kill -TERM $spid ;; # orderly: flush, stop, write
+        *) kill -KILL $spid ;; # gone without a word
+        esac
+        wait $spid 2> /dev/null || true
+    done
+    start_service 4 # stays until the workload is done
+    wait_for_session 4
+    rc=0
+    wait $wpid || rc=$?
+    kill -TERM $spid
+    wait $spid 2> /dev/null || true
+    [ $rc -ne 124 ] || fail "the workload hung"
+    [ $rc -lt 128 ] || fail "the workload crashed (signal $((rc - 128)))"
+    [ $rc -eq 0 ] || fail "the workload failed ($rc)"
+    for round in 2 4; do
+        trace=$tmp/round$round.pftrace
+        [ -s "$trace" ] || fail "round $round: the service wrote nothing"
+        check --allow-loss
+        no_errors
+        [ "$events" -gt 0 ] || fail "round $round: no GPU event although the producer reconnected"
+    done
+    echo "sessions: $(grep -c 'tracing started' "$log"), 2 of them ended by SIGKILL"
+    ;;
+
+smb-exhausted)
+    need_system_backend
+    export GPUTRACE_LOG=debug # the collector's event count
+    started=$(date +%s)
+    ci --service --service-option=--slow-ms=30 --allow-loss -- \
+        "$GT_WORKLOAD" --duration-ms 3000 --threads 4 --queues 2
+    took=$(($(date +%s) - started))
+    [ $rc -le 1 ] || fail "gputrace-ci could not complete ($rc)"
+    ! grep -q 'gputrace-ci: program: ' "$tmp/err" || fail "the workload failed under a slow service"
+    # 3 s of frames, a flush and the service's stop: a layer that waited
+    # for the slow service would take far longer.
+    [ $took -le 20 ] || fail "the run took ${took}s: the application was held up by the service"
+    check
+    no_errors
+    counted_or_complete
+    ;;
+
+device-lost-submit | device-lost-results | device-lost-fence)
+    need_exe "$GT_FAULT_DIR/../libVkLayer_gputrace_clockfault.so" VK_LAYER_GPUTRACE_clockfault
+    use_fault_layer
+    case $case_name in
+    *submit) export GPUTRACE_FAULT_LOST_AFTER_SUBMITS=40 ;;
+    *results) export GPUTRACE_FAULT_LOST_AFTER_RESULTS=30 ;;
+    *fence) export GPUTRACE_FAULT_LOST_AFTER_WAITS=40 ;;
+    esac
+    ci --allow-loss -- "$GT_WORKLOAD" --frames 40 --threads 2 --queues 2
+    # The workload reports the loss and fails; gputrace-ci must say so.
+    [ $rc -eq 1 ] || fail "gputrace-ci exited $rc, expected 1 (the program failed)"
+    grep -q 'gputrace-ci: program: .* exited with status 1' "$tmp/err" ||
+        fail "gputrace-ci did not report the program's failure"
+    grep -q 'DEVICE_LOST\|-4' "$tmp/err" || fail "the workload did not see VK_ERROR_DEVICE_LOST"
+    check --allow-loss
+    no_errors
+    ;;
+
+leak-exit)
+    ci -- "$GT_WORKLOAD" --frames 20 --threads 2 --queues 2 --leak-exit
+    [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
+    regions=$(workload_regions)
+    check --expect-gpu-events "$regions"
+    [ $crc -eq 0 ] || fail "gputrace-check failed"
+    [ "$events" -eq "$regions" ] || fail "$events GPU events for $regions regions"
+    grep -q '"traced_final_flush_succeeded": [1-9]\|"trace_stats_packets": [1-9]' "$tmp/check" ||
+        fail "no TraceStats: the trace was not finished at exit"
+    ;;
+
+leak-exit-service)
+    need_system_backend
+    ci --service -- "$GT_WORKLOAD" --duration-ms 2500 --threads 2 --leak-exit
+    [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
+    check
+    [ $crc -eq 0 ] || fail "gputrace-check failed"
+    ;;
+
+fork-child-vulkan | fork-child-exit | fork-child-exec | fork-after-instance)
+    need_exe "$GT_FORK_APP" fork_app
+    ci_timeout=30 # a deadlock in the child hangs the parent's waitpid
+    case $case_name in
+    fork-child-vulkan) set -- --child vulkan ;;
+    fork-child-exit) set -- --child exit ;;
+    fork-child-exec) set -- --child exec ;;
+    fork-after-instance) set -- --fork-after instance --child vulkan ;;
+    esac
+    # Parent and child race for the output: a few rounds make a shared-file
+    # corruption show up reliably.
+    rounds=1
+    [ "$case_name" != fork-after-instance ] || rounds=3
+    while [ $rounds -gt 0 ]; do
+        rounds=$((rounds - 1))
+        ci -- "$GT_FORK_APP" "$@"
+        [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
+        regions=$(sed -n 's/^fork_app: .* regions=\([0-9]*\).*/\1/p' "$tmp/out")
+        [ -n "$regions" ] || fail "no fork_app summary"
+        check --expect-gpu-events "$regions"
+        [ $crc -eq 0 ] || fail "gputrace-check failed on the parent's trace"
+        # The child's events (its own device) must not be mixed into the
+        # parent's trace under the parent's clock.
+        [ "$events" -eq "$regions" ] ||
+            fail "the parent's trace holds $events GPU events for its $regions regions"
+        # ... and they are the parent's: the pid of every vk_queue_submit.
+        if [ -x "${GT_GPUTRACE_DUMP:-}" ]; then
+            ppid_=$(sed -n 's/^fork_app: pid=\([0-9]*\) .*/\1/p' "$tmp/out")
+            cpid_=$(sed -n 's/^fork_app: .* child_pid=\([0-9]*\) .*/\1/p' "$tmp/out")
+            "$GT_GPUTRACE_DUMP" --verbose "$trace" > "$tmp/dump" 2>&1 || fail "gputrace-dump failed"
+            grep -q " pid=$ppid_ " "$tmp/dump" || fail "no submission of the parent (pid $ppid_) in its trace"
+            ! grep -q " pid=$cpid_ " "$tmp/dump" || fail "the child's (pid $cpid_) submissions are in the parent's trace"
+        fi
+    done
+    ;;
+
+*)
+    echo "faults_test.sh: unknown case '$case_name'" >&2
+    exit 2
+    ;;
+esac
+echo "ok: $case_name"

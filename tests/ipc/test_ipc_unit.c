@@ -1,0 +1,383 @@
+/* Unit tests of the IPC layer: byte-exact frames, the deframer's limits,
+ * BindServiceReply method tables, the producer socket rule, fd passing over
+ * a socketpair, and the decoding of service commands and CommitData. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "commit_data_request.pbc.h"
+#include "ipc_client.h"
+#include "ipc_conn.h"
+#include "ipc_frame.h"
+#include "producer_cmd.h"
+#include "producer_port.pbc.h"
+#include "service_session.h"
+#include "smb_abi.h"
+
+/* Builds a frame with `b` and returns a malloc'd copy. */
+static uint8_t *take_frame(ipc_frame_builder *b, size_t *n)
+{
+    *n = ipc_frame_size(b);
+    assert_true(*n > 0);
+    uint8_t *out = malloc(*n);
+    ipc_frame_copy(b, out);
+    return out;
+}
+
+static void test_bind_service_bytes(void **state)
+{
+    (void)state;
+    ipc_frame_builder b;
+    ipc_frame_builder_init(&b);
+    perfetto_protos_IPCFrame *f = ipc_frame_begin(&b, 1);
+    perfetto_protos_IPCFrame_BindService bs;
+    perfetto_protos_IPCFrame_begin_msg_bind_service(f, &bs);
+    perfetto_protos_IPCFrame_BindService_set_service_name(&bs, "ProducerPort");
+    perfetto_protos_IPCFrame_BindService_end(&bs);
+    size_t n;
+    uint8_t *got = take_frame(&b, &n);
+    static const uint8_t want[] = {
+        0x15, 0x00, 0x00, 0x00,       /* payload length 21, little-endian */
+        0x10, 0x01,                   /* request_id (2) = 1 */
+        0x1a, 0x8e, 0x80, 0x80, 0x00, /* msg_bind_service (3), length 14 as a
+                                         redundant 4-byte varint */
+        0x0a, 0x0c,                   /* service_name (1), 12 bytes */
+        'P', 'r', 'o', 'd', 'u', 'c', 'e', 'r', 'P', 'o', 'r', 't',
+    };
+    assert_int_equal(n, sizeof want);
+    assert_memory_equal(got, want, sizeof want);
+
+    /* And it decodes back. */
+    ipc_frame fr;
+    assert_true(ipc_frame_decode(got + 4, n - 4, &fr));
+    assert_int_equal(fr.request_id, 1);
+    assert_int_equal(fr.kind, IPC_MSG_BIND_SERVICE);
+    free(got);
+    ipc_frame_builder_free(&b);
+}
+
+static void test_invoke_bytes(void **state)
+{
+    (void)state;
+    ipc_frame_builder b;
+    ipc_frame_builder_init(&b);
+    ipc_invoke inv;
+    ipc_frame_begin_invoke(&b, 7, 1, 4, true, &inv);
+    /* args: CommitDataRequest{flush_request_id: 9} */
+    perfetto_protos_CommitDataRequest_set_flush_request_id(
+        (perfetto_protos_CommitDataRequest *)&inv.args, 9);
+    ipc_frame_end_invoke(&inv);
+    size_t n;
+    uint8_t *got = take_frame(&b, &n);
+    static const uint8_t want[] = {
+        0x14, 0x00, 0x00, 0x00,       /* 20 bytes */
+        0x10, 0x07,                   /* request_id 7 */
+        0x2a, 0x8d, 0x80, 0x80, 0x00, /* msg_invoke_method (5), 13 bytes */
+        0x08, 0x01,                   /* service_id 1 */
+        0x10, 0x04,                   /* method_id 4 */
+        0x20, 0x01,                   /* drop_reply true */
+        0x1a, 0x82, 0x80, 0x80, 0x00, /* args_proto (3), 2 bytes */
+        0x18, 0x09,                   /* flush_request_id (3) = 9 */
+    };
+    assert_int_equal(n, sizeof want);
+    assert_memory_equal(got, want, sizeof want);
+    free(got);
+    ipc_frame_builder_free(&b);
+}
+
+static void test_deframer(void **state)
+{
+    (void)state;
+    ipc_deframer d;
+    assert_true(ipc_deframer_init(&d));
+    /* Two frames and an empty one, fed one byte at a time. */
+    static const uint8_t stream[] = {
+        0x02, 0, 0, 0, 0x10, 0x05,  /* {request_id: 5} */
+        0x00, 0, 0, 0,              /* empty: skipped, as in Perfetto */
+        0x02, 0, 0, 0, 0x10, 0x06,  /* {request_id: 6} */
+    };
+    uint64_t ids[2];
+    size_t got = 0;
+    for (size_t i = 0; i < sizeof stream; i++) {
+        size_t avail;
+        uint8_t *dst = ipc_deframer_space(&d, &avail);
+        assert_true(avail > 0);
+        *dst = stream[i];
+        ipc_deframer_commit(&d, 1);
+        pb_bytes p;
+        while (ipc_deframer_pop(&d, &p) == IPC_DEFRAME_FRAME) {
+            ipc_frame fr;
+            assert_true(ipc_frame_decode(p.data, p.size, &fr));
+            ids[got++] = fr.request_id;
+        }
+    }
+    assert_int_equal(got, 2);
+    assert_int_equal(ids[0], 5);
+    assert_int_equal(ids[1], 6);
+    assert_int_equal(ipc_deframer_pending(&d), 0);
+
+    /* The largest frame the cap allows, then one byte more. */
+    size_t avail;
+    uint8_t *dst = ipc_deframer_space(&d, &avail);
+    assert_int_equal(avail, IPC_MAX_FRAME_SIZE);
+    uint32_t max_payload = IPC_MAX_PAYLOAD_SIZE;
+    memcpy(dst, &max_payload, 4);
+    memset(dst + 4, 0, max_payload); /* field-less bytes are fine here */
+    ipc_deframer_commit(&d, IPC_MAX_FRAME_SIZE);
+    pb_bytes p;
+    assert_int_equal(ipc_deframer_pop(&d, &p), IPC_DEFRAME_FRAME);
+    assert_int_equal(p.size, max_payload);
+    dst = ipc_deframer_space(&d, &avail);
+    uint32_t too_big = IPC_MAX_PAYLOAD_SIZE + 1;
+    memcpy(dst, &too_big, 4);
+    ipc_deframer_commit(&d, 4);
+    assert_int_equal(ipc_deframer_pop(&d, &p), IPC_DEFRAME_TOO_LARGE);
+    ipc_deframer_free(&d);
+}
+
+static void test_bind_reply_table(void **state)
+{
+    (void)state;
+    pb_heap_buffer h;
+    pb_heap_init(&h, 256);
+    perfetto_protos_IPCFrame_BindServiceReply r;
+    perfetto_protos_IPCFrame_BindServiceReply_init_root(&r, pb_heap_stream(&h));
+    perfetto_protos_IPCFrame_BindServiceReply_set_success(&r, true);
+    perfetto_protos_IPCFrame_BindServiceReply_set_service_id(&r, 3);
+    static const struct {
+        uint32_t id;
+        const char *name;
+    } m[] = {{42, "CommitData"}, {0, "Sync"}, {9, ""}, {7, "InitializeConnection"},
+             {8, "CommitData"}};
+    for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
+        perfetto_protos_IPCFrame_BindServiceReply_MethodInfo mi;
+        perfetto_protos_IPCFrame_BindServiceReply_begin_methods(&r, &mi);
+        perfetto_protos_IPCFrame_BindServiceReply_MethodInfo_set_id(&mi, m[i].id);
+        perfetto_protos_IPCFrame_BindServiceReply_MethodInfo_set_name(&mi, m[i].name);
+        perfetto_protos_IPCFrame_BindServiceReply_MethodInfo_end(&mi);
+    }
+    perfetto_protos_IPCFrame_BindServiceReply_end(&r);
+    size_t n;
+    uint8_t *bytes = pb_heap_dup(&h, &n);
+    ipc_method_table t;
+    assert_true(ipc_parse_bind_reply(bytes, n, &t));
+    assert_int_equal(t.service_id, 3);
+    assert_int_equal(t.count, 3);                            /* id 0 and "" dropped */
+    assert_int_equal(ipc_method_id(&t, "CommitData"), 8);    /* the later one wins */
+    assert_int_equal(ipc_method_id(&t, "InitializeConnection"), 7);
+    assert_int_equal(ipc_method_id(&t, "Sync"), 0);
+    /* success = false: no table. */
+    static const uint8_t fail[] = {0x08, 0x00};
+    assert_false(ipc_parse_bind_reply(fail, sizeof fail, &t));
+    free(bytes);
+    pb_heap_free(&h);
+}
+
+static void test_socket_rule(void **state)
+{
+    (void)state;
+    assert_string_equal(ipc_resolve_producer_socket("/x/y", true), "/x/y");
+    assert_string_equal(ipc_resolve_producer_socket(NULL, true),
+                        "/run/perfetto/traced-producer.sock");
+    assert_string_equal(ipc_resolve_producer_socket(NULL, false), "/tmp/perfetto-producer");
+    setenv("PERFETTO_PRODUCER_SOCK_NAME", "/tmp/some.sock", 1);
+    assert_string_equal(ipc_producer_socket_path(), "/tmp/some.sock");
+    unsetenv("PERFETTO_PRODUCER_SOCK_NAME");
+}
+
+static void test_fd_passing(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ipc_conn a, b;
+    assert_true(ipc_conn_init(&a, sv[0]));
+    assert_true(ipc_conn_init(&b, sv[1]));
+    int memfd = memfd_create("t", MFD_CLOEXEC);
+    assert_true(memfd >= 0);
+    static const uint8_t frame[] = {0x02, 0, 0, 0, 0x10, 0x05};
+    assert_true(ipc_conn_send(&a, frame, sizeof frame, memfd));
+    assert_true(ipc_conn_read(&b) > 0);
+    pb_bytes p;
+    assert_true(ipc_conn_next_frame(&b, &p));
+    int got = ipc_conn_take_fd(&b);
+    assert_true(got >= 0 && got != memfd);
+    assert_int_equal(ipc_conn_take_fd(&b), -1);
+    close(got);
+
+    /* Two fds on one message: a protocol violation. */
+    int fds[2] = {memfd, memfd};
+    char cbuf[CMSG_SPACE(sizeof fds)];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec iov = {(void *)frame, sizeof frame};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                         .msg_controllen = sizeof cbuf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    assert_int_equal(sendmsg(sv[0], &msg, 0), (ssize_t)sizeof frame);
+    assert_int_equal(ipc_conn_read(&b), -1);
+    assert_true(b.broken);
+    assert_int_equal(ipc_conn_take_fd(&b), -1);
+    close(memfd);
+    ipc_conn_close(&a);
+    ipc_conn_close(&b);
+}
+
+/* GetAsyncCommandResponse{flush{ids 1 (unpacked), ids 2,3 (packed),
+ * request_id 77}} */
+static void count_id(void *ctx, uint64_t id)
+{
+    uint64_t *sum = ctx;
+    *sum = *sum * 10 + id;
+}
+
+static void test_commands(void **state)
+{
+    (void)state;
+    static const uint8_t flush[] = {
+        0x2a, 0x08,             /* flush (5), 8 bytes */
+        0x08, 0x01,             /* data_source_ids 1 */
+        0x0a, 0x02, 0x02, 0x03, /* data_source_ids [2, 3], packed */
+        0x10, 0x4d,             /* request_id 77 */
+    };
+    producer_cmd c;
+    assert_true(producer_cmd_parse(flush, sizeof flush, &c));
+    assert_int_equal(c.kind, PRODUCER_CMD_FLUSH);
+    assert_int_equal(c.flush_request_id, 77);
+    uint64_t ids = 0;
+    assert_true(producer_cmd_for_each_id(&c, count_id, &ids));
+    assert_int_equal(ids, 123);
+
+    static const uint8_t setup[] = {0x1a, 0x02, 0x08, 0x10}; /* setup_tracing{16 KiB} */
+    assert_true(producer_cmd_parse(setup, sizeof setup, &c));
+    assert_int_equal(c.kind, PRODUCER_CMD_SETUP_TRACING);
+    assert_int_equal(c.page_size_kb, 16);
+
+    /* start_data_source{new_instance_id 4, config{name "a.b", target_buffer 2}} */
+    static const uint8_t start[] = {0x0a, 0x0b, 0x08, 0x04, 0x12, 0x07, 0x0a,
+                                    0x03, 'a',  '.',  'b',  0x10, 0x02};
+    assert_true(producer_cmd_parse(start, sizeof start, &c));
+    assert_int_equal(c.kind, PRODUCER_CMD_START_DATA_SOURCE);
+    assert_int_equal(c.instance_id, 4);
+    gt_ds_config cfg;
+    char name[8];
+    assert_true(producer_parse_ds_config(c.config, &cfg, name, sizeof name));
+    assert_string_equal(cfg.name, "a.b");
+    assert_int_equal(cfg.target_buffer, 2);
+
+    static const uint8_t unknown[] = {0x60, 0x01}; /* field 12: from the future */
+    assert_true(producer_cmd_parse(unknown, sizeof unknown, &c));
+    assert_int_equal(c.kind, PRODUCER_CMD_NONE);
+    static const uint8_t truncated[] = {0x2a, 0x08, 0x08};
+    assert_false(producer_cmd_parse(truncated, sizeof truncated, &c));
+}
+
+typedef struct commit_log {
+    int moves, patch_groups;
+    size_t last_n;
+    uint32_t last_writer;
+} commit_log;
+
+static void log_move(void *ctx, uint32_t page, uint32_t chunk, uint32_t tb)
+{
+    (void)page;
+    (void)chunk;
+    (void)tb;
+    ((commit_log *)ctx)->moves++;
+}
+
+static void log_patch(void *ctx, uint32_t tb, uint32_t writer, uint32_t chunk_id,
+                      const void *patches, size_t n, bool more)
+{
+    (void)tb;
+    (void)chunk_id;
+    (void)patches;
+    (void)more;
+    commit_log *l = ctx;
+    l->patch_groups++;
+    l->last_n = n;
+    l->last_writer = writer;
+}
+
+static void test_commit_parse(void **state)
+{
+    (void)state;
+    pb_heap_buffer h;
+    pb_heap_init(&h, 4096);
+    perfetto_protos_CommitDataRequest r;
+    perfetto_protos_CommitDataRequest_init_root(&r, pb_heap_stream(&h));
+    for (int i = 0; i < 3; i++) {
+        perfetto_protos_CommitDataRequest_ChunksToMove m;
+        perfetto_protos_CommitDataRequest_begin_chunks_to_move(&r, &m);
+        perfetto_protos_CommitDataRequest_ChunksToMove_set_page(&m, (uint32_t)i);
+        perfetto_protos_CommitDataRequest_ChunksToMove_end(&m);
+    }
+    /* Group 1: writer 5, two good patches and one of 3 bytes. */
+    perfetto_protos_CommitDataRequest_ChunkToPatch cp;
+    perfetto_protos_CommitDataRequest_begin_chunks_to_patch(&r, &cp);
+    perfetto_protos_CommitDataRequest_ChunkToPatch_set_writer_id(&cp, 5);
+    for (int i = 0; i < 3; i++) {
+        perfetto_protos_CommitDataRequest_ChunkToPatch_Patch p;
+        perfetto_protos_CommitDataRequest_ChunkToPatch_begin_patches(&cp, &p);
+        perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_offset(&p, 4);
+        perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&p, "abcd", i == 2 ? 3 : 4);
+        perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_end(&p);
+    }
+    perfetto_protos_CommitDataRequest_ChunkToPatch_end(&cp);
+    /* Group 2: writer 0 is no writer: all discarded. */
+    perfetto_protos_CommitDataRequest_begin_chunks_to_patch(&r, &cp);
+    perfetto_protos_CommitDataRequest_ChunkToPatch_set_writer_id(&cp, 0);
+    perfetto_protos_CommitDataRequest_ChunkToPatch_Patch p;
+    perfetto_protos_CommitDataRequest_ChunkToPatch_begin_patches(&cp, &p);
+    perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&p, "abcd", 4);
+    perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_end(&p);
+    perfetto_protos_CommitDataRequest_ChunkToPatch_end(&cp);
+    /* Group 3: more than 1024 patches: all discarded, as Perfetto does. */
+    perfetto_protos_CommitDataRequest_begin_chunks_to_patch(&r, &cp);
+    perfetto_protos_CommitDataRequest_ChunkToPatch_set_writer_id(&cp, 6);
+    for (int i = 0; i < 1025; i++) {
+        perfetto_protos_CommitDataRequest_ChunkToPatch_begin_patches(&cp, &p);
+        perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&p, "abcd", 4);
+        perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_end(&p);
+    }
+    perfetto_protos_CommitDataRequest_ChunkToPatch_end(&cp);
+    perfetto_protos_CommitDataRequest_set_flush_request_id(&r, 12);
+    perfetto_protos_CommitDataRequest_end(&r);
+    size_t n;
+    uint8_t *bytes = pb_heap_dup(&h, &n);
+    commit_log log = {0};
+    gts_commit_visitor v = {log_move, log_patch, &log};
+    uint64_t flush = 0, discarded = 0;
+    assert_true(gts_parse_commit(bytes, n, &v, &flush, &discarded));
+    assert_int_equal(log.moves, 3);
+    assert_int_equal(log.patch_groups, 1);
+    assert_int_equal(log.last_n, 2);
+    assert_int_equal(log.last_writer, 5);
+    assert_int_equal(flush, 12);
+    assert_int_equal(discarded, 1 + 1 + 1025);
+    assert_false(gts_parse_commit(bytes, n - 1, &v, &flush, &discarded));
+    free(bytes);
+    pb_heap_free(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bind_service_bytes), cmocka_unit_test(test_invoke_bytes),
+        cmocka_unit_test(test_deframer),           cmocka_unit_test(test_bind_reply_table),
+        cmocka_unit_test(test_socket_rule),        cmocka_unit_test(test_fd_passing),
+        cmocka_unit_test(test_commands),           cmocka_unit_test(test_commit_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,250 @@
+#!/bin/sh
+# timeline_test.sh CASE — VK_LAYER_GPUTRACE_timeline's timing on lavapipe:
+# run a program under the layer with a tracing backend, then check the
+# trace with trace_check (and gputrace-check when the toolkit was built).
+#
+# Environment (set by meson.build):
+#   GT_WORKLOAD        gputrace-workload
+#   GT_CASES           timeline_cases
+#   GT_TRACE_CHECK     trace_check
+#   GT_GPUTRACE_CHECK  toolkit/gputrace-check (may not exist)
+#   GT_EXPLICIT_DIR    build-tree explicit manifest directory
+#   GT_GPUTRACE_SERVICE  service/gputrace-service (may not exist)
+#
+# Each case prints the checker's summary line (event counts, largest
+# conversion error against CLOCK_MONOTONIC, ...), so the test log holds the
+# numbers. Exit 0 pass, 1 fail, 77 skip.
+set -eu
+
+case_name=${1:?usage: timeline_test.sh CASE}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-timeline-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/gputrace.log
+trace=$tmp/trace.pftrace
+
+fail() {
+    echo "FAIL ($case_name): $*" >&2
+    for f in "$tmp/out" "$tmp/err" "$tmp/check" "$log"; do
+        if [ -s "$f" ]; then
+            echo "--- $(basename "$f"):" >&2
+            tail -n 40 "$f" >&2
+        fi
+    done
+    exit 1
+}
+
+skip() {
+    echo "SKIP ($case_name): $*"
+    exit 77
+}
+
+lvp=
+for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do
+    [ -f "$f" ] && lvp=$f && break
+done
+[ -n "$lvp" ] || skip "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers)"
+export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
+export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
+unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_LOADER_DEBUG \
+      VK_LOADER_LAYERS_ENABLE VK_LOADER_LAYERS_DISABLE \
+      GPUTRACE_ENABLE GPUTRACE_DISABLE GPUTRACE_LOG GPUTRACE_LOG_FILE \
+      GPUTRACE_WORKLOAD_DEVICE GPUTRACE_OUTPUT GPUTRACE_BACKEND \
+      GPUTRACE_CLOCK_BUDGET_NS GPUTRACE_CLOCK_SOURCE GPUTRACE_HOST_QUERY_RESET
+# No traced of the user's: the idle case must find no service.
+export PERFETTO_PRODUCER_SOCK_NAME="$tmp/no-traced.sock"
+
+# VK_ADD_LAYER_PATH keeps the system directories searched (validation).
+export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
+export GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
+
+# ASan builds: keep lavapipe mapped until exit (see layer_test.sh).
+preload=
+asan_rt=$(ldd "$GT_WORKLOAD" 2> /dev/null | awk '/libasan\.so/ { print $3; exit }')
+if [ -n "$asan_rt" ]; then
+    lvp_lib=$(sed -n 's/.*"library_path"[^"]*"\([^"]*\)".*/\1/p' "$lvp")
+    preload="$asan_rt $lvp_lib"
+fi
+
+run() {
+    rc=0
+    if [ -n "$preload" ]; then
+        LD_PRELOAD="$preload" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
+    else
+        "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
+    fi
+    [ $rc -eq 0 ] || fail "'$*' exited with $rc"
+}
+
+field() { # field NAME FILE
+    sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1
+}
+
+# The clock names the layer logged (one per device).
+clock_names() {
+    sed -n 's/.*clock \(gputrace\/vk\/[^ ]*\) id .*/\1/p' "$log"
+}
+
+# check_trace ARGS...: trace_check on $trace (must pass), then
+# gputrace-check with the logged clock names when it exists.
+check_trace() {
+    [ -s "$trace" ] || fail "no trace written"
+    rc=0
+    "$GT_TRACE_CHECK" "$@" "$trace" > "$tmp/check" 2>&1 || rc=$?
+    cat "$tmp/check"
+    [ $rc -eq 0 ] || fail "trace_check failed"
+    if [ -x "${GT_GPUTRACE_CHECK:-}" ]; then
+        expect=$(field events "$tmp/check")
+        set --
+        for n in $(clock_names); do
+            set -- "$@" --clock-name "$n"
+        done
+        rc=0
+        "$GT_GPUTRACE_CHECK" --no-progress --json "$@" --expect-gpu-events "$expect" \
+            "$trace" > "$tmp/gcheck" 2>&1 || rc=$?
+        [ $rc -eq 0 ] || { cat "$tmp/gcheck" >&2; fail "gputrace-check failed ($rc)"; }
+        grep -q '"clock_sync_failure": 0' "$tmp/gcheck" || fail "gputrace-check: clock_sync_failure"
+        echo "gputrace-check: pass ($# clock-name arguments, $expect events expected)"
+    fi
+}
+
+summary_regions() {
+    line=$(grep '^gputrace-workload: frames=' "$tmp/out" || true)
+    [ -n "$line" ] || fail "no summary line"
+    echo "$line" | sed -n 's/.* regions=\([0-9]*\).*/\1/p'
+}
+
+case $case_name in
+workload)
+    # The counts, nesting and clock conversion of a plain run.
+    export GPUTRACE_OUTPUT="$trace"
+    run "$GT_WORKLOAD" --frames 5
+    regions=$(summary_regions)
+    check_trace --expect-events "$regions" --device-is-monotonic \
+        --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    ;;
+
+workload-threads)
+    export GPUTRACE_OUTPUT="$trace"
+    run "$GT_WORKLOAD" --frames 5 --threads 4 --queues 2
+    regions=$(summary_regions)
+    check_trace --expect-events "$regions" --device-is-monotonic \
+        --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    ;;
+
+workload-validate)
+    found=
+    for d in $(echo "${XDG_DATA_DIRS:-/usr/local/share:/usr/share}" | tr ':' ' '); do
+        [ -f "$d/vulkan/explicit_layer.d/VkLayer_khronos_validation.json" ] && found=1
+    done
+    [ -n "$found" ] || skip "VK_LAYER_KHRONOS_validation not installed"
+    [ -z "$preload" ] || export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+    export GPUTRACE_OUTPUT="$trace"
+    # Host query reset (lavapipe's default), then the recorded-reset path
+    # the layer takes on devices without it; then the other patterns.
+    for hqr in 1 0; do
+        export GPUTRACE_HOST_QUERY_RESET=$hqr
+        run "$GT_WORKLOAD" --validate --frames 3 --threads 2 --queues 2
+        grep -q '^gputrace-workload: validation: 0 error(s)$' "$tmp/err" ||
+            fail "validation errors with GPUTRACE_HOST_QUERY_RESET=$hqr"
+        check_trace --expect-events "$(summary_regions)"
+        run "$GT_CASES" --validate
+        grep -q '^timeline_cases: validation: 0 error(s)$' "$tmp/err" ||
+            fail "validation errors in timeline_cases with GPUTRACE_HOST_QUERY_RESET=$hqr"
+    done
+    ;;
+
+cases)
+    export GPUTRACE_OUTPUT="$trace"
+    run "$GT_CASES"
+    events=$(field events "$tmp/out")
+    subs=$(field submission_events "$tmp/out")
+    check_trace --expect-events "$events" --expect-stage "Submission=$subs" \
+        --device-is-monotonic --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    [ "$(field clocks "$tmp/check")" -eq 2 ] || fail "expected two device clocks"
+    [ "$(clock_names | sort -u | wc -l)" -eq 2 ] || fail "expected two clock names in the log"
+    ;;
+
+cases-no-host-reset)
+    export GPUTRACE_OUTPUT="$trace" GPUTRACE_HOST_QUERY_RESET=0
+    run "$GT_CASES"
+    check_trace --expect-events "$(field events "$tmp/out")" \
+        --expect-stage "Submission=$(field submission_events "$tmp/out")" \
+        --device-is-monotonic --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    ;;
+
+bracket)
+    # The fallback clock: error bounded by the bracket (logged), so the
+    # truth check gets a wide tolerance; counts and nesting stay exact.
+    export GPUTRACE_OUTPUT="$trace" GPUTRACE_CLOCK_SOURCE=bracket GPUTRACE_LOG=debug
+    run "$GT_WORKLOAD" --frames 5
+    grep -q 'timing with bracket calibration' "$log" || fail "bracket calibration not used"
+    check_trace --expect-events "$(summary_regions)" --device-is-monotonic \
+        --snapshot-tolerance-ns 1000000000 --tolerance-ns 1000000000
+    # The error stays within the recorded bound: half the widest bracket
+    # taken (+1 us for the host clocks' own offsets).
+    bound=$(sed -n 's/.*bracket calibration: +-\([0-9]*\) ns.*/\1/p' "$log" | sort -n | tail -n 1)
+    [ -n "$bound" ] || fail "no bracket calibration logged"
+    err=$(field max_conversion_error_ns "$tmp/check")
+    [ "$err" -le $((bound + 1000)) ] || fail "conversion error $err ns exceeds the bracket bound $bound ns"
+    echo "bracket bound +-$bound ns, conversion error $err ns"
+    ;;
+
+exit-without-destroy)
+    # No vkDestroyDevice / vkDestroyInstance: the library destructor ends
+    # the session, and the file is complete (TraceStats, all events).
+    export GPUTRACE_OUTPUT="$trace"
+    run "$GT_CASES" --no-destroy
+    grep -q 'session ended at process exit' "$log" || fail "session not ended at exit"
+    check_trace --expect-events "$(field events "$tmp/out")" --expect-trace-stats
+    ;;
+
+system)
+    # The system backend against gputrace-service (a producer socket of our
+    # own): tracing starts when the service starts the data source, which
+    # may be a little after the program's first submissions, so the count
+    # is a lower bound here; everything else is checked as usual.
+    [ -x "${GT_GPUTRACE_SERVICE:-}" ] || skip "gputrace-service not built"
+        export PERFETTO_PRODUCER_SOCK_NAME="$tmp/producer.sock" GPUTRACE_BACKEND=system
+    "$GT_GPUTRACE_SERVICE" --output "$trace" --data-source gpu.renderstages \
+        --socket "$PERFETTO_PRODUCER_SOCK_NAME" > "$tmp/service.log" 2>&1 &
+    svc=$!
+    i=0
+    while [ ! -S "$PERFETTO_PRODUCER_SOCK_NAME" ] && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    run "$GT_WORKLOAD" --frames 20
+    kill -INT $svc
+    wait $svc || fail "gputrace-service failed: $(cat "$tmp/service.log")"
+    grep -q 'tracing started' "$log" || fail "the data source was never started"
+    check_trace --device-is-monotonic --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    [ "$(field events "$tmp/check")" -gt 0 ] || fail "no GPU events through the system backend"
+    ;;
+
+idle)
+    # No session (no traced to connect to, or the backend switched off):
+    # the layer passes everything through and writes no file.
+    for backend in system none; do
+        rm -f "$log"
+        export GPUTRACE_BACKEND=$backend
+        run "$GT_WORKLOAD" --frames 3
+        summary_regions > /dev/null
+        ! grep -q 'tracing started' "$log" || fail "tracing started with GPUTRACE_BACKEND=$backend"
+        [ ! -e "$trace" ] || fail "a trace was written"
+        ! ls gputrace-*.pftrace > /dev/null 2>&1 || fail "a default trace was written"
+        if [ $backend = system ]; then
+            grep -q 'system backend unavailable\|system backend: producer' "$log" ||
+                fail "no log line about the system backend"
+            grep 'system backend' "$log"
+        fi
+    done
+    ;;
+
+*)
+    echo "timeline_test.sh: unknown case '$case_name'" >&2
+    exit 2
+    ;;
+esac
+
+echo "ok: $case_name"

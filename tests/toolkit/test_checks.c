@@ -1,0 +1,303 @@
+/* The check pipeline in-process: every crafted trace (trace_cases.c) must
+ * give the outcome its name announces, whole or pushed in small chunks,
+ * plus a closer look at the numbers of the reference GPU scenario. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "tk_checks.h"
+#include "trace_cases.h"
+
+static tk_clock_name names[4];
+
+/* The few gputrace-check options the cases use, applied to `o`. */
+static void apply_args(const tk_case *c, tk_check_options *o)
+{
+    size_t n_names = 0;
+    for (const char *const *a = c->args; a && a[0] && a[1]; a += 2) {
+        if (strcmp(a[0], "--clock-name") == 0) {
+            const char *eq = strchr(a[1], '=');
+            names[n_names].has_id = eq != NULL;
+            names[n_names].id = eq ? (uint32_t)strtoull(a[1], NULL, 0) : 0;
+            names[n_names].name = eq ? eq + 1 : a[1];
+            n_names++;
+        } else if (strcmp(a[0], "--expect-gpu-events") == 0) {
+            o->expect_gpu_events = atoll(a[1]);
+        } else if (strcmp(a[0], "--max-submit-latency-ns") == 0) {
+            o->max_submit_latency_ns = atoll(a[1]);
+        } else {
+            fail_msg("case %s: option %s not handled here", c->name, a[0]);
+        }
+    }
+    o->names = names;
+    o->n_names = n_names;
+}
+
+static bool has(const tk_result *r, const char *code)
+{
+    for (size_t i = 0; i < r->n_violations; i++)
+        if (strcmp(tk_violation_name(r->violations[i].code), code) == 0)
+            return true;
+    return false;
+}
+
+static const tk_violation *find_violation(const tk_result *r, const char *code, size_t len)
+{
+    for (size_t i = 0; i < r->n_violations; i++) {
+        const char *n = tk_violation_name(r->violations[i].code);
+        if (strlen(n) == len && strncmp(n, code, len) == 0)
+            return &r->violations[i];
+    }
+    return NULL;
+}
+
+static bool any_error(const tk_result *r)
+{
+    for (size_t i = 0; i < r->n_violations; i++)
+        if (r->violations[i].severity == TK_SEV_ERROR)
+            return true;
+    return false;
+}
+
+static void dump(const tk_result *r)
+{
+    for (size_t i = 0; i < r->n_violations; i++)
+        print_message("  %s %s: %s\n", tk_severity_name(r->violations[i].severity),
+                      tk_violation_name(r->violations[i].code), r->violations[i].message);
+}
+
+static void judge(const tk_case *c, const tk_result *r, const tk_check_options *o)
+{
+    const char *name = c->name;
+    bool failed = tk_result_failed(r, o);
+    bool ok;
+    if (strncmp(name, "pass-", 5) == 0)
+        ok = !r->input_error && !failed && r->n_violations == 0;
+    else if (strncmp(name, "warn-", 5) == 0)
+        ok = !r->input_error && !failed && has(r, name + 5);
+    else if (strncmp(name, "fail-", 5) == 0) {
+        /* Without a recorded loss the code keeps its own severity. */
+        const tk_violation *v = find_violation(r, name + 5, strlen(name + 5));
+        ok = !r->input_error && failed && v && v->severity == tk_violation_severity(v->code);
+    } else if (strncmp(name, "loss-", 5) == 0) {
+        /* loss-CODE[-VARIANT]: CODE is data_loss, nothing is an error, so
+         * --allow-loss passes. */
+        const char *code = name + 5, *dash = strchr(code, '-');
+        size_t len = dash ? (size_t)(dash - code) : strlen(code);
+        const tk_violation *v = find_violation(r, code, len);
+        tk_check_options allow = *o;
+        allow.allow_loss = true;
+        ok = !r->input_error && failed && v && v->severity == TK_SEV_DATA_LOSS && !any_error(r) &&
+             !tk_result_failed(r, &allow);
+    }
+    else
+        ok = r->input_error && has(r, "input_error");
+    if (!ok) {
+        print_message("case %s: unexpected outcome (input_error=%d failed=%d)\n", name,
+                      r->input_error, failed);
+        dump(r);
+        fail();
+    }
+}
+
+static void test_all_cases(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < tk_n_cases; i++) {
+        const tk_case *c = &tk_cases[i];
+        tk_case_out out = {0};
+        c->make(&out);
+        tk_check_options o;
+        tk_check_options_default(&o);
+        apply_args(c, &o);
+        tk_result *r = tk_check_buffer(out.data, out.len, &o);
+        assert_non_null(r);
+        judge(c, r, &o);
+        tk_result_free(r);
+        free(out.data);
+    }
+}
+
+/* Pushed through tk_reader_feed in 7-byte chunks: same result. */
+static void test_all_cases_chunked(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < tk_n_cases; i++) {
+        const tk_case *c = &tk_cases[i];
+        tk_case_out out = {0};
+        c->make(&out);
+        tk_check_options o;
+        tk_check_options_default(&o);
+        apply_args(c, &o);
+        tk_checker *ck = tk_checker_new(&o);
+        assert_non_null(ck);
+        tk_reader rd;
+        tk_reader_init(&rd, NULL);
+        tk_read_status st = TK_READ_OK;
+        for (size_t off = 0; off < out.len && st == TK_READ_OK; off += 7) {
+            size_t k = out.len - off < 7 ? out.len - off : 7;
+            st = tk_reader_feed(&rd, out.data + off, k, tk_checker_packet_cb, ck);
+        }
+        if (st == TK_READ_OK)
+            st = tk_reader_finish(&rd);
+        if (st != TK_READ_OK && st != TK_READ_ERR_ABORTED)
+            tk_checker_input_error(ck, tk_reader_error(&rd));
+        tk_reader_free(&rd);
+        tk_result *r = tk_checker_finish(ck);
+        judge(c, r, &o);
+
+        tk_result *whole = tk_check_buffer(out.data, out.len, &o);
+        assert_int_equal(r->packets, whole->packets);
+        assert_int_equal(r->n_violations, whole->n_violations);
+        assert_int_equal(tk_stats_total(&r->stats, TK_STAT_clock_sync_failure),
+                         tk_stats_total(&whole->stats, TK_STAT_clock_sync_failure));
+        tk_result_free(whole);
+        tk_result_free(r);
+        free(out.data);
+    }
+}
+
+static const tk_case *find(const char *name)
+{
+    for (size_t i = 0; i < tk_n_cases; i++)
+        if (strcmp(tk_cases[i].name, name) == 0)
+            return &tk_cases[i];
+    fail_msg("no case %s", name);
+    return NULL;
+}
+
+static tk_result *run_case(const char *name)
+{
+    tk_case_out out = {0};
+    find(name)->make(&out);
+    tk_check_options o;
+    tk_check_options_default(&o);
+    o.keep_plot_points = true;
+    tk_result *r = tk_check_buffer(out.data, out.len, &o);
+    free(out.data);
+    assert_non_null(r);
+    return r;
+}
+
+static const tk_clock_report *clock_by_raw(const tk_result *r, uint32_t raw)
+{
+    for (size_t i = 0; i < r->n_clocks; i++)
+        if (r->clocks[i].info.raw_id == raw)
+            return &r->clocks[i];
+    return NULL;
+}
+
+static void test_gpu_scenario_numbers(void **state)
+{
+    (void)state;
+    const char *cases[] = {"pass-gpu", "pass-compressed"};
+    for (int k = 0; k < 2; k++) {
+        tk_result *r = run_case(cases[k]);
+        assert_int_equal(r->gpu_render_stage_events, 60);
+        assert_int_equal(r->vk_queue_submits, 60);
+        assert_int_equal(r->sequences, 3);
+        assert_int_equal(tk_stats_total(&r->stats, TK_STAT_clock_sync_failure), 0);
+        /* The first packet of each producer sequence carries
+         * previous_packet_dropped, as traced writes it: not a loss. */
+        assert_int_equal(tk_stats_total(&r->stats, TK_STAT_previous_packet_dropped), 2);
+        assert_int_equal(tk_stats_total(&r->stats, TK_STAT_sequence_packet_loss), 0);
+        assert_int_equal(tk_stats_total(&r->stats, TK_STAT_traced_buf_sequence_packet_loss), 0);
+        const tk_clock_report *gpu =
+            clock_by_raw(r, tk_clock_global_id_for_name("com.gputrace.test.gpu"));
+        assert_non_null(gpu);
+        assert_int_equal(gpu->info.scope, TK_SCOPE_GLOBAL);
+        assert_int_equal(gpu->info.snapshots, 20);
+        assert_int_equal(gpu->info.conversions, 60);
+        assert_true(gpu->resolvable);
+        assert_true(fabs(gpu->info.drift_ppm + 20) < 0.01);
+        /* 20 ppm over at most 75.1 ms after a snapshot: about 1.5 us. */
+        assert_true(gpu->error_known);
+        assert_true(gpu->max_error_ns > 1400 && gpu->max_error_ns < 1600);
+        assert_int_equal(gpu->n_points, 20);
+        if (k == 1)
+            assert_int_equal(tk_stats_total(&r->stats, TK_STAT_compressed_packets), 2);
+        tk_result_free(r);
+    }
+}
+
+static void test_sequence_clock_numbers(void **state)
+{
+    (void)state;
+    tk_result *r = run_case("pass-sequence-clock");
+    const tk_clock_report *us = NULL, *inc = NULL;
+    for (size_t i = 0; i < r->n_clocks; i++) {
+        if (r->clocks[i].info.scope != TK_SCOPE_SEQUENCE)
+            continue;
+        if (r->clocks[i].info.raw_id == 64)
+            us = &r->clocks[i];
+        if (r->clocks[i].info.raw_id == 65)
+            inc = &r->clocks[i];
+    }
+    assert_non_null(us);
+    assert_non_null(inc);
+    assert_int_equal(us->info.seq_id, 5);
+    assert_int_equal(us->info.unit_multiplier_ns, 1000);
+    assert_true(inc->info.incremental);
+    assert_int_equal(us->info.conversions, 5);
+    assert_int_equal(inc->info.conversions, 10);
+    assert_true(fabs(us->info.drift_ppm) < 0.001);
+    tk_result_free(r);
+}
+
+static void test_loss_numbers(void **state)
+{
+    (void)state;
+    tk_result *r = run_case("fail-sequence_packet_loss");
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_sequence_packet_loss), 1);
+    /* Per buffer through writer_stats, like trace_processor. */
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_traced_buf_sequence_packet_loss), 1);
+    tk_result_free(r);
+
+    r = run_case("fail-incremental_state_lost");
+    assert_true(tk_stats_total(&r->stats, TK_STAT_incremental_state_skipped_after_loss) > 0);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_tokenizer_skipped_packets),
+                     tk_stats_total(&r->stats, TK_STAT_incremental_state_skipped_after_loss));
+    tk_result_free(r);
+
+    r = run_case("fail-ftrace_overrun");
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_ftrace_cpu_overrun_delta), 42);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_ftrace_cpu_entries_delta), 200);
+    tk_result_free(r);
+}
+
+/* Every violation code has a crafted trace that must produce it. */
+static void test_every_code_has_a_case(void **state)
+{
+    (void)state;
+    for (int code = 0; code < TK_V_COUNT; code++) {
+        const char *name = tk_violation_name((tk_violation_code)code);
+        bool found = code == TK_V_input_error; /* the error-* cases */
+        for (size_t i = 0; i < tk_n_cases && !found; i++) {
+            const char *cn = tk_cases[i].name;
+            found = (strncmp(cn, "fail-", 5) == 0 || strncmp(cn, "warn-", 5) == 0) &&
+                    strcmp(cn + 5, name) == 0;
+        }
+        if (!found)
+            fail_msg("no crafted trace for violation %s", name);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_code_has_a_case),
+        cmocka_unit_test(test_all_cases),
+        cmocka_unit_test(test_all_cases_chunked),
+        cmocka_unit_test(test_gpu_scenario_numbers),
+        cmocka_unit_test(test_sequence_clock_numbers),
+        cmocka_unit_test(test_loss_numbers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

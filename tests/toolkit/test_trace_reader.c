@@ -1,0 +1,338 @@
+/* Streaming reader: record rules (trace_processor's tokenizer), the same
+ * packets whatever the chunking (memory, byte-by-byte pushes, a pipe read
+ * in tiny blocks), bounds and errors, and compressed_packets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "tk_fastpb.h"
+#include "tk_trace_reader.h"
+
+typedef struct seen {
+    size_t n;
+    size_t lens[64];
+    uint64_t offsets[64];
+    uint8_t first[64];
+    size_t stop_after; /* 0: never */
+} seen;
+
+static bool on_packet(void *ctx, const uint8_t *data, size_t len, uint64_t offset)
+{
+    seen *s = ctx;
+    if (s->n < 64) {
+        s->lens[s->n] = len;
+        s->offsets[s->n] = offset;
+        s->first[s->n] = len ? data[0] : 0;
+    }
+    s->n++;
+    return !(s->stop_after && s->n >= s->stop_after);
+}
+
+/* Trace body: packet(3 bytes) | varint field 2 | packet(0 bytes) | LEN field
+ * 3 | fixed64 field 4 | fixed32 field 5 | packet(200 bytes). */
+static size_t sample(uint8_t *b)
+{
+    size_t n = 0;
+    b[n++] = 0x0a; b[n++] = 3; b[n++] = 0x08; b[n++] = 0x01; b[n++] = 0x50;
+    b[n++] = 0x10; b[n++] = 0x96; b[n++] = 0x01;
+    b[n++] = 0x0a; b[n++] = 0;
+    b[n++] = 0x1a; b[n++] = 2; b[n++] = 'h'; b[n++] = 'i';
+    b[n++] = 0x21; memset(b + n, 0x11, 8); n += 8;
+    b[n++] = 0x2d; memset(b + n, 0x22, 4); n += 4;
+    b[n++] = 0x0a; b[n++] = 0xc8; b[n++] = 0x01;
+    for (int i = 0; i < 200; i++)
+        b[n++] = (uint8_t)(0x40 + (i & 7)); /* not necessarily a valid packet: irrelevant */
+    return n;
+}
+
+static void check_sample(const seen *s, const tk_reader *r)
+{
+    assert_int_equal(s->n, 2);
+    assert_int_equal(s->lens[0], 3);
+    assert_int_equal(s->offsets[0], 0);
+    assert_int_equal(s->first[0], 0x08);
+    assert_int_equal(s->lens[1], 200);
+    assert_int_equal(s->offsets[1], 28);
+    assert_int_equal(r->skipped_fields, 4);
+    assert_int_equal(r->empty_packets, 1);
+}
+
+static void test_memory(void **state)
+{
+    (void)state;
+    uint8_t b[512];
+    size_t n = sample(b);
+    seen s = {0};
+    tk_reader r;
+    tk_reader_init(&r, NULL);
+    assert_int_equal(tk_reader_parse_buffer(&r, b, n, on_packet, &s), TK_READ_OK);
+    check_sample(&s, &r);
+    tk_reader_free(&r);
+}
+
+static void test_byte_by_byte(void **state)
+{
+    (void)state;
+    uint8_t b[512];
+    size_t n = sample(b);
+    seen s = {0};
+    tk_reader r;
+    tk_reader_init(&r, NULL);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(tk_reader_feed(&r, b + i, 1, on_packet, &s), TK_READ_OK);
+    assert_int_equal(tk_reader_finish(&r), TK_READ_OK);
+    check_sample(&s, &r);
+    tk_reader_free(&r);
+}
+
+static void test_pipe_tiny_blocks(void **state)
+{
+    (void)state;
+    uint8_t b[512];
+    size_t n = sample(b);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(write(fds[1], b, n), (ssize_t)n);
+    close(fds[1]);
+    seen s = {0};
+    tk_reader r;
+    tk_reader_config cfg = {.block_size = 64}; /* smaller than the last packet */
+    tk_reader_init(&r, &cfg);
+    assert_int_equal(tk_reader_read_fd(&r, fds[0], on_packet, &s, NULL, NULL), TK_READ_OK);
+    close(fds[0]);
+    check_sample(&s, &r);
+    tk_reader_free(&r);
+}
+
+static void test_truncated(void **state)
+{
+    (void)state;
+    uint8_t b[512];
+    size_t n = sample(b);
+    for (size_t cut = 1; cut < n; cut++) {
+        seen s = {0};
+        tk_reader r;
+        tk_reader_init(&r, NULL);
+        tk_read_status st = tk_reader_parse_buffer(&r, b, cut, on_packet, &s);
+        /* Every cut inside a record is an error; cuts between records are
+         * clean ends. */
+        bool boundary = cut == 5 || cut == 8 || cut == 10 || cut == 14 || cut == 23 || cut == 28;
+        assert_int_equal(st, boundary ? TK_READ_OK : TK_READ_ERR_TRUNCATED);
+        tk_reader_free(&r);
+    }
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    seen s = {0};
+    tk_reader r;
+    /* group wire type */
+    static const uint8_t grp[] = {0x0b, 0x00};
+    tk_reader_init(&r, NULL);
+    assert_int_equal(tk_reader_parse_buffer(&r, grp, sizeof grp, on_packet, &s), TK_READ_ERR_FORMAT);
+    assert_non_null(strstr(tk_reader_error(&r), "wire type"));
+    tk_reader_free(&r);
+    /* over-long tag varint */
+    static const uint8_t tag[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    tk_reader_init(&r, NULL);
+    assert_int_equal(tk_reader_parse_buffer(&r, tag, sizeof tag, on_packet, &s), TK_READ_ERR_FORMAT);
+    tk_reader_free(&r);
+    /* a packet above the limit, reported before its bytes arrive */
+    static const uint8_t big[] = {0x0a, 0x80, 0x80, 0x80, 0x01};
+    tk_reader_config cfg = {.max_packet_size = 1000};
+    tk_reader_init(&r, &cfg);
+    assert_int_equal(tk_reader_feed(&r, big, sizeof big, on_packet, &s), TK_READ_ERR_TOO_BIG);
+    tk_reader_free(&r);
+    /* the callback stops the reader */
+    uint8_t b[512];
+    size_t n = sample(b);
+    seen stop = {.stop_after = 1};
+    tk_reader_init(&r, NULL);
+    assert_int_equal(tk_reader_parse_buffer(&r, b, n, on_packet, &stop), TK_READ_ERR_ABORTED);
+    assert_int_equal(stop.n, 1);
+    tk_reader_free(&r);
+}
+
+/* A huge non-packet field streams past without being buffered. */
+static void test_skip_large_field(void **state)
+{
+    (void)state;
+    const size_t big = 1u << 20; /* a 3-byte length varint */
+    uint8_t *b = malloc(big + 16);
+    size_t n = 0;
+    b[n++] = 0x12; /* field 2, LEN */
+    b[n++] = (uint8_t)(0x80 | (big & 0x7f));
+    b[n++] = (uint8_t)(0x80 | ((big >> 7) & 0x7f));
+    b[n++] = (uint8_t)(big >> 14);
+    memset(b + n, 0x55, big);
+    n += big;
+    b[n++] = 0x0a; b[n++] = 1; b[n++] = 0x08;
+    seen s = {0};
+    tk_reader r;
+    tk_reader_init(&r, NULL);
+    for (size_t off = 0; off < n; off += 4096) {
+        size_t k = n - off < 4096 ? n - off : 4096;
+        assert_int_equal(tk_reader_feed(&r, b + off, k, on_packet, &s), TK_READ_OK);
+    }
+    assert_int_equal(tk_reader_finish(&r), TK_READ_OK);
+    assert_int_equal(s.n, 1);
+    assert_true(r.cap < 64 * 1024);
+    tk_reader_free(&r);
+    free(b);
+}
+
+static size_t deflate_buf(const uint8_t *in, size_t len, uint8_t *out, size_t cap, bool gzip)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, gzip ? 31 : 15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    zs.avail_in = (uInt)len;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t n = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return n;
+}
+
+static void test_inflate(void **state)
+{
+    (void)state;
+    /* records: 3-byte packet, empty packet, 300 KiB packet (wider than the
+     * inflater's first window), then 2 trailing bytes that upstream ignores */
+    const size_t big = 300 << 10;
+    uint8_t *in = malloc(big + 64);
+    size_t n = 0;
+    in[n++] = 0x0a; in[n++] = 3; in[n++] = 0x08; in[n++] = 0x07; in[n++] = 0x50;
+    in[n++] = 0x0a; in[n++] = 0x00;
+    in[n++] = 0x0a;
+    in[n++] = (uint8_t)(0x80 | (big & 0x7f));
+    in[n++] = (uint8_t)(0x80 | ((big >> 7) & 0x7f));
+    in[n++] = (uint8_t)(big >> 14);
+    memset(in + n, 0x33, big);
+    n += big;
+    in[n++] = 0x0a; in[n++] = 0x05;
+    size_t cap = big + 4096;
+    uint8_t *z = malloc(cap);
+    for (int gzip = 0; gzip < 2; gzip++) {
+        size_t zn = deflate_buf(in, n, z, cap, gzip);
+        tk_inflater *inf = tk_inflater_new(0);
+        seen s = {0};
+        uint64_t inflated = 0;
+        assert_int_equal(tk_inflate_packets(inf, z, zn, 77, on_packet, &s, &inflated), TK_READ_OK);
+        assert_int_equal(s.n, 3);
+        assert_int_equal(s.lens[0], 3);
+        assert_int_equal(s.lens[1], 0);
+        assert_int_equal(s.lens[2], big);
+        assert_int_equal(s.offsets[2], 77);
+        assert_int_equal(inflated, n);
+        /* reusable; a truncated stream fails */
+        seen t = {0};
+        assert_int_equal(tk_inflate_packets(inf, z, zn / 2, 0, on_packet, &t, NULL), TK_READ_ERR_FORMAT);
+        assert_non_null(strstr(tk_inflater_error(inf), "truncated"));
+        /* the limit applies inside too */
+        tk_inflater *small = tk_inflater_new(1000);
+        seen u = {0};
+        assert_int_equal(tk_inflate_packets(small, z, zn, 0, on_packet, &u, NULL), TK_READ_ERR_TOO_BIG);
+        tk_inflater_free(small);
+        tk_inflater_free(inf);
+    }
+    /* not a packet tag, and not zlib at all */
+    static const uint8_t junk[] = {0x12, 0x01, 0x00, 0x0a, 0x00};
+    size_t zn = deflate_buf(junk, sizeof junk, z, cap, false);
+    tk_inflater *inf = tk_inflater_new(0);
+    seen s = {0};
+    assert_int_equal(tk_inflate_packets(inf, z, zn, 0, on_packet, &s, NULL), TK_READ_ERR_FORMAT);
+    assert_int_equal(tk_inflate_packets(inf, (const uint8_t *)"nonsense", 8, 0, on_packet, &s, NULL),
+                     TK_READ_ERR_FORMAT);
+    tk_inflater_free(inf);
+    free(z);
+    free(in);
+}
+
+/* The fast iterator must agree with pb_reader on every input: same fields,
+ * same values, same error, for random bytes and for mutated real messages. */
+static void test_fastpb_matches_pb_reader(void **state)
+{
+    (void)state;
+    uint64_t x = 0x243f6a8885a308d3ull;
+    uint8_t buf[96];
+    for (int round = 0; round < 200000; round++) {
+        size_t len = 0;
+        if (round & 1) {
+            /* well-formed-ish: tags and varints of every length */
+            while (len < sizeof buf - 16) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                uint32_t id = 1 + (uint32_t)(x % 1000);
+                uint8_t wt = (uint8_t)((x >> 20) % 6);
+                uint64_t tag = (uint64_t)id << 3 | wt;
+                while (tag >= 0x80) { buf[len++] = (uint8_t)(tag | 0x80); tag >>= 7; }
+                buf[len++] = (uint8_t)tag;
+                uint64_t v = x >> ((x >> 40) & 63);
+                if (wt == 2) v &= 7;
+                while (v >= 0x80 && len < sizeof buf - 1) { buf[len++] = (uint8_t)(v | 0x80); v >>= 7; }
+                buf[len++] = (uint8_t)v;
+                if (wt == 2)
+                    len += (size_t)(x & 7) < sizeof buf - len ? (size_t)(x & 7) : 0;
+            }
+        } else {
+            len = (size_t)(x % sizeof buf);
+            for (size_t i = 0; i < len; i++) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                buf[i] = (uint8_t)(x >> 24) | ((x & 3) ? 0x80 : 0);
+            }
+        }
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        size_t cut = len ? (size_t)(x % (len + 1)) : 0;
+        pb_reader a;
+        tk_fr b;
+        pb_field fa, fb;
+        pb_reader_init(&a, buf, cut);
+        tk_fr_init(&b, buf, cut);
+        for (;;) {
+            bool ra = pb_reader_next(&a, &fa);
+            bool rb = tk_fr_next(&b, &fb);
+            assert_int_equal(ra, rb);
+            if (!ra)
+                break;
+            assert_int_equal(fa.id, fb.id);
+            assert_int_equal(fa.wire_type, fb.wire_type);
+            assert_int_equal(fa.value, fb.value);
+            assert_ptr_equal(fa.data, fb.data);
+        }
+        assert_int_equal(a.err, b.err);
+        /* Tag/skip stepping ends where the reader ends. */
+        tk_fr c;
+        tk_fr_init(&c, buf, cut);
+        uint32_t id;
+        uint8_t wt;
+        while (tk_fr_tag(&c, &id, &wt) && tk_fr_skip(&c, wt)) {
+        }
+        assert_int_equal(c.err, a.err);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_byte_by_byte),
+        cmocka_unit_test(test_pipe_tiny_blocks),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_skip_large_field),
+        cmocka_unit_test(test_inflate),
+        cmocka_unit_test(test_fastpb_matches_pb_reader),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,854 @@
+/* The crafted traces of the toolkit tests, built with our pb writer; each
+ * named by the outcome gputrace-check must report (see trace_cases.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pb_heap.h"
+#include "pb_writer.h"
+#include "trace_cases.h"
+
+/* ---- field numbers (upstream Perfetto numbering) ---- */
+enum {
+    F_TRACE_PACKET = 1,
+    P_FTRACE_EVENTS = 1,
+    P_CLOCK_SNAPSHOT = 6,
+    P_TIMESTAMP = 8,
+    P_SEQ = 10,
+    P_INTERNED = 12,
+    P_FLAGS = 13,
+    P_FTRACE_STATS = 34,
+    P_TRACE_STATS = 35,
+    P_PREV_DROPPED = 42,
+    P_COMPRESSED = 50,
+    P_GPU_STAGE = 53,
+    P_CLOCK_ID = 58,
+    P_DEFAULTS = 59,
+    P_VK = 65,
+    P_ZSTD = 133,
+    P_FOR_TESTING = 900,
+    SEQ_CLEARED = 1,
+    SEQ_NEEDS = 2,
+};
+
+#define BOOT 6
+#define MONO 3
+#define MONO_RAW 5
+#define REALTIME 1
+#define S 1000000000ull
+#define MS 1000000ull
+#define US 1000ull
+
+static uint32_t fnv_id(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h ^= *p;
+        h *= 16777619u;
+    }
+    return h | 0x80000000u;
+}
+
+#define GPU_CLOCK_NAME "com.gputrace.test.gpu"
+
+/* ---- trace builder ---- */
+
+typedef struct tb {
+    pb_heap_buffer h;
+    pb_msg trace;
+} tb;
+
+static void tb_init(tb *t)
+{
+    pb_heap_init(&t->h, 1 << 16);
+    pb_msg_init_root(&t->trace, pb_heap_stream(&t->h));
+}
+
+static uint8_t *tb_finish(tb *t, size_t *len)
+{
+    pb_msg_end(&t->trace);
+    uint8_t *d = pb_heap_dup(&t->h, len);
+    pb_heap_free(&t->h);
+    if (!d) {
+        fprintf(stderr, "make_traces: out of memory\n");
+        exit(1);
+    }
+    return d;
+}
+
+static void pk_begin(tb *t, pb_msg *p, uint32_t seq)
+{
+    pb_msg_begin_nested(&t->trace, F_TRACE_PACKET, p);
+    if (seq)
+        pb_msg_append_varint(p, P_SEQ, seq);
+}
+
+typedef struct clk {
+    uint32_t id;
+    uint64_t ts;
+    uint64_t unit;
+    bool incremental;
+} clk;
+
+static void snapshot_ex(tb *t, uint32_t seq, const clk *c, size_t n, int32_t primary)
+{
+    pb_msg p, cs, k;
+    pk_begin(t, &p, seq);
+    pb_msg_begin_nested(&p, P_CLOCK_SNAPSHOT, &cs);
+    for (size_t i = 0; i < n; i++) {
+        pb_msg_begin_nested(&cs, 1, &k);
+        pb_msg_append_varint(&k, 1, c[i].id);
+        pb_msg_append_varint(&k, 2, c[i].ts);
+        if (c[i].incremental)
+            pb_msg_append_varint(&k, 3, 1);
+        if (c[i].unit)
+            pb_msg_append_varint(&k, 4, c[i].unit);
+        pb_msg_end(&k);
+    }
+    if (primary)
+        pb_msg_append_varint(&cs, 2, (uint64_t)primary);
+    pb_msg_end(&cs);
+    pb_msg_end(&p);
+}
+
+static void snapshot2(tb *t, uint32_t seq, uint32_t a, uint64_t ta, uint32_t b, uint64_t tbv)
+{
+    clk c[2] = {{a, ta, 0, false}, {b, tbv, 0, false}};
+    snapshot_ex(t, seq, c, 2, 0);
+}
+
+/* What traced writes: BOOTTIME with MONOTONIC(_RAW) and REALTIME. */
+static void traced_snapshot(tb *t, uint64_t boot)
+{
+    clk c[4] = {
+        {BOOT, boot, 0, false},
+        {MONO, boot - 5 * S, 0, false},
+        {MONO_RAW, boot - 5 * S + 123, 0, false},
+        {REALTIME, boot + 1700000000ull * S, 0, false},
+    };
+    snapshot_ex(t, 1, c, 4, 0);
+}
+
+/* A timestamped packet with a small test payload. */
+static void ts_packet(tb *t, uint32_t seq, uint64_t ts, uint32_t clock, uint32_t flags,
+                      bool prev_dropped)
+{
+    pb_msg p, te;
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_TIMESTAMP, ts);
+    if (clock)
+        pb_msg_append_varint(&p, P_CLOCK_ID, clock);
+    if (flags)
+        pb_msg_append_varint(&p, P_FLAGS, flags);
+    if (prev_dropped)
+        pb_msg_append_varint(&p, P_PREV_DROPPED, 1);
+    pb_msg_begin_nested(&p, P_FOR_TESTING, &te);
+    pb_msg_append_string(&te, 1, "payload");
+    pb_msg_end(&te);
+    pb_msg_end(&p);
+}
+
+static void intern_specs(tb *t, uint32_t seq, bool prev_dropped)
+{
+    pb_msg p, id, sp;
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_FLAGS, SEQ_CLEARED);
+    if (prev_dropped)
+        pb_msg_append_varint(&p, P_PREV_DROPPED, 1);
+    pb_msg_begin_nested(&p, P_INTERNED, &id);
+    pb_msg_begin_nested(&id, 24, &sp);
+    pb_msg_append_varint(&sp, 1, 1);
+    pb_msg_append_string(&sp, 2, "queue 0");
+    pb_msg_end(&sp);
+    pb_msg_begin_nested(&id, 24, &sp);
+    pb_msg_append_varint(&sp, 1, 2);
+    pb_msg_append_string(&sp, 2, "vertex");
+    pb_msg_append_varint(&sp, 4, 1);
+    pb_msg_end(&sp);
+    pb_msg_end(&id);
+    pb_msg_end(&p);
+}
+
+typedef struct stage {
+    uint64_t ts;
+    uint32_t clock;
+    bool no_event_id;
+    uint64_t queue_iid; /* 0: use legacy hw_queue_id */
+    uint64_t legacy_queue_id;
+    uint32_t submission_id;
+    bool prev_dropped;
+} stage;
+
+static void gpu_stage(tb *t, uint32_t seq, const stage *st)
+{
+    static uint64_t next_event = 1;
+    pb_msg p, e;
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_TIMESTAMP, st->ts);
+    pb_msg_append_varint(&p, P_CLOCK_ID, st->clock);
+    pb_msg_append_varint(&p, P_FLAGS, SEQ_NEEDS);
+    if (st->prev_dropped)
+        pb_msg_append_varint(&p, P_PREV_DROPPED, 1);
+    pb_msg_begin_nested(&p, P_GPU_STAGE, &e);
+    if (!st->no_event_id)
+        pb_msg_append_varint(&e, 1, next_event++);
+    pb_msg_append_varint(&e, 2, 50 * US);
+    if (st->queue_iid)
+        pb_msg_append_varint(&e, 13, st->queue_iid);
+    else
+        pb_msg_append_varint(&e, 3, st->legacy_queue_id);
+    pb_msg_append_varint(&e, 14, 2);
+    if (st->submission_id)
+        pb_msg_append_varint(&e, 10, st->submission_id);
+    pb_msg_end(&e);
+    pb_msg_end(&p);
+}
+
+static void vk_submit(tb *t, uint32_t seq, uint64_t ts, uint32_t submission_id, bool prev_dropped)
+{
+    pb_msg p, v, q;
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_TIMESTAMP, ts);
+    if (prev_dropped)
+        pb_msg_append_varint(&p, P_PREV_DROPPED, 1);
+    pb_msg_begin_nested(&p, P_VK, &v);
+    pb_msg_begin_nested(&v, 2, &q);
+    pb_msg_append_varint(&q, 1, 20 * US);
+    pb_msg_append_varint(&q, 2, 4242);
+    pb_msg_append_varint(&q, 3, 4243);
+    pb_msg_append_varint(&q, 6, submission_id);
+    pb_msg_end(&q);
+    pb_msg_end(&v);
+    pb_msg_end(&p);
+}
+
+typedef struct kv {
+    uint32_t field;
+    uint64_t value;
+} kv;
+
+/* TraceStats with one buffer (fields in `buf`), service-wide fields in
+ * `top`, and writer stats for sequences 2..4 on buffer 0. */
+static void trace_stats(tb *t, uint64_t boot, const kv *buf, size_t nbuf, const kv *top,
+                        size_t ntop)
+{
+    pb_msg p, ts, b, w;
+    pk_begin(t, &p, 1);
+    pb_msg_append_varint(&p, P_TIMESTAMP, boot);
+    pb_msg_begin_nested(&p, P_TRACE_STATS, &ts);
+    pb_msg_begin_nested(&ts, 1, &b);
+    pb_msg_append_varint(&b, 12, 1 << 20);
+    pb_msg_append_varint(&b, 1, 600000);
+    pb_msg_append_varint(&b, 2, 40);
+    pb_msg_append_varint(&b, 5, 12);
+    for (size_t i = 0; i < nbuf; i++)
+        pb_msg_append_varint(&b, buf[i].field, buf[i].value);
+    pb_msg_end(&b);
+    pb_msg_append_varint(&ts, 2, 2);
+    pb_msg_append_varint(&ts, 7, 1);
+    pb_msg_append_varint(&ts, 12, 1);
+    pb_msg_append_varint(&ts, 13, 1);
+    for (size_t i = 0; i < ntop; i++)
+        pb_msg_append_varint(&ts, top[i].field, top[i].value);
+    for (uint32_t s = 2; s <= 4; s++) {
+        pb_msg_begin_nested(&ts, 18, &w);
+        pb_msg_append_varint(&w, 1, s);
+        pb_msg_append_varint(&w, 4, 0);
+        pb_msg_end(&w);
+    }
+    pb_msg_end(&ts);
+    pb_msg_end(&p);
+}
+
+/* ---- the base GPU scenario and its knobs ---- */
+
+typedef struct gpu_opts {
+    uint32_t gpu_clock;
+    double drift_ppm;
+    uint64_t period;
+    int n_snaps;
+    int64_t stage_delay_ns;  /* true GPU start relative to the submit */
+    bool no_stats;
+    bool no_clear;           /* producer never sets SEQ_INCREMENTAL_STATE_CLEARED */
+    bool snap_from_second_seq;
+    bool stage_before_first_snapshot;
+    bool no_event_id;
+    uint64_t queue_iid;
+    uint64_t legacy_queue_id;
+    bool loss_midway;        /* a loss on the GPU sequence, re-cleared later */
+    bool submit_loss;        /* a gap on the Vulkan sequence */
+    bool out_of_order;
+    const kv *buf;
+    size_t nbuf;
+    const kv *top;
+    size_t ntop;
+} gpu_opts;
+
+static void gpu_defaults(gpu_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->gpu_clock = fnv_id(GPU_CLOCK_NAME);
+    o->drift_ppm = 20;
+    o->period = 100 * MS;
+    o->n_snaps = 20;
+    o->stage_delay_ns = 100 * US;
+    o->queue_iid = 1;
+}
+
+static const uint64_t boot0 = 1000 * S;
+static const uint64_t gpu0 = 77 * S;
+
+static uint64_t gpu_time(const gpu_opts *o, uint64_t boot)
+{
+    double d = (double)(int64_t)(boot - boot0) * (1.0 + o->drift_ppm / 1e6);
+    return (uint64_t)((int64_t)gpu0 + (int64_t)d);
+}
+
+static void build_gpu(tb *t, const gpu_opts *o)
+{
+    traced_snapshot(t, boot0);
+    if (!o->no_clear)
+        intern_specs(t, 2, true);
+    bool first_vk = true;
+    uint32_t sid = 1;
+    for (int i = 0; i < o->n_snaps; i++) {
+        uint64_t b = boot0 + (uint64_t)i * o->period + 1 * MS;
+        snapshot2(t, 2, o->gpu_clock, gpu_time(o, b), BOOT, b);
+        if (o->snap_from_second_seq)
+            snapshot2(t, 4, o->gpu_clock, gpu_time(o, b) + 7, BOOT, b + 7);
+        if (i == 0 && o->stage_before_first_snapshot) {
+            stage st = {.ts = gpu_time(o, b - 10 * MS), .clock = o->gpu_clock, .queue_iid = 1};
+            gpu_stage(t, 2, &st);
+        }
+        if (o->loss_midway && i == o->n_snaps / 2) {
+            /* A gap on sequence 2: its interned data is gone until re-cleared. */
+            stage st = {.ts = gpu_time(o, b + 1 * US), .clock = o->gpu_clock,
+                        .queue_iid = o->queue_iid, .prev_dropped = true};
+            gpu_stage(t, 2, &st);
+        }
+        if (o->loss_midway && i == o->n_snaps / 2 + 2)
+            intern_specs(t, 2, false);
+        for (int j = 0; j < 3; j++) {
+            uint64_t sub = b + (uint64_t)(j + 1) * o->period / 4;
+            vk_submit(t, 3, sub, sid, first_vk || (o->submit_loss && i == 3 && j == 0));
+            first_vk = false;
+            stage st = {
+                .ts = gpu_time(o, (uint64_t)((int64_t)sub + o->stage_delay_ns)),
+                .clock = o->gpu_clock,
+                .no_event_id = o->no_event_id,
+                .queue_iid = o->queue_iid,
+                .legacy_queue_id = o->legacy_queue_id,
+                .submission_id = sid,
+            };
+            gpu_stage(t, 2, &st);
+            sid++;
+        }
+        if (o->out_of_order && i == o->n_snaps - 1)
+            ts_packet(t, 3, b - 10 * S, 0, 0, false);
+    }
+    uint64_t end = boot0 + (uint64_t)o->n_snaps * o->period + 5 * MS;
+    traced_snapshot(t, end);
+    if (!o->no_stats)
+        trace_stats(t, end, o->buf, o->nbuf, o->top, o->ntop);
+}
+
+/* ---- cases ---- */
+
+typedef tk_case_out out;
+
+static void finish_into(tb *t, out *o) { o->data = tb_finish(t, &o->len); }
+
+static void base_case(out *r, const gpu_opts *o)
+{
+    tb t;
+    tb_init(&t);
+    build_gpu(&t, o);
+    finish_into(&t, r);
+}
+
+#define GPU_CASE(fn, body)                 \
+    static void fn(out *r)                 \
+    {                                      \
+        gpu_opts o;                        \
+        gpu_defaults(&o);                  \
+        body;                              \
+        base_case(r, &o);                  \
+    }
+
+GPU_CASE(c_pass_gpu, (void)0)
+GPU_CASE(c_drift, o.drift_ppm = 1000)
+GPU_CASE(c_error, (o.drift_ppm = 200, o.period = 10 * S, o.n_snaps = 3))
+GPU_CASE(c_gap, (o.drift_ppm = 1, o.period = 25 * S, o.n_snaps = 3))
+GPU_CASE(c_single, o.n_snaps = 1)
+GPU_CASE(c_before_first, o.stage_before_first_snapshot = true)
+GPU_CASE(c_not_hashed, o.gpu_clock = 200)
+GPU_CASE(c_mismatch, o.gpu_clock = 0x80000001u)
+GPU_CASE(c_multi_seq, o.snap_from_second_seq = true)
+GPU_CASE(c_before_submit, o.stage_delay_ns = -1 * (int64_t)MS)
+GPU_CASE(c_no_event_id, o.no_event_id = true)
+GPU_CASE(c_unknown_queue, o.queue_iid = 9)
+GPU_CASE(c_parser_errors, (o.queue_iid = 0, o.legacy_queue_id = 5000))
+GPU_CASE(c_state_missing, o.no_clear = true)
+GPU_CASE(c_state_lost, o.loss_midway = true)
+GPU_CASE(c_seq_loss, o.submit_loss = true)
+GPU_CASE(c_ooo, o.out_of_order = true)
+GPU_CASE(c_no_stats, o.no_stats = true)
+
+static const kv k_overwritten[] = {{3, 17}, {13, 557056}, {4, 9}};
+static const kv k_discarded[] = {{18, 3}};
+static const kv k_patches[] = {{6, 2}};
+static const kv k_abi[] = {{9, 1}};
+static const kv k_writer_loss[] = {{19, 5}};
+static const kv k_flush_failed[] = {{14, 1}};
+static const kv k_final_flush[] = {{15, 2}};
+GPU_CASE(c_overwritten, (o.buf = k_overwritten, o.nbuf = 3))
+GPU_CASE(c_discarded, (o.buf = k_discarded, o.nbuf = 1))
+GPU_CASE(c_patches, (o.buf = k_patches, o.nbuf = 1))
+GPU_CASE(c_abi, (o.buf = k_abi, o.nbuf = 1))
+GPU_CASE(c_writer_loss, (o.buf = k_writer_loss, o.nbuf = 1))
+GPU_CASE(c_flushes_failed, (o.top = k_flush_failed, o.ntop = 1))
+GPU_CASE(c_final_flush, (o.top = k_final_flush, o.ntop = 1))
+/* A ring-buffer wrap (or lost packets) accounts for what is missing. */
+GPU_CASE(c_wrap_lost_clear, (o.no_clear = true, o.buf = k_overwritten, o.nbuf = 3))
+GPU_CASE(c_wrap_lost_queue, (o.queue_iid = 9, o.buf = k_overwritten, o.nbuf = 3))
+
+static void c_minimal(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 2, boot0 + 1 * MS, 0, SEQ_CLEARED, true);
+    ts_packet(&t, 2, boot0 + 2 * MS, 0, 0, false);
+    ts_packet(&t, 2, boot0 - 5 * S + 3 * MS, MONO, 0, false);
+    traced_snapshot(&t, boot0 + 10 * S);
+    trace_stats(&t, boot0 + 10 * S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static void c_empty(out *r)
+{
+    r->data = malloc(1);
+    r->len = 0;
+}
+
+/* Sequence-scoped clocks: 64 counts microseconds, 65 is incremental. */
+static void c_sequence_clock(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 5, boot0, 0, SEQ_CLEARED, true);
+    for (int i = 0; i < 5; i++) {
+        uint64_t b = boot0 + (uint64_t)i * 100 * MS;
+        clk c[3] = {{64, (b - boot0) / US + 5000, 1000, false}, {65, b / 10, 10, true}, {BOOT, b, 0, false}};
+        snapshot_ex(&t, 5, c, 3, 0);
+        ts_packet(&t, 5, (b - boot0 + 20 * MS) / US + 5000, 64, 0, false);
+        /* Incremental: deltas of 10 ns ticks from the snapshot. */
+        ts_packet(&t, 5, 30 * MS / 10, 65, 0, false);
+        ts_packet(&t, 5, 10 * MS / 10, 65, 0, false);
+    }
+    traced_snapshot(&t, boot0 + 1 * S);
+    trace_stats(&t, boot0 + 1 * S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+/* The whole GPU scenario, but inside compressed_packets. */
+static void c_compressed(out *r)
+{
+    gpu_opts o;
+    gpu_defaults(&o);
+    tb inner;
+    tb_init(&inner);
+    build_gpu(&inner, &o);
+    size_t ilen;
+    uint8_t *idata = tb_finish(&inner, &ilen);
+    tb t;
+    tb_init(&t);
+    /* Two compressed packets: the split must fall on a record boundary,
+     * so compress the halves separately with zlib and gzip framing. */
+    size_t half = 0;
+    {
+        /* walk records to find one near the middle */
+        size_t pos = 0;
+        while (pos < ilen && pos < ilen / 2) {
+            uint64_t v = 0;
+            unsigned shift = 0;
+            size_t p = pos + 1;
+            while (idata[p] & 0x80) {
+                v |= (uint64_t)(idata[p] & 0x7f) << shift;
+                shift += 7;
+                p++;
+            }
+            v |= (uint64_t)idata[p] << shift;
+            pos = p + 1 + v;
+        }
+        half = pos;
+    }
+    for (int part = 0; part < 2; part++) {
+        const uint8_t *src = part ? idata + half : idata;
+        size_t slen = part ? ilen - half : half;
+        z_stream zs;
+        memset(&zs, 0, sizeof zs);
+        deflateInit2(&zs, 6, Z_DEFLATED, part ? 15 + 16 : 15, 8, Z_DEFAULT_STRATEGY);
+        size_t cap = deflateBound(&zs, slen) + 64;
+        uint8_t *cbuf = malloc(cap);
+        zs.next_in = (Bytef *)(uintptr_t)src;
+        zs.avail_in = (uInt)slen;
+        zs.next_out = cbuf;
+        zs.avail_out = (uInt)cap;
+        deflate(&zs, Z_FINISH);
+        size_t clen = cap - zs.avail_out;
+        deflateEnd(&zs);
+        pb_msg p;
+        pk_begin(&t, &p, 1);
+        pb_msg_append_bytes(&p, P_COMPRESSED, cbuf, clen);
+        pb_msg_end(&p);
+        free(cbuf);
+    }
+    free(idata);
+    finish_into(&t, r);
+}
+
+static void compressed_raw(out *r, const uint8_t *payload, size_t len)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    uLongf clen = compressBound(len) + 16;
+    uint8_t *cbuf = malloc(clen);
+    compress2(cbuf, &clen, payload, len, 6);
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_bytes(&p, P_COMPRESSED, cbuf, clen);
+    pb_msg_end(&p);
+    free(cbuf);
+    finish_into(&t, r);
+}
+
+static void c_compressed_bad_inner(out *r)
+{
+    static const uint8_t junk[] = {0x12, 0x03, 'a', 'b', 'c', 0x0a, 0x01, 0x00};
+    compressed_raw(r, junk, sizeof junk);
+}
+
+static void c_nested_compressed(out *r)
+{
+    /* inner = one packet that itself holds compressed_packets */
+    uint8_t inner_payload[] = {0x0a, 0x01, 0x00}; /* an empty packet record */
+    uLongf clen = compressBound(sizeof inner_payload);
+    uint8_t c1[64];
+    clen = sizeof c1;
+    compress2(c1, &clen, inner_payload, sizeof inner_payload, 6);
+    tb t;
+    tb_init(&t);
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_bytes(&p, P_COMPRESSED, c1, clen);
+    pb_msg_end(&p);
+    size_t ilen;
+    uint8_t *inner = tb_finish(&t, &ilen);
+    compressed_raw(r, inner, ilen);
+    free(inner);
+}
+
+static void c_bad_compressed(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_bytes(&p, P_COMPRESSED, "this is not zlib data", 21);
+    pb_msg_end(&p);
+    finish_into(&t, r);
+}
+
+static void c_compressed_truncated(out *r)
+{
+    uint8_t payload[4096];
+    for (size_t i = 0; i < sizeof payload; i += 8) {
+        memcpy(payload + i, "\x0a\x06\x08\x01\x50\x01\x08\x02", 8);
+    }
+    uLongf clen = compressBound(sizeof payload);
+    uint8_t *cbuf = malloc(clen);
+    compress2(cbuf, &clen, payload, sizeof payload, 1);
+    tb t;
+    tb_init(&t);
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_bytes(&p, P_COMPRESSED, cbuf, clen / 2);
+    pb_msg_end(&p);
+    free(cbuf);
+    finish_into(&t, r);
+}
+
+static void c_truncated(out *r)
+{
+    c_minimal(r);
+    r->len -= 7;
+}
+
+static void c_corrupt_packet(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    /* A packet whose body holds a varint of 11 bytes. */
+    static const uint8_t bad[] = {0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    pb_msg_append_bytes(&t.trace, F_TRACE_PACKET, bad, sizeof bad);
+    finish_into(&t, r);
+}
+
+static void c_bad_wire_type(out *r)
+{
+    c_minimal(r);
+    r->data = realloc(r->data, r->len + 2);
+    r->data[r->len++] = 0x0b; /* field 1, group start */
+    r->data[r->len++] = 0x00;
+}
+
+static void c_huge_length(out *r)
+{
+    static const uint8_t hdr[] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x20}; /* 8 GiB packet */
+    r->data = malloc(sizeof hdr + 16);
+    memcpy(r->data, hdr, sizeof hdr);
+    memset(r->data + sizeof hdr, 0, 16);
+    r->len = sizeof hdr + 16;
+}
+
+static void c_clock_sync_failure(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 2, 5 * S, 0x80000042u, SEQ_CLEARED, true);
+    ts_packet(&t, 2, 6 * S, 0x80000042u, 0, false);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static void c_invalid_snapshot(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    clk c[3] = {{0x80000100u, 5, 0, false}, {BOOT, boot0 + 5, 0, false}, {0x80000100u, 6, 0, false}};
+    snapshot_ex(&t, 2, c, 3, 0);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static void c_import_error(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    clk c[2] = {{64, 5, 0, false}, {BOOT, boot0 + 5, 0, false}};
+    snapshot_ex(&t, 0, c, 2, 0); /* sequence-scoped clock, no sequence id */
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static void c_trace_clock_change(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 2, boot0 - 5 * S + MS, MONO, SEQ_CLEARED, true);
+    clk c[2] = {{BOOT, boot0 + S, 0, false}, {MONO, boot0 - 4 * S, 0, false}};
+    snapshot_ex(&t, 1, c, 2, MONO);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static void c_primary_clock(out *r)
+{
+    tb t;
+    tb_init(&t);
+    clk c[2] = {{BOOT, boot0, 0, false}, {MONO, boot0 - 5 * S, 0, false}};
+    snapshot_ex(&t, 1, c, 2, MONO);
+    ts_packet(&t, 2, boot0 + MS, BOOT, SEQ_CLEARED, true);
+    ts_packet(&t, 2, boot0 - 5 * S + 2 * MS, 0, 0, false);
+    clk d[2] = {{BOOT, boot0 + S, 0, false}, {MONO, boot0 - 4 * S, 0, false}};
+    snapshot_ex(&t, 1, d, 2, MONO);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+/* A custom clock tied only to REALTIME, which later jumps back: no path to
+ * BOOTTIME remains. trace_processor converts every clock of a snapshot as it
+ * reads it, so the REALTIME reading of the jump itself already counts in
+ * clock_sync_failure: an unresolvable clock never comes alone. */
+static void c_unresolvable(out *r)
+{
+    const uint32_t id = fnv_id("com.gputrace.test.wallclock");
+    tb t;
+    tb_init(&t);
+    snapshot2(&t, 1, BOOT, boot0, REALTIME, 10000 * S);
+    snapshot2(&t, 2, id, 5 * S, REALTIME, 10000 * S + MS);
+    ts_packet(&t, 2, 5 * S + 10 * MS, id, SEQ_CLEARED, false);
+    snapshot2(&t, 2, id, 5 * S + 100 * MS, REALTIME, 10000 * S + 101 * MS);
+    snapshot2(&t, 1, BOOT, boot0 + S, REALTIME, 6400 * S);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+/* A custom clock going backwards. Reading that snapshot, trace_processor
+ * converts the clock and fails (it lost its outgoing edges), so this too
+ * comes with clock_sync_failure. */
+static void c_non_monotonic(out *r)
+{
+    const uint32_t id = fnv_id("com.gputrace.test.jumpy");
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    snapshot2(&t, 2, id, 10 * S, BOOT, boot0 + MS);
+    ts_packet(&t, 2, 10 * S + 5 * MS, id, SEQ_CLEARED, false);
+    snapshot2(&t, 2, id, 10 * S + 100 * MS, BOOT, boot0 + 101 * MS);
+    snapshot2(&t, 2, id, 9 * S, BOOT, boot0 + 201 * MS); /* backwards */
+    traced_snapshot(&t, boot0 + S);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static void c_ftrace(out *r, int kind)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 2, boot0 + MS, 0, SEQ_CLEARED, true);
+    for (int phase = 1; phase <= 2; phase++) {
+        pb_msg p, fs, cpu;
+        pk_begin(&t, &p, 6);
+        pb_msg_append_varint(&p, P_TIMESTAMP, boot0 + (uint64_t)phase * MS);
+        pb_msg_begin_nested(&p, P_FTRACE_STATS, &fs);
+        pb_msg_append_varint(&fs, 1, (uint64_t)phase);
+        for (uint32_t c = 0; c < 2; c++) {
+            pb_msg_begin_nested(&fs, 2, &cpu);
+            pb_msg_append_varint(&cpu, 1, c);
+            pb_msg_append_varint(&cpu, 2, 100 * (uint64_t)phase);
+            pb_msg_append_varint(&cpu, 3, (kind == 0 && phase == 2 && c == 1) ? 42 : 0);
+            pb_msg_append_varint(&cpu, 8, (kind == 1 && phase == 2) ? 7 : 0);
+            pb_msg_append_fixed64(&cpu, 7, pb_double_bits(1000.5 + phase));
+            pb_msg_end(&cpu);
+        }
+        pb_msg_end(&fs);
+        pb_msg_end(&p);
+    }
+    {
+        pb_msg p, b;
+        pk_begin(&t, &p, 6);
+        pb_msg_begin_nested(&p, P_FTRACE_EVENTS, &b);
+        pb_msg_append_varint(&b, 1, 1);
+        if (kind == 2)
+            pb_msg_append_varint(&b, 3, 1);
+        pb_msg_end(&b);
+        pb_msg_end(&p);
+    }
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+static void c_ftrace_overrun(out *r) { c_ftrace(r, 0); }
+static void c_ftrace_dropped(out *r) { c_ftrace(r, 1); }
+static void c_ftrace_lost(out *r) { c_ftrace(r, 2); }
+
+static void c_zstd(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_bytes(&p, P_ZSTD, "\x28\xb5\x2f\xfd", 4);
+    pb_msg_end(&p);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static void c_state_limit(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    clk c[70];
+    for (uint32_t i = 0; i < 70; i++)
+        c[i] = (clk){0x80000300u + i, 1000 + i, 0, false};
+    snapshot_ex(&t, 2, c, 70, 0);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+/* ---- registry ---- */
+
+static const char *const a_named[] = {"--clock-name", GPU_CLOCK_NAME, NULL};
+static const char *const a_other_name[] = {"--clock-name", "com.example.other", NULL};
+static const char *const a_mismatch[] = {"--clock-name", "2147483649=" GPU_CLOCK_NAME, NULL};
+static const char *const a_expect_60[] = {"--expect-gpu-events", "60", NULL};
+static const char *const a_expect_1000[] = {"--expect-gpu-events", "1000", NULL};
+static const char *const a_latency[] = {"--max-submit-latency-ns", "50000", NULL};
+
+const tk_case tk_cases[] = {
+    {"pass-minimal", c_minimal},
+    {"pass-empty", c_empty},
+    {"pass-gpu", c_pass_gpu},
+    {"pass-compressed", c_compressed},
+    {"pass-sequence-clock", c_sequence_clock},
+    {"pass-primary-trace-clock", c_primary_clock},
+    {"pass-global-clock-named", c_pass_gpu, a_named},
+    {"pass-expect-gpu-events", c_pass_gpu, a_expect_60},
+    {"fail-clock_sync_failure", c_clock_sync_failure},
+    {"fail-invalid_clock_snapshots", c_invalid_snapshot},
+    {"fail-import_error", c_import_error},
+    {"warn-trace_clock_change_ignored", c_trace_clock_change},
+    {"fail-clock_unresolvable", c_unresolvable},
+    {"fail-clock_non_monotonic", c_non_monotonic},
+    {"warn-clock_single_snapshot", c_single},
+    {"warn-clock_snapshot_gap", c_gap},
+    {"fail-clock_drift_exceeded", c_drift},
+    {"fail-clock_error_exceeded", c_error},
+    {"warn-clock_used_before_first_snapshot", c_before_first},
+    {"warn-global_clock_id_not_hashed", c_not_hashed},
+    {"warn-global_clock_id_unknown", c_pass_gpu, a_other_name},
+    {"fail-global_clock_id_mismatch", c_mismatch, a_mismatch},
+    {"warn-global_clock_multiple_sequences", c_multi_seq},
+    {"fail-buffer_chunks_overwritten", c_overwritten},
+    {"fail-buffer_chunks_discarded", c_discarded},
+    {"fail-buffer_patches_failed", c_patches},
+    {"fail-buffer_abi_violations", c_abi},
+    {"fail-writer_packet_loss", c_writer_loss},
+    {"fail-sequence_packet_loss", c_seq_loss},
+    {"fail-incremental_state_lost", c_state_lost},
+    {"fail-incremental_state_missing", c_state_missing},
+    {"warn-interned_data_missing", c_unknown_queue},
+    {"fail-flushes_failed", c_flushes_failed},
+    {"fail-final_flush_failed", c_final_flush},
+    {"fail-ftrace_overrun", c_ftrace_overrun},
+    {"fail-ftrace_dropped_events", c_ftrace_dropped},
+    {"fail-ftrace_lost_events", c_ftrace_lost},
+    {"warn-packets_out_of_order", c_ooo},
+    {"warn-no_trace_stats", c_no_stats},
+    {"fail-gpu_render_stage_parser_errors", c_parser_errors},
+    {"warn-gpu_stage_dropped", c_no_event_id},
+    {"fail-gpu_stage_before_submit", c_before_submit},
+    {"warn-gpu_stage_after_submit_window", c_pass_gpu, a_latency},
+    {"fail-gpu_events_missing", c_pass_gpu, a_expect_1000},
+    {"warn-zstd_unsupported", c_zstd},
+    {"warn-state_limit_reached", c_state_limit},
+    {"loss-incremental_state_missing", c_wrap_lost_clear, a_expect_60},
+    {"loss-gpu_stage_dropped", c_wrap_lost_queue},
+    {"loss-gpu_events_missing", c_writer_loss, a_expect_1000},
+    {"loss-gpu_events_missing-sequence", c_seq_loss, a_expect_1000},
+    {"error-truncated", c_truncated},
+    {"error-corrupt-packet", c_corrupt_packet},
+    {"error-bad-wire-type", c_bad_wire_type},
+    {"error-huge-length", c_huge_length},
+    {"error-bad-compressed", c_bad_compressed},
+    {"error-compressed-truncated", c_compressed_truncated},
+    {"error-compressed-bad-inner", c_compressed_bad_inner},
+    {"error-nested-compressed", c_nested_compressed},
+};
+const size_t tk_n_cases = sizeof tk_cases / sizeof tk_cases[0];

@@ -1,0 +1,96 @@
+/* One end of a Perfetto IPC connection: a non-blocking Unix stream socket,
+ * a bounded send queue, a deframer, and the file descriptors that travel as
+ * SCM_RIGHTS next to frames (the SMB fd, in either direction).
+ *
+ * Never blocks and never raises SIGPIPE. A peer that misbehaves at this
+ * level (frame over IPC_MAX_FRAME_SIZE, several fds on one message,
+ * truncated control data, not reading what we send) turns the connection
+ * `broken`; the owner then closes it. One thread owns a connection. */
+#ifndef IPC_CONN_H
+#define IPC_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ipc_frame.h"
+
+/* Bytes queued for sending beyond which the peer counts as not reading. */
+#define IPC_CONN_MAX_TX_BYTES (8u << 20)
+
+typedef struct ipc_conn_txfd {
+    size_t pos; /* offset in the send queue of the first byte of its frame */
+    int fd;     /* our own dup, closed once sent */
+} ipc_conn_txfd;
+
+typedef struct ipc_conn {
+    int fd;
+    bool broken;
+    ipc_deframer rx;
+    int received_fd; /* last fd the peer sent, until taken (-1: none) */
+
+    uint8_t *tx;
+    size_t tx_off, tx_len, tx_cap;
+    ipc_conn_txfd *tx_fds;
+    size_t num_tx_fds, cap_tx_fds;
+    uint64_t tx_blocked_since_ms; /* 0 while nothing waits */
+
+    uint64_t bytes_in, bytes_out, fds_in, fds_out;
+} ipc_conn;
+
+/* Takes ownership of the connected socket `fd` (made non-blocking and
+ * close-on-exec). False on OOM (fd closed). */
+bool ipc_conn_init(ipc_conn *c, int fd);
+/* Closes the socket and any fd still queued or received. */
+void ipc_conn_close(ipc_conn *c);
+
+/* Queues a complete frame (header included) and, when fd >= 0, a dup of
+ * `fd` to travel with its first byte; then tries to send. False (and
+ * broken) on error or when the queue would exceed IPC_CONN_MAX_TX_BYTES. */
+bool ipc_conn_send(ipc_conn *c, const uint8_t *frame, size_t n, int fd);
+/* Same for the frame in `b` (see ipc_frame_builder). */
+bool ipc_conn_send_frame(ipc_conn *c, ipc_frame_builder *b, int fd);
+/* Sends what the socket takes now. False when broken. */
+bool ipc_conn_flush(ipc_conn *c);
+static inline bool ipc_conn_wants_write(const ipc_conn *c)
+{
+    return c->tx_len > c->tx_off;
+}
+/* True when queued data made no progress for `timeout_ms`. */
+bool ipc_conn_tx_stalled(const ipc_conn *c, uint64_t now_ms, uint32_t timeout_ms);
+
+/* One recvmsg() into the deframer. Returns bytes read (> 0), 0 when
+ * nothing is available (EAGAIN), -1 on EOF, error or protocol violation
+ * (then broken). Call ipc_conn_next_frame() until it returns false before
+ * reading again. */
+ssize_t ipc_conn_read(ipc_conn *c);
+/* The next buffered frame. False when none is complete; sets broken when
+ * the peer announced an oversized frame. */
+bool ipc_conn_next_frame(ipc_conn *c, pb_bytes *payload);
+/* The fd the peer sent last, now owned by the caller; -1 when none. */
+int ipc_conn_take_fd(ipc_conn *c);
+
+/* SO_PEERCRED of the peer; false when unavailable. */
+bool ipc_conn_peer_cred(const ipc_conn *c, pid_t *pid, uid_t *uid);
+
+/* ---- sockets ------------------------------------------------------------ */
+
+/* Connected non-blocking socket, or -1 (errno set). A name starting with
+ * '@' is in the abstract namespace. */
+int ipc_socket_connect(const char *path);
+/* Listening non-blocking socket, or -1. A stale socket file at `path` (one
+ * nobody accepts on) is replaced. */
+int ipc_socket_listen(const char *path);
+
+/* The producer socket as Perfetto resolves it (src/tracing/ipc/
+ * default_socket.cc): $PERFETTO_PRODUCER_SOCK_NAME if set, else
+ * /run/perfetto/traced-producer.sock when /run/perfetto/ is accessible,
+ * else /tmp/perfetto-producer. */
+const char *ipc_producer_socket_path(void);
+/* The rule itself, for tests: env_value may be NULL. */
+const char *ipc_resolve_producer_socket(const char *env_value, bool run_perfetto_usable);
+
+uint64_t ipc_now_ms(void);
+
+#endif /* IPC_CONN_H */
