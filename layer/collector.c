@@ -51,6 +51,11 @@ struct tl_collector {
    bool wake, stop, exiting, finished, joined;
    uint32_t release_req, release_ack;
    atomic_bool clear_req;
+   /* Work submissions in the list (bounded: see col_backlog_full), and
+    * those passed through untimed because it was full. */
+   atomic_uint backlog;
+   uint32_t max_backlog;
+   atomic_uint_fast64_t dropped_subs, dropped_regions;
 
    /* The thread's own. */
    struct gc_clock clock;
@@ -62,6 +67,7 @@ struct tl_collector {
    uint64_t interned_events; /* events_emitted then */
    uint64_t event_id;
    uint64_t lost_seen;
+   uint64_t dropped_seen; /* dropped_subs already reported */
    uint64_t events_emitted, events_unconverted;
    bool stop_seen; /* draining: take what calibration there is */
    uint64_t first_snapshot_at, last_snapshot_at; /* MONOTONIC, 0: none yet */
@@ -205,6 +211,18 @@ ensure_interned(struct tl_collector *col, const struct tl_queue *q)
    struct tl_device *td = col->td;
    if (atomic_exchange(&col->clear_req, false))
       col->need_interned = true;
+   const uint64_t dropped = atomic_load(&col->dropped_subs);
+   const bool after_loss = dropped != col->dropped_seen;
+   if (after_loss) {
+      /* Submissions passed through untimed: their events are missing from
+       * the sequence. Say so in the next packet (previous_packet_dropped),
+       * which starts the incremental state afresh. */
+      gt_debug("gpu %u: %" PRIu64 " submissions (%" PRIu64 " regions) untimed so far: "
+               "the collector's backlog was full",
+              td->gpu_id, dropped, (uint64_t)atomic_load(&col->dropped_regions));
+      col->dropped_seen = dropped;
+      col->need_interned = true;
+   }
    uint64_t now = gc_monotonic_ns();
    if (now - col->interned_at > COL_INTERN_PERIOD_NS ||
        col->events_emitted - col->interned_events > COL_INTERN_PERIOD_EVENTS)
@@ -225,7 +243,8 @@ ensure_interned(struct tl_collector *col, const struct tl_queue *q)
       for (uint32_t i = 0; i < count; i++)
          queue_spec(col, td->queues[i], names[n], sizeof names[n], descs[n], sizeof descs[n],
                     &specs[n]), n++;
-      em_interned(col->writer, true, (uint64_t)(uintptr_t)td->gt->handle, td->pid, specs, n);
+      (after_loss ? em_interned_after_loss : em_interned)(
+         col->writer, true, (uint64_t)(uintptr_t)td->gt->handle, td->pid, specs, n);
       col->interned_queues = count >= 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;
       col->need_interned = false;
       col->interned_at = now;
@@ -416,6 +435,8 @@ unlink_sub(struct tl_collector *col, struct tl_submission *sub)
       *p = sub->next;
       if (col->tail == sub)
          col->tail = prev;
+      if (sub->kind == TL_SUB_WORK)
+         atomic_fetch_sub(&col->backlog, 1);
    }
    pthread_mutex_unlock(&col->lock);
 }
@@ -455,6 +476,8 @@ sub_status(struct tl_device *td, struct tl_submission *sub)
    return VK_SUCCESS;
 }
 
+static void maybe_calibrate(struct tl_collector *col);
+
 static void
 collect_ready(struct tl_collector *col)
 {
@@ -493,6 +516,9 @@ collect_ready(struct tl_collector *col)
       unlink_sub(col, sub);
       tl_submission_free(td, sub);
       sub = next;
+      /* Keep the calibration cadence however long the backlog is. */
+      if (col->clock.have_last)
+         maybe_calibrate(col);
    }
 }
 
@@ -657,10 +683,18 @@ collector_main(void *arg)
       calibrate(col);
    }
    release_writer_now(col);
+   if (atomic_load(&col->dropped_subs))
+      gt_warn("gpu %u: %" PRIu64 " submissions (%" PRIu64 " regions) were not timed: the "
+              "collector's backlog was full (GPUTRACE_MAX_PENDING_SUBMISSIONS=%u)",
+              td->gpu_id, (uint64_t)atomic_load(&col->dropped_subs),
+              (uint64_t)atomic_load(&col->dropped_regions), col->max_backlog);
    gt_debug("gpu %u collector: %" PRIu64 " events, %" PRIu64 " submissions without clock, "
-            "%u calibrations (%u rejected), max deviation %" PRIu64 " ns",
+            "%u calibrations (%u rejected), max deviation %" PRIu64 " ns, %" PRIu64
+            " submissions (%" PRIu64 " regions) untimed for a full backlog",
             td->gpu_id, col->events_emitted, col->events_unconverted, col->clock.accepted,
-            col->clock.rejected, col->clock.max_deviation_ns);
+            col->clock.rejected, col->clock.max_deviation_ns,
+            (uint64_t)atomic_load(&col->dropped_subs),
+            (uint64_t)atomic_load(&col->dropped_regions));
    pthread_mutex_lock(&col->lock);
    col->finished = true;
    col->release_ack = col->release_req;
@@ -679,8 +713,16 @@ col_create(struct tl_device *td)
       return NULL;
    col->td = td;
    atomic_init(&col->clear_req, false);
+   atomic_init(&col->backlog, 0);
+   atomic_init(&col->dropped_subs, 0);
+   atomic_init(&col->dropped_regions, 0);
+   col->max_backlog = gt_config()->max_pending_submissions;
+   /* The calibrated DEVICE value is a counter value like any timestamp:
+    * extended (relative to the last calibration) with the counter's valid
+    * bits, or no calibration is accepted after its first wrap. */
    struct gc_domain domain;
-   gc_domain_init(&domain, td->props.limits.timestampPeriod, 64);
+   gc_domain_init(&domain, td->props.limits.timestampPeriod,
+                  gc_device_valid_bits(td->families, td->nfamilies));
    gc_clock_init(&col->clock, &domain, td->clock_source, td->clock_has_raw,
                  gt_config()->clock_budget_ns);
    if (td->clock_source == GC_SOURCE_BRACKET)
@@ -763,6 +805,8 @@ col_push(struct tl_collector *col, struct tl_submission *sub)
       else
          col->head = sub;
       col->tail = sub;
+      if (sub->kind == TL_SUB_WORK)
+         atomic_fetch_add(&col->backlog, 1);
       col->wake = true;
       pthread_cond_signal(&col->wake_cond);
    }
@@ -804,4 +848,21 @@ col_nudge(struct tl_collector *col)
    col->wake = true;
    pthread_cond_signal(&col->wake_cond);
    pthread_mutex_unlock(&col->lock);
+}
+
+bool
+col_backlog_full(struct tl_collector *col)
+{
+   return atomic_load_explicit(&col->backlog, memory_order_relaxed) >= col->max_backlog;
+}
+
+void
+col_count_dropped(struct tl_collector *col, uint32_t regions)
+{
+   if (atomic_fetch_add(&col->dropped_subs, 1) == 0)
+      tl_warn_once(col->td, TL_WARN_BACKLOG,
+                   "gpu %u: more than %u submissions waiting for the collector; further "
+                   "ones stay untimed until it catches up (GPUTRACE_MAX_PENDING_SUBMISSIONS)",
+                   col->td->gpu_id, col->max_backlog);
+   atomic_fetch_add(&col->dropped_regions, regions);
 }

@@ -14,6 +14,7 @@
 #define GPUTRACE_LAYER_COLLECTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct tl_device;
 struct tl_submission;
@@ -35,6 +36,15 @@ bool col_push(struct tl_collector *col, struct tl_submission *sub);
  * ending). Exiting (process exit): first collects what has completed, with
  * a short bound on waiting for the rest, then stops the thread. */
 void col_release_writer(struct tl_collector *col, bool exiting);
+
+/* Whether the collector has as many work submissions waiting as it may
+ * (GPUTRACE_MAX_PENDING_SUBMISSIONS): the next ones are not timed. */
+bool col_backlog_full(struct tl_collector *col);
+
+/* A submission with `regions` regions was passed through untimed for a
+ * full backlog: counted, logged, and reported in the trace (the next
+ * packet of the device's sequence is marked previous_packet_dropped). */
+void col_count_dropped(struct tl_collector *col, uint32_t regions);
 
 /* The session asked for interned data again. */
 void col_clear_incremental_state(struct tl_collector *col);

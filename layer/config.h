@@ -40,6 +40,10 @@ struct gt_config {
     * vkCmdResetQueryPool even where host query reset exists (the path for
     * devices without it, kept testable). Default 1. */
    bool host_query_reset;
+   /* GPUTRACE_MAX_PENDING_SUBMISSIONS: timed submissions a device's
+    * collector may have waiting at once (default 1024); submissions beyond
+    * it are passed through untimed and reported as lost. */
+   uint32_t max_pending_submissions;
 };
 
 const struct gt_config *gt_config(void);

@@ -91,13 +91,33 @@ spec(perfetto_protos_InternedData *in, uint64_t iid, const char *name, const cha
    perfetto_protos_InternedGpuRenderStageSpecification_end(&s);
 }
 
+static void
+interned(tw_writer *tw, bool cleared, bool after_loss, uint64_t context_iid, int32_t pid,
+         const struct em_queue_spec *queues, uint32_t nqueues);
+
 void
 em_interned(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
             const struct em_queue_spec *queues, uint32_t nqueues)
 {
+   interned(tw, cleared, false, context_iid, pid, queues, nqueues);
+}
+
+void
+em_interned_after_loss(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
+                       const struct em_queue_spec *queues, uint32_t nqueues)
+{
+   interned(tw, cleared, true, context_iid, pid, queues, nqueues);
+}
+
+static void
+interned(tw_writer *tw, bool cleared, bool after_loss, uint64_t context_iid, int32_t pid,
+         const struct em_queue_spec *queues, uint32_t nqueues)
+{
    perfetto_protos_TracePacket pkt;
    perfetto_protos_InternedData in;
    tw_begin_packet(tw, &pkt);
+   if (after_loss)
+      perfetto_protos_TracePacket_set_previous_packet_dropped(&pkt, 1);
    perfetto_protos_TracePacket_set_sequence_flags(&pkt, cleared ? SEQ_CLEARED : SEQ_NEEDS);
    perfetto_protos_TracePacket_begin_interned_data(&pkt, &in);
    if (cleared) {

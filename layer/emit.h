@@ -30,6 +30,10 @@ struct em_queue_spec {
  * context and every render stage as well as the queues given. */
 void em_interned(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
                  const struct em_queue_spec *queues, uint32_t nqueues);
+/* The same, also marked previous_packet_dropped: events of the sequence
+ * were lost before it (the layer dropped them, see docs/layer.md). */
+void em_interned_after_loss(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
+                            const struct em_queue_spec *queues, uint32_t nqueues);
 
 /* Stage names / descriptions for stage_iid (enum tl_stage). */
 const char *em_stage_name(uint32_t stage);

@@ -71,6 +71,18 @@ gc_extend(const struct gc_domain *d, uint64_t reference, uint64_t raw)
    return back > reference ? raw : reference - back;
 }
 
+uint32_t
+gc_device_valid_bits(const VkQueueFamilyProperties *families, uint32_t count)
+{
+   uint32_t bits = 64;
+   for (uint32_t i = 0; families && i < count; i++) {
+      uint32_t b = families[i].timestampValidBits;
+      if (b && b < bits)
+         bits = b;
+   }
+   return bits;
+}
+
 /* ---- host clocks -------------------------------------------------------- */
 
 static uint64_t

@@ -64,6 +64,14 @@ uint64_t gc_ticks_to_ns(const struct gc_domain *d, uint64_t ticks);
  * legal counter, 36 bits at 1 GHz). */
 uint64_t gc_extend(const struct gc_domain *d, uint64_t reference, uint64_t raw);
 
+/* The valid bits of the device's timestamp counter as a whole (what the
+ * DEVICE value of vkGetCalibratedTimestamps carries): the smallest non-zero
+ * timestampValidBits of its queue families, 64 if none has timestamps.
+ * Extending with fewer bits than the counter really has is harmless (the
+ * high bits come from the reference); with more, a wrap reads as a jump
+ * back. */
+uint32_t gc_device_valid_bits(const VkQueueFamilyProperties *families, uint32_t count);
+
 /* ---- host clocks ------------------------------------------------------------ */
 
 /* BOOTTIME and MONOTONIC_RAW relative to MONOTONIC, measured as tightly as

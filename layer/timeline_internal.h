@@ -249,6 +249,7 @@ enum {
    TL_WARN_OOM = 1u << 4,
    TL_WARN_RESULTS = 1u << 5,
    TL_WARN_OWN_CB = 1u << 6,
+   TL_WARN_BACKLOG = 1u << 7,
 };
 
 /* Logs `fmt` as an error once per device and bit. */

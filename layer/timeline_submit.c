@@ -288,6 +288,32 @@ fail_leak:
    atomic_store(&td->bracket_state, 1u);
 }
 
+static uint32_t
+cb_regions(struct tl_device *td, VkCommandBuffer cb)
+{
+   struct tl_cb *tcb = tl_cb_find(td, cb);
+   return tcb && tcb->rec ? tcb->rec->nregions : 0;
+}
+
+/* Regions of the submitted primaries (what the trace would have shown). */
+static uint32_t
+count_regions(struct tl_device *td, const struct tl_submit *submit)
+{
+   uint32_t n = 0;
+   for (uint32_t i = 0; i < submit->count; i++) {
+      if (submit->submits) {
+         const VkSubmitInfo *s = &submit->submits[i];
+         for (uint32_t j = 0; j < s->commandBufferCount; j++)
+            n += cb_regions(td, s->pCommandBuffers[j]);
+      } else {
+         const VkSubmitInfo2 *s = &submit->submits2[i];
+         for (uint32_t j = 0; j < s->commandBufferInfoCount; j++)
+            n += cb_regions(td, s->pCommandBufferInfos[j].commandBuffer);
+      }
+   }
+   return n;
+}
+
 void
 tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submit)
 {
@@ -295,7 +321,14 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
    if (!q)
       return;
    q->pending = NULL;
-   const bool tracing = tl_session_tracing() && tl_device_ensure_started(td);
+   bool tracing = tl_session_tracing() && tl_device_ensure_started(td);
+   if (tracing && td->collector && col_backlog_full(td->collector)) {
+      /* The collector is behind: never block the application, and never
+       * let the backlog (and the recordings it holds) grow without bound.
+       * This submission runs untimed; the loss is counted and reported. */
+      col_count_dropped(td->collector, count_regions(td, submit));
+      tracing = false;
+   }
    struct tl_submission *sub = NULL;
    if (tracing) {
       q->pre_boottime_ns = gc_boottime_ns();

@@ -9,6 +9,8 @@ GPUTRACE_PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
   libglib2.0-dev libdrm-dev libcmocka-dev zlib1g-dev
   protobuf-compiler libprotobuf-dev
+  # Neighbour layers and tools the lavapipe tests stack ours with.
+  mangohud vkbasalt gfxreconstruct vulkan-tools xvfb xauth
 )
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }

@@ -127,8 +127,23 @@ typedef struct submit_slot {
     uint8_t state; /* bit 0: submit seen, bit 1: GPU stage(s) seen */
 } submit_slot;
 
+/* A global clock that describes itself in the trace: our layer writes
+ * `clock_domain=NAME clock_id=0xID deviation_ns=N` into the description of
+ * each interned hardware queue (docs/layer.md), so the checker can verify
+ * the id against FNV-1a(NAME) | 0x80000000 and use the recorded deviation
+ * in the error bound without being told. */
+#define MAX_LEARNED_CLOCKS 64
+typedef struct learned_clock {
+    char *name;
+    uint32_t id;
+    bool has_id;
+    int64_t deviation_ns;
+} learned_clock;
+
 struct tk_checker {
     tk_check_options o;
+    learned_clock learned[MAX_LEARNED_CLOCKS];
+    size_t n_learned;
     tk_stats st;
     machine *m;
     uint32_t n_m;
@@ -234,6 +249,8 @@ void tk_checker_free(tk_checker *c)
         tk_map_free(&m->ftrace_error_seqs);
         tk_clock_graph_free(m->g);
     }
+    for (size_t i = 0; i < c->n_learned; i++)
+        free(c->learned[i].name);
     free(c->m);
     free(c->subs);
     tk_inflater_free(c->z);
@@ -464,6 +481,72 @@ static void parse_defaults(seq_state *s, pb_bytes b)
     s->default_clock = v.timestamp_clock_id; /* 0 when absent, as upstream */
 }
 
+/* Value of `key` (e.g. "clock_domain=") in a space-separated key=value
+ * text, as a span; false when absent or empty. */
+static bool find_token(const uint8_t *text, size_t len, const char *key, const uint8_t **val,
+                       size_t *val_len)
+{
+    size_t klen = strlen(key);
+    for (size_t i = 0; i + klen <= len; i++) {
+        if ((i == 0 || text[i - 1] == ' ') && memcmp(text + i, key, klen) == 0) {
+            size_t j = i + klen;
+            size_t e = j;
+            while (e < len && text[e] != ' ' && text[e] != ';')
+                e++;
+            if (e == j)
+                return false;
+            *val = text + j;
+            *val_len = e - j;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void learn_clock(tk_checker *c, const uint8_t *text, size_t len)
+{
+    const uint8_t *v;
+    size_t n;
+    if (!find_token(text, len, "clock_domain=", &v, &n) || n > 512)
+        return;
+    learned_clock *lc = NULL;
+    for (size_t i = 0; i < c->n_learned; i++) {
+        if (strlen(c->learned[i].name) == n && memcmp(c->learned[i].name, v, n) == 0) {
+            lc = &c->learned[i];
+            break;
+        }
+    }
+    if (!lc) {
+        if (c->n_learned == MAX_LEARNED_CLOCKS)
+            return;
+        char *name = strndup((const char *)v, n);
+        if (!name)
+            return;
+        lc = &c->learned[c->n_learned++];
+        memset(lc, 0, sizeof *lc);
+        lc->name = name;
+    }
+    char num[32];
+    if (find_token(text, len, "clock_id=", &v, &n) && n < sizeof num) {
+        memcpy(num, v, n);
+        num[n] = 0;
+        char *end;
+        unsigned long long id = strtoull(num, &end, 0);
+        if (*end == 0 && id <= UINT32_MAX) {
+            lc->id = (uint32_t)id;
+            lc->has_id = true;
+        }
+    }
+    if (find_token(text, len, "deviation_ns=", &v, &n) && n < sizeof num) {
+        memcpy(num, v, n);
+        num[n] = 0;
+        char *end;
+        long long d = strtoll(num, &end, 10);
+        if (*end == 0 && d > lc->deviation_ns)
+            lc->deviation_ns = d;
+    }
+}
+
 static void intern(tk_checker *c, seq_state *s, pb_bytes b)
 {
     pb_reader r;
@@ -487,6 +570,15 @@ static void intern(tk_checker *c, seq_state *s, pb_bytes b)
         if (!found) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
             continue;
+        }
+        if (f.id == TK_ID_GPU_SPECIFICATIONS) {
+            /* InternedGpuRenderStageSpecification.description (3). */
+            pb_reader sub;
+            pb_field g;
+            pb_reader_init(&sub, f.data, (size_t)f.value);
+            while (pb_reader_next(&sub, &g))
+                if (g.id == 3 && g.wire_type == PB_WIRE_LEN)
+                    learn_clock(c, g.data, (size_t)g.value);
         }
         iid_set *set = NULL;
         if (f.id == TK_ID_GPU_SPECIFICATIONS)
@@ -1412,7 +1504,7 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
                                   "%s is declared as \"%s\", whose id is %u (0x%08x)", label,
                                   nm->name, want, want);
             }
-            if (o->n_names > 0 && !r->name)
+            if (o->n_names > o->n_learned_names && !r->name)
                 add_violation(vl, TK_V_global_clock_id_unknown,
                               "%s matches no declared clock name", label);
             if (r->info.multi_sequence)
@@ -1512,6 +1604,37 @@ tk_result *tk_checker_finish(tk_checker *c)
         return NULL;
     }
     vlist vl = {0};
+    /* Clocks that named themselves in the trace join the declared names
+     * and deviations (the user's first: they win where both say something). */
+    tk_clock_name *merged_names = NULL;
+    tk_clock_deviation *merged_devs = NULL;
+    if (c->n_learned) {
+        merged_names = calloc(c->o.n_names + c->n_learned, sizeof *merged_names);
+        merged_devs = calloc(c->o.n_deviations + c->n_learned, sizeof *merged_devs);
+        res->learned_names = calloc(c->n_learned, sizeof *res->learned_names);
+    }
+    if (merged_names && merged_devs && res->learned_names) {
+        if (c->o.n_names)
+            memcpy(merged_names, c->o.names, c->o.n_names * sizeof *merged_names);
+        if (c->o.n_deviations)
+            memcpy(merged_devs, c->o.deviations, c->o.n_deviations * sizeof *merged_devs);
+        size_t nn = c->o.n_names, nd = c->o.n_deviations;
+        for (size_t k = 0; k < c->n_learned; k++) {
+            learned_clock *lc = &c->learned[k];
+            merged_names[nn++] = (tk_clock_name){lc->has_id, lc->id, lc->name};
+            if (lc->has_id && lc->deviation_ns > 0)
+                merged_devs[nd++] = (tk_clock_deviation){lc->id, lc->deviation_ns};
+            /* Ownership moves to the result, which the reports point into. */
+            res->learned_names[res->n_learned_names++] = lc->name;
+            lc->name = NULL;
+        }
+        c->n_learned = 0;
+        c->o.names = merged_names;
+        c->o.n_learned_names = nn - c->o.n_names;
+        c->o.n_names = nn;
+        c->o.deviations = merged_devs;
+        c->o.n_deviations = nd;
+    }
     const tk_check_options *o = &c->o;
 
     /* Stop accounting: unmatched GPU stages still waiting for a submit. */
@@ -1731,6 +1854,8 @@ tk_result *tk_checker_finish(tk_checker *c)
     tk_stats_init(&c->st); /* moved into the result */
     res->violations = vl.v;
     res->n_violations = vl.n;
+    free(merged_names);
+    free(merged_devs);
     tk_checker_free(c);
     return res;
 }
@@ -1745,6 +1870,9 @@ void tk_result_free(tk_result *r)
     for (size_t i = 0; i < r->n_violations; i++)
         free(r->violations[i].message);
     free(r->violations);
+    for (size_t i = 0; i < r->n_learned_names; i++)
+        free(r->learned_names[i]);
+    free(r->learned_names);
     tk_stats_free(&r->stats);
     free(r);
 }

@@ -112,6 +112,9 @@ typedef struct tk_check_options {
     bool fatal_warnings;           /* warnings fail */
     const tk_clock_name *names;
     size_t n_names;
+    /* Internal: how many of `names` (at the end) the checker learned from the
+     * trace itself; those never make other global clocks "unknown". */
+    size_t n_learned_names;
     const tk_clock_deviation *deviations;
     size_t n_deviations;
     size_t max_packet_size;
@@ -158,6 +161,9 @@ typedef struct tk_result {
     tk_stats stats;
     tk_violation *violations;
     size_t n_violations;
+    /* Clock names learned from the trace; clock reports point into these. */
+    char **learned_names;
+    size_t n_learned_names;
 } tk_result;
 
 void tk_result_free(tk_result *r);

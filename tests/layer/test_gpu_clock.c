@@ -143,6 +143,59 @@ extend_64_bits(void **state)
    assert_int_equal(gc_extend(&d, 12345, UINT64_MAX - 3), UINT64_MAX - 3);
 }
 
+/* ---- calibrated readings across a counter wrap ------------------------------ */
+
+/* A fake vkGetCalibratedTimestamps: DEVICE is a 36-bit counter (masked),
+ * MONOTONIC the unmasked value plus an offset. */
+static uint64_t fake_ticks;
+
+static VkResult VKAPI_PTR
+fake_calibrated(VkDevice device, uint32_t count, const VkCalibratedTimestampInfoEXT *infos,
+                uint64_t *ts, uint64_t *deviation)
+{
+   (void)device;
+   for (uint32_t i = 0; i < count; i++)
+      ts[i] = infos[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT
+                 ? fake_ticks & ((UINT64_C(1) << 36) - 1)
+                 : fake_ticks + 1000000000;
+   *deviation = 10;
+   return VK_SUCCESS;
+}
+
+static void
+calibration_across_wrap(void **state)
+{
+   (void)state;
+   const uint64_t wrap = UINT64_C(1) << 36, ms = 1000000;
+   const VkQueueFamilyProperties families[3] = {
+      {.timestampValidBits = 64}, {.timestampValidBits = 0}, {.timestampValidBits = 36}};
+   assert_int_equal(gc_device_valid_bits(families, 3), 36);
+   assert_int_equal(gc_device_valid_bits(families, 2), 64);
+   assert_int_equal(gc_device_valid_bits(NULL, 0), 64);
+
+   struct gc_domain d;
+   gc_domain_init(&d, 1.0f, gc_device_valid_bits(families, 3));
+   struct gc_clock c;
+   gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
+   struct gc_reading r;
+   fake_ticks = 3 * wrap - 100 * ms; /* 100 ms before a wrap */
+   assert_int_equal(gc_calibrate(&c, NULL, fake_calibrated, 2, &r), VK_SUCCESS);
+   assert_true(gc_accept(&c, &r, 0));
+   const uint64_t first = c.last.device_ticks;
+   assert_int_equal(first, fake_ticks & (wrap - 1));
+   /* Every reading after the wrap is accepted and keeps counting up. */
+   for (int i = 1; i <= 6; i++) {
+      fake_ticks += 50 * ms;
+      assert_int_equal(gc_calibrate(&c, NULL, fake_calibrated, 2, &r), VK_SUCCESS);
+      assert_true(gc_accept(&c, &r, 0));
+      assert_int_equal(c.last.device_ticks, first + (uint64_t)i * 50 * ms);
+   }
+   assert_true(c.last.device_ticks > wrap);
+   assert_int_equal(c.rejected, 0);
+   /* A query value written after the wrap converts past the reference. */
+   assert_int_equal(gc_convert(&c, (fake_ticks + 5) & (wrap - 1)), c.last.device_ticks + 5);
+}
+
 /* ---- cadence ------------------------------------------------------------------- */
 
 static void
@@ -332,6 +385,7 @@ main(void)
       cmocka_unit_test(saturates),
       cmocka_unit_test(extend_36_bits),
       cmocka_unit_test(extend_64_bits),
+      cmocka_unit_test(calibration_across_wrap),
       cmocka_unit_test(interval_from_drift),
       cmocka_unit_test(accept_measures_drift),
       cmocka_unit_test(accept_ignores_noise),

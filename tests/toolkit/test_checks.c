@@ -83,8 +83,10 @@ static void judge(const tk_case *c, const tk_result *r, const tk_check_options *
     else if (strncmp(name, "warn-", 5) == 0)
         ok = !r->input_error && !failed && has(r, name + 5);
     else if (strncmp(name, "fail-", 5) == 0) {
-        /* Without a recorded loss the code keeps its own severity. */
-        const tk_violation *v = find_violation(r, name + 5, strlen(name + 5));
+        /* fail-CODE[-VARIANT]. Without a recorded loss the code keeps its
+         * own severity. */
+        const char *code = name + 5, *dash = strchr(code, '-');
+        const tk_violation *v = find_violation(r, code, dash ? (size_t)(dash - code) : strlen(code));
         ok = !r->input_error && failed && v && v->severity == tk_violation_severity(v->code);
     } else if (strncmp(name, "loss-", 5) == 0) {
         /* loss-CODE[-VARIANT]: CODE is data_loss, nothing is an error, so

@@ -198,7 +198,11 @@ int main(int argc, char **argv)
             no_violations = !raw;
         } else if (strncmp(case_name, "warn-", 5) == 0 || strncmp(case_name, "fail-", 5) == 0) {
             if (expect_exit < 0) expect_exit = case_name[0] == 'w' ? 0 : 1;
-            snprintf(code_buf, sizeof code_buf, "%s", case_name + 5);
+            /* fail-CODE[-VARIANT]: codes have no dashes. */
+            const char *code = case_name + 5;
+            const char *dash = strchr(code, '-');
+            int n = dash ? (int)(dash - code) : (int)strlen(code);
+            snprintf(code_buf, sizeof code_buf, "%.*s", n, code);
             if (!raw)
                 codes[n_codes++] = code_buf;
         } else if (strncmp(case_name, "loss-", 5) == 0) {

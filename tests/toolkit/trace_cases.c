@@ -152,7 +152,7 @@ static void ts_packet(tb *t, uint32_t seq, uint64_t ts, uint32_t clock, uint32_t
     pb_msg_end(&p);
 }
 
-static void intern_specs(tb *t, uint32_t seq, bool prev_dropped)
+static void intern_specs(tb *t, uint32_t seq, bool prev_dropped, const char *queue_description)
 {
     pb_msg p, id, sp;
     pk_begin(t, &p, seq);
@@ -163,6 +163,8 @@ static void intern_specs(tb *t, uint32_t seq, bool prev_dropped)
     pb_msg_begin_nested(&id, 24, &sp);
     pb_msg_append_varint(&sp, 1, 1);
     pb_msg_append_string(&sp, 2, "queue 0");
+    if (queue_description)
+        pb_msg_append_string(&sp, 3, queue_description);
     pb_msg_end(&sp);
     pb_msg_begin_nested(&id, 24, &sp);
     pb_msg_append_varint(&sp, 1, 2);
@@ -282,6 +284,8 @@ typedef struct gpu_opts {
     bool loss_midway;        /* a loss on the GPU sequence, re-cleared later */
     bool submit_loss;        /* a gap on the Vulkan sequence */
     bool out_of_order;
+    /* The hw queue's interned description, where our layer names its clock. */
+    const char *queue_description;
     const kv *buf;
     size_t nbuf;
     const kv *top;
@@ -312,7 +316,7 @@ static void build_gpu(tb *t, const gpu_opts *o)
 {
     traced_snapshot(t, boot0);
     if (!o->no_clear)
-        intern_specs(t, 2, true);
+        intern_specs(t, 2, true, o->queue_description);
     bool first_vk = true;
     uint32_t sid = 1;
     for (int i = 0; i < o->n_snaps; i++) {
@@ -331,7 +335,7 @@ static void build_gpu(tb *t, const gpu_opts *o)
             gpu_stage(t, 2, &st);
         }
         if (o->loss_midway && i == o->n_snaps / 2 + 2)
-            intern_specs(t, 2, false);
+            intern_specs(t, 2, false, o->queue_description);
         for (int j = 0; j < 3; j++) {
             uint64_t sub = b + (uint64_t)(j + 1) * o->period / 4;
             vk_submit(t, 3, sub, sid, first_vk || (o->submit_loss && i == 3 && j == 0));
@@ -380,6 +384,18 @@ static void base_case(out *r, const gpu_opts *o)
     }
 
 GPU_CASE(c_pass_gpu, (void)0)
+/* The clock names itself (as the layer does, docs/layer.md): the checker
+ * learns the name from the queue description, checks the id in use against
+ * it, and adds the recorded deviation to the error bound. */
+static char learned_desc[160];
+static const char *describe_clock(const char *name, uint32_t id)
+{
+    snprintf(learned_desc, sizeof learned_desc,
+             "Vulkan queue; clock_domain=%s clock_id=0x%08x deviation_ns=40", name, id);
+    return learned_desc;
+}
+GPU_CASE(c_learned, o.queue_description = describe_clock(GPU_CLOCK_NAME, o.gpu_clock))
+GPU_CASE(c_learned_mismatch, o.queue_description = describe_clock("some/other/clock", o.gpu_clock))
 GPU_CASE(c_drift, o.drift_ppm = 1000)
 GPU_CASE(c_error, (o.drift_ppm = 200, o.period = 10 * S, o.n_snaps = 3))
 GPU_CASE(c_gap, (o.drift_ppm = 1, o.period = 25 * S, o.n_snaps = 3))
@@ -814,6 +830,8 @@ const tk_case tk_cases[] = {
     {"warn-global_clock_id_not_hashed", c_not_hashed},
     {"warn-global_clock_id_unknown", c_pass_gpu, a_other_name},
     {"fail-global_clock_id_mismatch", c_mismatch, a_mismatch},
+    {"pass-global-clock-learned", c_learned},
+    {"fail-global_clock_id_mismatch-learned", c_learned_mismatch},
     {"warn-global_clock_multiple_sequences", c_multi_seq},
     {"fail-buffer_chunks_overwritten", c_overwritten},
     {"fail-buffer_chunks_discarded", c_discarded},
