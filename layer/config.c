@@ -86,7 +86,7 @@ config_init(void)
    config.clock_budget_ns = env_u64("GPUTRACE_CLOCK_BUDGET_NS", 1, 1000000000ull, 1000);
    config.host_query_reset = env_bool("GPUTRACE_HOST_QUERY_RESET", true);
    config.max_pending_submissions =
-      (uint32_t)env_u64("GPUTRACE_MAX_PENDING_SUBMISSIONS", 1, 1000000, 1024);
+      (uint32_t)env_u64("GPUTRACE_MAX_PENDING_SUBMISSIONS", 1, 1000000, 8192);
    config.clock_source = (enum gt_clock_source_choice)env_choice(
       "GPUTRACE_CLOCK_SOURCE", clock_sources, sizeof clock_sources / sizeof clock_sources[0],
       GT_CLOCK_SOURCE_AUTO);

@@ -41,7 +41,7 @@ struct gt_config {
     * devices without it, kept testable). Default 1. */
    bool host_query_reset;
    /* GPUTRACE_MAX_PENDING_SUBMISSIONS: timed submissions a device's
-    * collector may have waiting at once (default 1024); submissions beyond
+    * collector may have waiting at once (default 8192); submissions beyond
     * it are passed through untimed and reported as lost. */
    uint32_t max_pending_submissions;
 };
