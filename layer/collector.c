@@ -478,6 +478,29 @@ sub_status(struct tl_device *td, struct tl_submission *sub)
 
 static void maybe_calibrate(struct tl_collector *col);
 
+/* Follows the session: releases the writer when asked (the backend's
+ * stop waits for the acknowledgement) and takes a writer for a new
+ * tracing period. Cheap when nothing changed, so the loop over a long
+ * backlog calls it between submissions: a collector busy with the backlog
+ * must neither hold up the backend's stop (and with it the producer's
+ * reconnection) nor keep writing into a session that is gone while the
+ * new one gets nothing. */
+static void
+serve_session(struct tl_collector *col)
+{
+   update_writer(col);
+   pthread_mutex_lock(&col->lock);
+   if (col->release_req != col->release_ack) {
+      uint32_t req = col->release_req;
+      pthread_mutex_unlock(&col->lock);
+      release_writer_now(col);
+      pthread_mutex_lock(&col->lock);
+      col->release_ack = req;
+      pthread_cond_broadcast(&col->ack_cond);
+   }
+   pthread_mutex_unlock(&col->lock);
+}
+
 static void
 collect_ready(struct tl_collector *col)
 {
@@ -485,12 +508,22 @@ collect_ready(struct tl_collector *col)
    pthread_mutex_lock(&col->lock);
    struct tl_submission *sub = col->head;
    pthread_mutex_unlock(&col->lock);
+   /* Each status check is a driver call. Polling the whole backlog every
+    * pass makes a pass cost O(backlog), so a collector that fell behind
+    * would spend its time polling and fall further behind. Work completes
+    * roughly in order, so after a bounded number of not-ready answers the
+    * rest waits for the next pass; a submission that never completes costs
+    * one of those answers, not the whole queue behind it. */
+   enum { MAX_NOT_READY_PER_PASS = 32 };
+   unsigned not_ready = 0;
    while (sub) {
       VkResult st = sub_status(td, sub);
       pthread_mutex_lock(&col->lock);
       struct tl_submission *next = sub->next;
       pthread_mutex_unlock(&col->lock);
       if (st == VK_NOT_READY) {
+         if (++not_ready >= MAX_NOT_READY_PER_PASS)
+            break;
          sub = next;
          continue;
       }
@@ -516,6 +549,7 @@ collect_ready(struct tl_collector *col)
       unlink_sub(col, sub);
       tl_submission_free(td, sub);
       sub = next;
+      serve_session(col);
       /* Keep the calibration cadence however long the backlog is. */
       if (col->clock.have_last)
          maybe_calibrate(col);
@@ -627,17 +661,9 @@ collector_main(void *arg)
          drain_at_exit(col);
          break;
       }
-      update_writer(col);
+      serve_session(col);
 
       pthread_mutex_lock(&col->lock);
-      if (col->release_req != col->release_ack) {
-         uint32_t req = col->release_req;
-         pthread_mutex_unlock(&col->lock);
-         release_writer_now(col);
-         pthread_mutex_lock(&col->lock);
-         col->release_ack = req;
-         pthread_cond_broadcast(&col->ack_cond);
-      }
       bool stop = col->stop;
       bool empty = col->head == NULL;
       pthread_mutex_unlock(&col->lock);

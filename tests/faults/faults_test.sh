@@ -116,6 +116,12 @@ threads-queues-service)
 
 service-restart)
     need_system_backend
+    # Under ASan+UBSan, LeakSanitizer reports 240 bytes (one realloc, two
+    # callocs) allocated from inside libubsan's own runtime code after the
+    # producer's repeated reconnects; no frame is ours (see the 2026-11
+    # closing note). Leaks of the reconnect path itself stay covered by the
+    # ipc tests, which run with LeakSanitizer on.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     sock=$tmp/producer.sock
     export GPUTRACE_BACKEND=system PERFETTO_PRODUCER_SOCK_NAME="$sock"
     export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
@@ -130,7 +136,7 @@ service-restart)
     # 0.5 s doubling to 10 s).
     wait_for_session() { # wait_for_session N
         i=0
-        while [ "$(grep -c 'tracing started' "$log" 2> /dev/null || true)" -lt "$1" ]; do
+        while [ "$(grep -c 'tracing started' "$log" 2> /dev/null || echo 0)" -lt "$1" ]; do
             i=$((i + 1))
             [ $i -le 150 ] || fail "round $1: the producer did not reconnect within 15 s"
             kill -0 $wpid 2> /dev/null || fail "round $1: the workload ended before reconnecting"
@@ -139,7 +145,9 @@ service-restart)
     }
     # The workload starts first: the producer must find the service on
     # its own, and find it again after every restart.
-    timeout -k 5 120 "$GT_WORKLOAD" --duration-ms 15000 --threads 2 --queues 2 \
+    # 20 s: four rounds plus the reconnect back-off take up to ~12 s on a
+    # loaded machine, and round 4 needs time left to record GPU events.
+    timeout -k 5 120 "$GT_WORKLOAD" --duration-ms 20000 --threads 2 --queues 2 \
         > "$tmp/out" 2> "$tmp/err" &
     wpid=$!
     for round in 1 2 3; do
@@ -208,6 +216,9 @@ device-lost-submit | device-lost-results | device-lost-fence)
     ;;
 
 leak-exit)
+    # The application leaks its instance and device on purpose: LeakSanitizer
+    # would report the driver's objects. What is checked is the trace.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     ci -- "$GT_WORKLOAD" --frames 20 --threads 2 --queues 2 --leak-exit
     [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
     regions=$(workload_regions)
@@ -220,6 +231,7 @@ leak-exit)
 
 leak-exit-service)
     need_system_backend
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # as leak-exit
     ci --service -- "$GT_WORKLOAD" --duration-ms 2500 --threads 2 --leak-exit
     [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
     check
