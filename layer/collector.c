@@ -29,7 +29,7 @@
 #define COL_IDLE_NS (1000ull * 1000 * 1000)      /* nothing pending */
 #define COL_DRAIN_NS (2000ull * 1000 * 1000)     /* at device destruction */
 #define COL_ACK_TIMEOUT_NS (2000ull * 1000 * 1000)
-#define COL_EXIT_JOIN_NS (500ull * 1000 * 1000)
+#define COL_EXIT_JOIN_NS (1500ull * 1000 * 1000)
 /* Interned data is repeated this often (with SEQ_INCREMENTAL_STATE_CLEARED)
  * so a reader that lost the start of the sequence (ring buffer wrapped,
  * trace started late) can use the events after it. */
@@ -39,7 +39,9 @@
 #define COL_SNAPSHOT_FRESH_NS (10ull * 1000 * 1000)
 /* The first and last snapshots of a sequence are at least this far apart. */
 #define COL_MIN_SPAN_NS (2ull * 1000 * 1000)
-#define COL_EXIT_DRAIN_NS (250ull * 1000 * 1000) /* within COL_EXIT_JOIN_NS */
+/* On a loaded machine reading back a few hundred submissions takes a good
+ * part of a second (lavapipe's query reads block). */
+#define COL_EXIT_DRAIN_NS (1000ull * 1000 * 1000) /* within COL_EXIT_JOIN_NS */
 
 struct tl_collector {
    struct tl_device *td;
@@ -549,7 +551,14 @@ collect_ready(struct tl_collector *col)
       unlink_sub(col, sub);
       tl_submission_free(td, sub);
       sub = next;
-      serve_session(col);
+      /* Between submissions, so a long backlog never holds up the producer
+       * or the next session; but not while draining at exit, where the
+       * session ends and its writer must stay until the drain is done. */
+      pthread_mutex_lock(&col->lock);
+      bool exiting = col->exiting;
+      pthread_mutex_unlock(&col->lock);
+      if (!exiting)
+         serve_session(col);
       /* Keep the calibration cadence however long the backlog is. */
       if (col->clock.have_last)
          maybe_calibrate(col);
@@ -618,6 +627,30 @@ wait_for_work(struct tl_collector *col)
       dev->vk.WaitForFences(dev->handle, 1, &oldest, VK_TRUE, deadline - now);
 }
 
+/* The exit drain ran out of time: what is still pending is lost. Count it
+ * with the untimed submissions and mark the sequence, so the loss shows in
+ * the trace (previous_packet_dropped) instead of events silently missing. */
+static void
+abandon_at_exit(struct tl_collector *col)
+{
+   uint64_t subs = 0;
+   const struct tl_queue *q = NULL;
+   pthread_mutex_lock(&col->lock);
+   for (struct tl_submission *s = col->head; s; s = s->next) {
+      subs++;
+      if (!q)
+         q = s->queue;
+   }
+   pthread_mutex_unlock(&col->lock);
+   if (!subs)
+      return;
+   atomic_fetch_add(&col->dropped_subs, subs);
+   gt_warn("gpu %u: %" PRIu64 " submission(s) still pending at exit were not collected",
+           col->td->gpu_id, subs);
+   if (col->writer && q)
+      ensure_interned(col, q);
+}
+
 /* At process exit, for applications that never destroy their device: what
  * has completed (typically everything the application waited for) is
  * still collected, with a short bound on the wait for the rest. */
@@ -633,8 +666,12 @@ drain_at_exit(struct tl_collector *col)
       VkFence oldest = col->head ? col->head->fence : VK_NULL_HANDLE;
       pthread_mutex_unlock(&col->lock);
       uint64_t now = gc_monotonic_ns();
-      if (empty || now >= deadline)
+      if (empty)
          return;
+      if (now >= deadline) {
+         abandon_at_exit(col);
+         return;
+      }
       uint64_t slice = deadline - now < COL_SHORT_POLL_NS ? deadline - now : COL_SHORT_POLL_NS;
       if (oldest) {
          dev->vk.WaitForFences(dev->handle, 1, &oldest, VK_TRUE, slice);
