@@ -29,6 +29,7 @@
 #define COL_IDLE_NS (1000ull * 1000 * 1000)      /* nothing pending */
 #define COL_DRAIN_NS (2000ull * 1000 * 1000)     /* at device destruction */
 #define COL_ACK_TIMEOUT_NS (2000ull * 1000 * 1000)
+#define COL_SERVE_PERIOD_NS (1ull * 1000 * 1000) /* session checks inside a long pass */
 #define COL_EXIT_JOIN_NS (1500ull * 1000 * 1000)
 /* Interned data is repeated this often (with SEQ_INCREMENTAL_STATE_CLEARED)
  * so a reader that lost the start of the sequence (ring buffer wrapped,
@@ -518,6 +519,7 @@ collect_ready(struct tl_collector *col)
     * one of those answers, not the whole queue behind it. */
    enum { MAX_NOT_READY_PER_PASS = 32 };
    unsigned not_ready = 0;
+   uint64_t served_at = gc_monotonic_ns();
    while (sub) {
       VkResult st = sub_status(td, sub);
       pthread_mutex_lock(&col->lock);
@@ -551,14 +553,21 @@ collect_ready(struct tl_collector *col)
       unlink_sub(col, sub);
       tl_submission_free(td, sub);
       sub = next;
-      /* Between submissions, so a long backlog never holds up the producer
-       * or the next session; but not while draining at exit, where the
-       * session ends and its writer must stay until the drain is done. */
-      pthread_mutex_lock(&col->lock);
-      bool exiting = col->exiting;
-      pthread_mutex_unlock(&col->lock);
-      if (!exiting)
-         serve_session(col);
+      /* Every millisecond or so between submissions, so a long backlog
+       * never holds up the producer or the next session (the release
+       * handshake waits up to seconds), without taking the lock the
+       * submitting threads need after every submission. Not while
+       * draining at exit: the session ends and its writer must stay until
+       * the drain is done. */
+      uint64_t now = gc_monotonic_ns();
+      if (now - served_at >= COL_SERVE_PERIOD_NS) {
+         served_at = now;
+         pthread_mutex_lock(&col->lock);
+         bool exiting = col->exiting;
+         pthread_mutex_unlock(&col->lock);
+         if (!exiting)
+            serve_session(col);
+      }
       /* Keep the calibration cadence however long the backlog is. */
       if (col->clock.have_last)
          maybe_calibrate(col);
