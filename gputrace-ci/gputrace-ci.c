@@ -32,6 +32,17 @@
 #define LAVAPIPE_ICD "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 #define STOP_TIMEOUT_MS 20000 /* service / perfetto: flush, stop, write */
 #define START_TIMEOUT_MS 5000
+/* GPUTRACE_STARTUP_WAIT_MS for the program under a system backend, unless
+ * the caller set one: CI wants the first frames traced more than it wants
+ * a fast start. A service that answers costs a few ms whatever the bound;
+ * the producer gives up on one that does not after 5 s anyway. */
+#define CI_STARTUP_WAIT_MS "5000"
+/* What Perfetto's client logs right before it asks traced to enable the
+ * session (perfetto_cmd.cc, OnConnect). */
+#define PERFETTO_CONNECTED "Connected to the Perfetto traced service"
+/* traced handles EnableTracing within milliseconds of that line; this
+ * margin covers a loaded machine. */
+#define PERFETTO_ENABLE_MARGIN_MS 200
 
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -466,10 +477,31 @@ start_traced(struct run *r, GError **error)
    if (r->backend_pid < 0)
       return FALSE;
    /* The session must be running before the producer registers, or the
-    * program's first frames are not traced: give the client a moment, and
-    * make sure it did not give up (traced not running). */
+    * layer's start-up wait finds no session and the program's first
+    * frames are not traced: wait for the client to log that it is
+    * connected (it enables the session right then), plus a margin, and
+    * make sure it did not give up (traced not running). A client that
+    * logs differently gets START_TIMEOUT_MS, as before this check. */
+   gint64 deadline = now_ms() + START_TIMEOUT_MS;
+   gboolean connected = FALSE;
    int status;
-   if (wait_pid(r->backend_pid, 1000, &status)) {
+   while (!connected && now_ms() < deadline) {
+      if (wait_pid(r->backend_pid, 20, &status)) {
+         r->backend_pid = -1;
+         g_autofree gchar *why = describe_status(status);
+         g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
+                     "perfetto %s: is traced running? (log: %s)", why, r->backend_log);
+         return FALSE;
+      }
+      g_autofree gchar *log = NULL;
+      connected = g_file_get_contents(r->backend_log, &log, NULL, NULL) &&
+                  strstr(log, PERFETTO_CONNECTED) != NULL;
+   }
+   if (!connected)
+      g_printerr(PROG ": perfetto did not log \"" PERFETTO_CONNECTED "\" within %d ms; "
+                      "starting the program anyway\n",
+                 START_TIMEOUT_MS);
+   if (wait_pid(r->backend_pid, PERFETTO_ENABLE_MARGIN_MS, &status)) {
       r->backend_pid = -1;
       g_autofree gchar *why = describe_status(status);
       g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
@@ -633,6 +665,7 @@ execute(struct run *r, const gchar *check_exe, double started)
    if (opt_service || opt_traced) {
       r->env = g_environ_setenv(r->env, "GPUTRACE_BACKEND", "system", TRUE);
       r->env = g_environ_unsetenv(r->env, "GPUTRACE_OUTPUT");
+      r->env = g_environ_setenv(r->env, "GPUTRACE_STARTUP_WAIT_MS", CI_STARTUP_WAIT_MS, FALSE);
       gboolean ok = opt_service ? start_service(r, &error) : start_traced(r, &error);
       if (!ok) {
          g_printerr(PROG ": %s\n", error->message);
@@ -736,8 +769,8 @@ execute(struct run *r, const gchar *check_exe, double started)
          cases[C_EVENTS].failure = g_strdup_printf(
             "the trace holds no GPU render stage%s",
             opt_service || opt_traced
-               ? " (with a system backend, a program that ends before the tracing session "
-                 "reaches it is not traced)"
+               ? " (was the layer loaded, and did the service answer within the layer's "
+                 "start-up wait? GPUTRACE_LOG=info shows both)"
                : "");
       }
       if (facts.unknown && !opt_allow_unknown)

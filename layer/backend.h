@@ -38,8 +38,21 @@ struct tl_backend_events {
    void (*clear_incremental_state)(void *ctx, uint64_t instance);
 };
 
+/* What a backend knew when its start-up wait ended (see wait_startup). */
+enum tl_startup {
+   TL_STARTUP_TRACING,    /* a session started our data source */
+   TL_STARTUP_NO_SESSION, /* the service answered: no session wants it now */
+   TL_STARTUP_NO_SERVICE, /* nothing to connect to (or it failed at once) */
+   TL_STARTUP_TIMEOUT,    /* the service did not answer within the bound */
+};
+
 struct tl_backend_ops {
    const char *name;
+   /* Optional (NULL: tracing state is known at creation). Waits up to
+    * timeout_ms until the backend knows whether a session wants our data
+    * now, and, when one does, until it has started (events->started ran).
+    * Must return at once when there is no service at all. */
+   enum tl_startup (*wait_startup)(struct tl_backend *be, uint32_t timeout_ms);
    /* NULL when `instance` is not running (or out of writers). */
    tw_writer *(*new_writer)(struct tl_backend *be, uint64_t instance);
    void (*release_writer)(struct tl_backend *be, tw_writer *tw);
@@ -56,8 +69,9 @@ struct tl_backend {
 struct tl_backend *tl_backend_inproc_create(const char *path,
                                             const struct tl_backend_events *events);
 
-/* Starts connecting to traced in the background. NULL when the system
- * backend is not available in this build, or on error. */
+/* Starts connecting to traced in the background (ops->wait_startup waits
+ * for the outcome). NULL when the system backend is not available in this
+ * build, or on error. */
 struct tl_backend *tl_backend_system_create(const struct tl_backend_events *events);
 
 /* Whether this build has the system backend at all. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "config.h"
 #include "inproc_backend.h"
 
 /* Sequences are numbered by the backend; the session has only one. */
@@ -57,9 +58,11 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
    gt_inproc_config_default(&cfg);
    cfg.output_path = path;
    /* A GPU producer writes in bursts after each completion: room for a
-    * few seconds of them without ever blocking the collector. */
+    * few seconds of them without ever blocking the collector. The ring
+    * (GPUTRACE_BUFFER_KB, 32 MiB by default) bounds what a long run keeps
+    * in memory before it is written out. */
    cfg.smb_size = 4u << 20;
-   cfg.buffer_size = 32u << 20;
+   cfg.buffer_size = (size_t)gt_config()->buffer_kb * 1024u;
    b->base.ops = &inproc_ops;
    b->be = gt_inproc_create(&cfg);
    if (!b->be) {

@@ -16,6 +16,8 @@
 
 #include "producer.h"
 
+#define SYSTEM_SMB_SIZE (4u << 20)
+
 struct system_backend {
    struct tl_backend base;
    gt_producer *producer;
@@ -77,6 +79,22 @@ system_release_writer(struct tl_backend *base, tw_writer *tw)
    gt_producer_release_writer(b->producer, tw);
 }
 
+static enum tl_startup
+system_wait_startup(struct tl_backend *base, uint32_t timeout_ms)
+{
+   struct system_backend *b = (struct system_backend *)base;
+   gt_producer_startup s = gt_producer_wait_startup(b->producer, timeout_ms);
+   if (s == GT_STARTUP_NO_SERVICE)
+      return TL_STARTUP_NO_SERVICE;
+   if (s == GT_STARTUP_PENDING)
+      return TL_STARTUP_TIMEOUT;
+   /* READY: ds_start already ran for a session that wanted us. */
+   pthread_mutex_lock(&b->lock);
+   bool tracing = b->have_instance;
+   pthread_mutex_unlock(&b->lock);
+   return tracing ? TL_STARTUP_TRACING : TL_STARTUP_NO_SESSION;
+}
+
 static void
 system_destroy(struct tl_backend *base)
 {
@@ -88,6 +106,7 @@ system_destroy(struct tl_backend *base)
 
 static const struct tl_backend_ops system_ops = {
    .name = "system",
+   .wait_startup = system_wait_startup,
    .new_writer = system_new_writer,
    .release_writer = system_release_writer,
    .destroy = system_destroy,
@@ -113,6 +132,12 @@ tl_backend_system_create(const struct tl_backend_events *events)
       .name = TL_PRODUCER_NAME,
       .data_sources = &ds,
       .num_data_sources = 1,
+      /* The collector writes in bursts after each completion, thousands
+       * of events at once from a busy device: Perfetto's default 256 KiB
+       * filled (and dropped, counted) under load before the producer
+       * thread could commit it. 4 MiB, as the embedded backend has, is
+       * room for a few seconds of them; services accept up to 32 MiB. */
+      .smb_size_hint = SYSTEM_SMB_SIZE,
    };
    b->producer = gt_producer_create(&cfg);
    if (!b->producer) {

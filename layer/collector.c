@@ -459,7 +459,17 @@ sub_status(struct tl_device *td, struct tl_submission *sub)
       struct tl_recording *rec = res->rec;
       pthread_mutex_lock(&rec->lock);
       VkResult r = VK_SUCCESS;
-      if (!res->collected) {
+      if (!res->collected && rec->copied) {
+         /* The copy is the command buffer's last work: its last word
+          * landing means all of it is complete. */
+         const struct tl_qchunk *chunk = rec->chunks[(rec->nslots - 1) / TL_CHUNK_QUERIES];
+         const uint32_t last = (rec->nslots - 1) % TL_CHUNK_QUERIES;
+         tl_results_invalidate(td, chunk);
+         /* Availability and value: a driver may write either first. */
+         if (!__atomic_load_n(&chunk->results[2 * last + 1], __ATOMIC_ACQUIRE) ||
+             !__atomic_load_n(&chunk->results[2 * last], __ATOMIC_ACQUIRE))
+            r = VK_NOT_READY;
+      } else if (!res->collected) {
          /* Collected early means the submitter knew it complete. */
          const uint32_t slot = rec->regions[0].end;
          const struct tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];

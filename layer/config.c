@@ -87,6 +87,19 @@ config_init(void)
    config.host_query_reset = env_bool("GPUTRACE_HOST_QUERY_RESET", true);
    config.max_pending_submissions =
       (uint32_t)env_u64("GPUTRACE_MAX_PENDING_SUBMISSIONS", 1, 1000000, 8192);
+   static const char *const readbacks[] = {
+      [GT_READBACK_AUTO] = "auto",
+      [GT_READBACK_COPY] = "copy",
+      [GT_READBACK_DRIVER] = "driver",
+   };
+   config.readback = (enum gt_readback_choice)env_choice(
+      "GPUTRACE_QUERY_READBACK", readbacks, sizeof readbacks / sizeof readbacks[0],
+      GT_READBACK_AUTO);
+   /* The normal cost is a few round trips on a local socket (a few ms, tens
+    * under sanitizers), whatever the bound; the bound only matters for a
+    * service that accepts connections but does not answer (docs/ci.md). */
+   config.startup_wait_ms = (uint32_t)env_u64("GPUTRACE_STARTUP_WAIT_MS", 0, 60000, 500);
+   config.buffer_kb = (uint32_t)env_u64("GPUTRACE_BUFFER_KB", 64, 1u << 20, 32768);
    config.clock_source = (enum gt_clock_source_choice)env_choice(
       "GPUTRACE_CLOCK_SOURCE", clock_sources, sizeof clock_sources / sizeof clock_sources[0],
       GT_CLOCK_SOURCE_AUTO);

@@ -23,6 +23,12 @@ enum gt_clock_source_choice {
    GT_CLOCK_SOURCE_BRACKET,    /* GPUTRACE_CLOCK_SOURCE=bracket (the fallback) */
 };
 
+enum gt_readback_choice {
+   GT_READBACK_AUTO,   /* copy on drivers where a query read idles the device */
+   GT_READBACK_COPY,   /* GPUTRACE_QUERY_READBACK=copy */
+   GT_READBACK_DRIVER, /* GPUTRACE_QUERY_READBACK=driver: vkGetQueryPoolResults */
+};
+
 struct gt_config {
    /* GPUTRACE_DISABLE=1: the layer stays in the call chain (it must, to
     * keep the loader's link info consistent) but hooks nothing, amends
@@ -44,6 +50,18 @@ struct gt_config {
     * collector may have waiting at once (default 8192); submissions beyond
     * it are passed through untimed and reported as lost. */
    uint32_t max_pending_submissions;
+   /* GPUTRACE_QUERY_READBACK: how timestamps come back to the host (see
+    * docs/layer.md, "Reading results"). */
+   enum gt_readback_choice readback;
+   /* GPUTRACE_STARTUP_WAIT_MS: with the system backend, how long the first
+    * vkCreateDevice may wait for a tracing service that accepted our
+    * connection to start our data source or show that no session wants it
+    * (default 500; 0 never waits). No service: no wait. */
+   uint32_t startup_wait_ms;
+   /* GPUTRACE_BUFFER_KB: the embedded backend's central (ring) buffer,
+    * default 32768. Its pages are touched as it first fills, so RSS grows
+    * by up to this much before it wraps (which the soak must allow for). */
+   uint32_t buffer_kb;
 };
 
 const struct gt_config *gt_config(void);

@@ -277,7 +277,19 @@ gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns)
       c->drift = drift;
       if (effective > 0 && (double)c->budget_ns / effective < (double)GC_INTERVAL_MIN_NS)
          c->budget_unreachable = true;
-      c->interval_ns = gc_next_interval(effective, c->budget_ns, c->interval_ns);
+      uint64_t next = gc_next_interval(effective, c->budget_ns, c->interval_ns);
+      /* Lengthen the interval only as far as the worst drift these readings
+       * allow (|drift| + noise) keeps the budget. Two readings close
+       * together prove next to nothing (a restarting sequence takes one a
+       * moment after the last): with 20 ppm of real drift, such a pair
+       * once read as "none" and doubled the interval to 100 ms, twice the
+       * budget's error. Never shortened by noise alone, though. */
+      const double worst = magnitude + noise;
+      if (next > c->interval_ns && worst > 0 && (double)next * worst > (double)c->budget_ns) {
+         double safe = (double)c->budget_ns / worst;
+         next = safe > (double)c->interval_ns ? (uint64_t)safe : c->interval_ns;
+      }
+      c->interval_ns = next;
    } else {
       c->interval_ns = GC_INTERVAL_MIN_NS;
    }
@@ -287,7 +299,10 @@ gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns)
    uint64_t total = r->deviation_ns + r->host_uncertainty_ns;
    if (total > c->max_deviation_ns)
       c->max_deviation_ns = total;
-   c->next_due_ns = now_ns + c->interval_ns;
+   /* Due a little early: the interval is the longest the conversion may
+    * go without a snapshot, and the thread taking the calibration wakes a
+    * little late, more so on a loaded machine. */
+   c->next_due_ns = now_ns + c->interval_ns - c->interval_ns / GC_DUE_EARLY_DIV;
    return true;
 }
 

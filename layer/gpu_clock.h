@@ -38,6 +38,8 @@
 #define GC_INTERVAL_MAX_NS (10ull * 1000 * 1000 * 1000) /* 10 s */
 #define GC_DEFAULT_BUDGET_NS 1000ull                     /* 1 us */
 #define GC_CALIBRATION_TRIES 8
+/* A calibration falls due 1/8 of its interval early (see gc_accept). */
+#define GC_DUE_EARLY_DIV 8u
 /* A bracket wider than this (2 x 500 us) is not worth a snapshot; the very
  * first reference is taken anyway after GC_BRACKET_FIRST_TRIES attempts
  * (the narrowest of them, see gc_accept_best). */
@@ -121,7 +123,7 @@ struct gc_clock {
    struct gc_reading last;
    bool have_last;
    uint64_t interval_ns;  /* current cadence */
-   uint64_t next_due_ns;  /* MONOTONIC */
+   uint64_t next_due_ns;  /* MONOTONIC; interval_ns after the last, less a margin */
    double drift;          /* last estimate: d(device) / d(BOOTTIME) - 1 */
    uint64_t max_deviation_ns;
    uint32_t accepted, rejected;

@@ -32,7 +32,8 @@
    X(GetPhysicalDeviceQueueFamilyProperties)     \
    X(GetPhysicalDeviceFeatures2)                 \
    X(GetPhysicalDeviceFeatures2KHR)              \
-   X(GetPhysicalDeviceCalibrateableTimeDomainsEXT)
+   X(GetPhysicalDeviceCalibrateableTimeDomainsEXT) \
+   X(GetPhysicalDeviceMemoryProperties)
 
 /* Device-level functions layer_hooks.c intercepts: the timeline's hook
  * points. vkDestroyDevice and vkGetDeviceProcAddr are handled in
@@ -53,11 +54,18 @@
    X(BeginCommandBuffer)                \
    X(EndCommandBuffer)                  \
    X(ResetCommandBuffer)                \
+   X(CreateRenderPass)                  \
+   X(CreateRenderPass2)                 \
+   X(CreateRenderPass2KHR)              \
+   X(DestroyRenderPass)                 \
    X(CmdBeginRenderPass)                \
+   X(CmdNextSubpass)                    \
    X(CmdEndRenderPass)                  \
    X(CmdBeginRenderPass2)               \
+   X(CmdNextSubpass2)                   \
    X(CmdEndRenderPass2)                 \
    X(CmdBeginRenderPass2KHR)            \
+   X(CmdNextSubpass2KHR)                \
    X(CmdEndRenderPass2KHR)              \
    X(CmdBeginRendering)                 \
    X(CmdEndRendering)                   \
@@ -91,6 +99,9 @@
    X(CmdFillBuffer)                     \
    X(CmdUpdateBuffer)                   \
    X(CmdExecuteCommands)                \
+   X(CmdPipelineBarrier)                \
+   X(CmdPipelineBarrier2)               \
+   X(CmdPipelineBarrier2KHR)            \
    X(CmdBeginDebugUtilsLabelEXT)        \
    X(CmdEndDebugUtilsLabelEXT)          \
    X(CmdInsertDebugUtilsLabelEXT)
@@ -113,7 +124,17 @@
    X(DestroyFence)                      \
    X(WaitForFences)                     \
    X(ResetFences)                       \
-   X(GetFenceStatus)
+   X(GetFenceStatus)                    \
+   X(CreateBuffer)                      \
+   X(DestroyBuffer)                     \
+   X(GetBufferMemoryRequirements)       \
+   X(AllocateMemory)                    \
+   X(FreeMemory)                        \
+   X(BindBufferMemory)                  \
+   X(MapMemory)                         \
+   X(CmdCopyQueryPoolResults)           \
+   X(FlushMappedMemoryRanges)           \
+   X(InvalidateMappedMemoryRanges)
 
 #define GT_DISPATCH_MEMBER(name) PFN_vk##name name;
 

@@ -210,6 +210,64 @@ gt_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
    return dev->vk.ResetCommandBuffer(cb, flags);
 }
 
+/* ---- render passes ---------------------------------------------------- */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_CreateRenderPass(VkDevice device, const VkRenderPassCreateInfo *info,
+                    const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+{
+   struct gt_device *dev = device_of(device, "vkCreateRenderPass");
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   VkResult res = dev->vk.CreateRenderPass(device, info, alloc, rp);
+   if (res == VK_SUCCESS)
+      tl_render_pass_created(dev, *rp, info, NULL);
+   return res;
+}
+
+static VkResult
+create_render_pass2(VkDevice device, const VkRenderPassCreateInfo2 *info,
+                    const VkAllocationCallbacks *alloc, VkRenderPass *rp, const char *api,
+                    size_t next_offset)
+{
+   struct gt_device *dev = device_of(device, api);
+   if (!dev)
+      return VK_ERROR_DEVICE_LOST;
+   PFN_vkCreateRenderPass2 next =
+      *(const PFN_vkCreateRenderPass2 *)(const void *)((const char *)&dev->vk + next_offset);
+   VkResult res = next(device, info, alloc, rp);
+   if (res == VK_SUCCESS)
+      tl_render_pass_created(dev, *rp, NULL, info);
+   return res;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_CreateRenderPass2(VkDevice device, const VkRenderPassCreateInfo2 *info,
+                     const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+{
+   return create_render_pass2(device, info, alloc, rp, "vkCreateRenderPass2",
+                              offsetof(struct gt_device_dispatch, CreateRenderPass2));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_CreateRenderPass2KHR(VkDevice device, const VkRenderPassCreateInfo2 *info,
+                        const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+{
+   return create_render_pass2(device, info, alloc, rp, "vkCreateRenderPass2KHR",
+                              offsetof(struct gt_device_dispatch, CreateRenderPass2KHR));
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+gt_DestroyRenderPass(VkDevice device, VkRenderPass rp, const VkAllocationCallbacks *alloc)
+{
+   struct gt_device *dev = device_of(device, "vkDestroyRenderPass");
+   if (!dev)
+      return;
+   if (rp != VK_NULL_HANDLE)
+      tl_render_pass_destroy(dev, rp);
+   dev->vk.DestroyRenderPass(device, rp, alloc);
+}
+
 /* ---- recorded commands ------------------------------------------------ */
 
 /* One hook for a command: PARAMS must call the command buffer `cb`, ARGS
@@ -228,20 +286,31 @@ gt_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 
 #define NO_PAYLOAD .u.label = NULL
 
+/* The contents of a subpass begun with a VkSubpassBeginInfo. */
+#define SUBPASS_CONTENTS(begin) ((begin) ? (begin)->contents : TL_SUBPASS_CONTENTS_UNKNOWN)
+
 GT_CMD_HOOK(CmdBeginRenderPass, TL_CMD_BEGIN_RENDER_PASS,
             (VkCommandBuffer cb, const VkRenderPassBeginInfo *info, VkSubpassContents contents),
-            (cb, info, contents), .u.render_pass = info)
+            (cb, info, contents), .u.render_pass = {info, contents})
+GT_CMD_HOOK(CmdNextSubpass, TL_CMD_NEXT_SUBPASS, (VkCommandBuffer cb, VkSubpassContents contents),
+            (cb, contents), .u.contents = contents)
 GT_CMD_HOOK(CmdEndRenderPass, TL_CMD_END_RENDER_PASS, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
 GT_CMD_HOOK(CmdBeginRenderPass2, TL_CMD_BEGIN_RENDER_PASS,
             (VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
              const VkSubpassBeginInfo *subpass),
-            (cb, info, subpass), .u.render_pass = info)
+            (cb, info, subpass), .u.render_pass = {info, SUBPASS_CONTENTS(subpass)})
+GT_CMD_HOOK(CmdNextSubpass2, TL_CMD_NEXT_SUBPASS,
+            (VkCommandBuffer cb, const VkSubpassBeginInfo *begin, const VkSubpassEndInfo *end),
+            (cb, begin, end), .u.contents = SUBPASS_CONTENTS(begin))
 GT_CMD_HOOK(CmdEndRenderPass2, TL_CMD_END_RENDER_PASS,
             (VkCommandBuffer cb, const VkSubpassEndInfo *end), (cb, end), NO_PAYLOAD)
 GT_CMD_HOOK(CmdBeginRenderPass2KHR, TL_CMD_BEGIN_RENDER_PASS,
             (VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
              const VkSubpassBeginInfo *subpass),
-            (cb, info, subpass), .u.render_pass = info)
+            (cb, info, subpass), .u.render_pass = {info, SUBPASS_CONTENTS(subpass)})
+GT_CMD_HOOK(CmdNextSubpass2KHR, TL_CMD_NEXT_SUBPASS,
+            (VkCommandBuffer cb, const VkSubpassBeginInfo *begin, const VkSubpassEndInfo *end),
+            (cb, begin, end), .u.contents = SUBPASS_CONTENTS(begin))
 GT_CMD_HOOK(CmdEndRenderPass2KHR, TL_CMD_END_RENDER_PASS,
             (VkCommandBuffer cb, const VkSubpassEndInfo *end), (cb, end), NO_PAYLOAD)
 
@@ -345,6 +414,21 @@ GT_CMD_HOOK(CmdUpdateBuffer, TL_CMD_UPDATE,
 GT_CMD_HOOK(CmdExecuteCommands, TL_CMD_EXECUTE_COMMANDS,
             (VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *buffers),
             (cb, count, buffers), .u.execute = {count, buffers})
+
+/* Barriers are hooked only as the first synchronization command a command
+ * buffer may start with (see timeline_record.c, suspended rendering). */
+GT_CMD_HOOK(CmdPipelineBarrier, TL_CMD_BARRIER,
+            (VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags dst,
+             VkDependencyFlags flags, uint32_t memory_count, const VkMemoryBarrier *memory,
+             uint32_t buffer_count, const VkBufferMemoryBarrier *buffers, uint32_t image_count,
+             const VkImageMemoryBarrier *images),
+            (cb, src, dst, flags, memory_count, memory, buffer_count, buffers, image_count,
+             images),
+            NO_PAYLOAD)
+GT_CMD_HOOK(CmdPipelineBarrier2, TL_CMD_BARRIER,
+            (VkCommandBuffer cb, const VkDependencyInfo *info), (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdPipelineBarrier2KHR, TL_CMD_BARRIER,
+            (VkCommandBuffer cb, const VkDependencyInfo *info), (cb, info), NO_PAYLOAD)
 
 GT_CMD_HOOK(CmdBeginDebugUtilsLabelEXT, TL_CMD_BEGIN_LABEL,
             (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label),

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -147,6 +148,40 @@ static const struct tl_backend_events events = {
 
 /* ---- lifetime ------------------------------------------------------------------ */
 
+/* A system backend connects in the background. A program that submits
+ * right after creating its device, and exits a few milliseconds later,
+ * would be done before a session already waiting for it could start our
+ * data source. So the first device waits, bounded by
+ * GPUTRACE_STARTUP_WAIT_MS, until the service has either started it or
+ * answered that no session wants it; with no service at all the backend
+ * returns at once. Called with session.lock held: the wait is bounded, and
+ * the backend's events take no session lock, so they come in meanwhile. */
+static void
+wait_for_startup(struct tl_backend *be, uint32_t bound_ms, const struct timespec *created)
+{
+   if (!be->ops->wait_startup || bound_ms == 0)
+      return;
+   static const char *const outcome[] = {
+      [TL_STARTUP_TRACING] = "tracing started",
+      [TL_STARTUP_NO_SESSION] = "the service has no session for " TL_DATA_SOURCE_NAME,
+      [TL_STARTUP_NO_SERVICE] = "no tracing service (no socket, or nobody accepting)",
+      [TL_STARTUP_TIMEOUT] = "the service did not answer in time (tracing starts whenever it "
+                             "does)",
+   };
+   struct timespec t0, t1;
+   clock_gettime(CLOCK_MONOTONIC, &t0);
+   enum tl_startup s = be->ops->wait_startup(be, bound_ms);
+   clock_gettime(CLOCK_MONOTONIC, &t1);
+   /* The wait, and what the start-up cost in all since the backend was
+    * created (the producer connects meanwhile). */
+   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+   double all = (double)(t1.tv_sec - created->tv_sec) * 1e3 +
+                (double)(t1.tv_nsec - created->tv_nsec) / 1e6;
+   gt_info("system backend: start-up wait %.1f ms (%.1f ms since the producer started; bound "
+           "%u ms): %s",
+           ms, all, bound_ms, (unsigned)s < sizeof outcome / sizeof outcome[0] ? outcome[s] : "?");
+}
+
 /* Called with session.lock held. */
 static void
 begin_session(void)
@@ -157,6 +192,8 @@ begin_session(void)
       choice = cfg->output ? GT_BACKEND_INPROCESS : GT_BACKEND_SYSTEM;
 
    struct tl_backend *be = NULL;
+   struct timespec created;
+   clock_gettime(CLOCK_MONOTONIC, &created);
    switch (choice) {
    case GT_BACKEND_INPROCESS: {
       char path[4096];
@@ -190,7 +227,8 @@ begin_session(void)
                  tl_backend_system_available() ? "producer could not start"
                                                : "not built with the Perfetto producer");
       else
-         gt_info("system backend: producer %s, data source %s, waiting for traced",
+         gt_info("system backend: producer %s, data source %s, socket of traced or "
+                 "gputrace-service",
                  TL_PRODUCER_NAME, TL_DATA_SOURCE_NAME);
       break;
    case GT_BACKEND_NONE:
@@ -201,6 +239,9 @@ begin_session(void)
    if (be) {
       session.backend = be;
       atomic_store(&active_backend, be);
+      /* After publishing the backend: a start during the wait is complete
+       * (writers can be created) by the time the wait returns. */
+      wait_for_startup(be, cfg->startup_wait_ms, &created);
    }
 }
 

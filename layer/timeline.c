@@ -42,13 +42,37 @@ tl_device_init(struct gt_device *dev)
    if (tl_device_create(dev) != VK_SUCCESS)
       gt_error("out of memory setting up timing for device %p; not timing it",
                (void *)dev->handle);
+   else
+      tl_render_passes_init(tl_device_of(dev));
    return VK_SUCCESS;
 }
 
 void
 tl_device_finish(struct gt_device *dev)
 {
+   struct tl_device *td = tl_device_of(dev);
+   if (td)
+      tl_render_passes_finish(td);
    tl_device_destroy(dev);
+}
+
+/* Not gated on active(): a render pass may be created long before a
+ * session starts and then used while tracing. */
+void
+tl_render_pass_created(struct gt_device *dev, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+                       const VkRenderPassCreateInfo2 *info2)
+{
+   struct tl_device *td = tl_device_of(dev);
+   if (td)
+      tl_render_pass_add(td, rp, info, info2);
+}
+
+void
+tl_render_pass_destroy(struct gt_device *dev, VkRenderPass rp)
+{
+   struct tl_device *td = tl_device_of(dev);
+   if (td)
+      tl_render_pass_remove(td, rp);
 }
 
 void
@@ -111,12 +135,29 @@ tl_cmd_end(struct gt_device *dev, VkCommandBuffer cb)
       tl_record_end(td, tcb);
 }
 
+/* A suspended or resumed rendering instance recorded while not tracing:
+ * remembered on the command buffer (see tl_cb.untracked_suspend). Rare, so
+ * the lookup costs nothing on the idle path of other commands. */
+static void
+note_untracked(struct tl_device *td, VkCommandBuffer cb, const struct tl_cmd *cmd)
+{
+   const VkRenderingFlags susp = VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT;
+   if (!td || cmd->kind != TL_CMD_BEGIN_RENDERING || !cmd->u.rendering ||
+       !(cmd->u.rendering->flags & susp))
+      return;
+   struct tl_cb *tcb = tl_cb_find(td, cb);
+   if (tcb)
+      tcb->untracked_suspend = true;
+}
+
 void
 tl_cmd_pre(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd)
 {
    struct tl_device *td = tl_device_of(dev);
-   if (!active(td))
+   if (!active(td)) {
+      note_untracked(td, cb, cmd);
       return;
+   }
    struct tl_cb *tcb = tl_cb_find(td, cb);
    if (tcb)
       tl_record_cmd_pre(td, tcb, cmd);

@@ -72,6 +72,14 @@ void tl_command_buffers_free(struct gt_device *dev, VkCommandPool pool, uint32_t
 void tl_command_buffer_reset(struct gt_device *dev, VkCommandBuffer cb,
                              VkCommandBufferResetFlags flags);
 
+/* Render passes: created (after the call succeeded; exactly one of info /
+ * info2 is set) and about to be destroyed. Called whether a session traces
+ * or not: render passes are usually created long before tracing starts. */
+void tl_render_pass_created(struct gt_device *dev, VkRenderPass rp,
+                            const VkRenderPassCreateInfo *info,
+                            const VkRenderPassCreateInfo2 *info2);
+void tl_render_pass_destroy(struct gt_device *dev, VkRenderPass rp);
+
 /* After a successful vkBeginCommandBuffer (which may be an implicit reset),
  * and before vkEndCommandBuffer: the first and last places where the
  * timing code can record into the command buffer. */
@@ -82,6 +90,7 @@ void tl_cmd_end(struct gt_device *dev, VkCommandBuffer cb);
  * spanning several commands; the others are regions of one command. */
 enum tl_cmd_kind {
    TL_CMD_BEGIN_RENDER_PASS, /* vkCmdBeginRenderPass, …2, …2KHR */
+   TL_CMD_NEXT_SUBPASS,      /* vkCmdNextSubpass, …2, …2KHR: not a region */
    TL_CMD_END_RENDER_PASS,
    TL_CMD_BEGIN_RENDERING,   /* vkCmdBeginRendering, …KHR */
    TL_CMD_END_RENDERING,
@@ -96,13 +105,21 @@ enum tl_cmd_kind {
    TL_CMD_FILL,
    TL_CMD_UPDATE,
    TL_CMD_EXECUTE_COMMANDS,
+   TL_CMD_BARRIER,           /* vkCmdPipelineBarrier, …2, …2KHR: not a region */
 };
+
+/* Contents not known (a NULL VkSubpassBeginInfo): nothing is timed there. */
+#define TL_SUBPASS_CONTENTS_UNKNOWN VK_SUBPASS_CONTENTS_MAX_ENUM
 
 struct tl_cmd {
    enum tl_cmd_kind kind;
    const char *api; /* the entry point, e.g. "vkCmdDispatchIndirect" */
    union {
-      const VkRenderPassBeginInfo *render_pass; /* BEGIN_RENDER_PASS */
+      struct {
+         const VkRenderPassBeginInfo *info;
+         VkSubpassContents contents;
+      } render_pass;                            /* BEGIN_RENDER_PASS */
+      VkSubpassContents contents;               /* NEXT_SUBPASS */
       const VkRenderingInfo *rendering;         /* BEGIN_RENDERING */
       const VkDebugUtilsLabelEXT *label;        /* BEGIN_LABEL, INSERT_LABEL */
       struct {

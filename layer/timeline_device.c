@@ -347,10 +347,11 @@ tl_device_ensure_started(struct tl_device *td)
       ok = td->collector != NULL;
       if (ok) {
          atomic_store_explicit(&td->started, true, memory_order_release);
-         gt_info("gpu %u (%s): timing with %s, clock %s id 0x%08x", td->gpu_id,
-                 td->props.deviceName,
+         gt_info("gpu %u (%s): timing with %s, results read %s, clock %s id 0x%08x",
+                 td->gpu_id, td->props.deviceName,
                  td->clock_source == GC_SOURCE_CALIBRATED ? "calibrated timestamps"
                                                           : "bracket calibration",
+                 td->readback_copy ? "from mapped memory" : "with vkGetQueryPoolResults",
                  td->clock_name, td->clock_id);
       } else {
          td->start_failed = true;
@@ -382,6 +383,28 @@ read_uuid(struct tl_device *td)
    };
    get2(dev->physical_device, &props);
    memcpy(td->uuid, id.deviceUUID, VK_UUID_SIZE);
+}
+
+/* Whether command buffers copy their results into mapped memory (see
+ * copy_results in timeline_record.c) rather than the collector asking
+ * vkGetQueryPoolResults. By default only where that call is known to
+ * idle the whole device: lavapipe. Elsewhere it is a cheap read, and it
+ * keeps working under layers that shadow mapped memory (gfxreconstruct's
+ * page guard refreshes host copies of device writes only at its own sync
+ * points, so polled memory may never change). */
+static bool
+readback_copy(const struct tl_device *td)
+{
+   switch (gt_config()->readback) {
+   case GT_READBACK_COPY:
+      return true;
+   case GT_READBACK_DRIVER:
+      return false;
+   case GT_READBACK_AUTO:
+      break;
+   }
+   return td->props.vendorID == VK_VENDOR_ID_MESA &&
+          strncmp(td->props.deviceName, "llvmpipe", 8) == 0;
 }
 
 static void
@@ -462,6 +485,7 @@ tl_device_create(struct gt_device *dev)
    if (!gt_config()->host_query_reset)
       td->reset_query_pool = NULL;
    td->host_reset = td->reset_query_pool != NULL;
+   td->readback_copy = readback_copy(td);
    read_uuid(td);
    choose_clock(td);
 

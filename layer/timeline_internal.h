@@ -68,12 +68,20 @@ enum tl_stage {
 struct tl_qchunk {
    VkQueryPool pool;
    uint32_t first;
+   /* Where command buffers copy this chunk's results (value, availability
+    * pairs), mapped; NULL: read with vkGetQueryPoolResults instead. */
+   VkBuffer buffer;
+   VkDeviceMemory memory;
+   VkDeviceSize offset;
+   uint64_t *results;
    struct tl_qchunk *next_free;
 };
 
 struct tl_qblock {
    struct tl_qblock *next;
    VkQueryPool pool;
+   VkBuffer buffer;
+   VkDeviceMemory memory;
    struct tl_qchunk chunks[TL_CHUNKS_PER_POOL];
 };
 
@@ -109,6 +117,8 @@ struct tl_recording {
    bool timing;       /* timestamps are written into this recording */
    bool simultaneous; /* VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT */
    bool exhausted;    /* ran out of slots: later regions untimed */
+   bool copied;       /* copies its results into the chunks' buffers at its end */
+   bool multiview_stamps; /* a timestamp of it spans several views' queries */
 
    uint32_t nslots;
    struct tl_qchunk **chunks;
@@ -124,12 +134,28 @@ struct tl_recording {
    uint32_t labels[TL_LABEL_DEPTH]; /* open label regions (TL_NO_SLOT: untimed) */
    uint32_t nlabels;
    uint32_t rp_region;   /* open render pass / rendering region, or TL_NO_SLOT */
-   uint32_t rp_instance; /* current instance, 0 outside */
+   uint32_t rp_instance; /* current scope: instance (or multiview subpass), 0 outside */
    uint32_t rp_counter;
-   bool in_render_pass;  /* classic render pass: no timestamps inside */
+   bool in_render_pass;  /* classic render pass instance */
+   bool subpass_inline;  /* ...current subpass records inline, view mask known */
    bool in_rendering;    /* dynamic rendering */
-   bool rendering_inline; /* ...with commands recorded inline, not suspended */
-   uint16_t views;       /* queries per timestamp in the current instance */
+   bool rendering_inline; /* ...with commands recorded inline */
+   uint16_t views;       /* queries per timestamp here (1 outside instances) */
+   /* Classic render pass instance: view mask of each subpass (copied at the
+    * begin), the current subpass; handles for the regions inside. */
+   uint32_t *rp_masks;
+   uint32_t rp_nmasks, rp_masks_cap;
+   uint32_t subpass;
+   uint64_t rp_handle, rp_target;
+   uint32_t rendering_flags; /* VkRenderingFlags of the current dynamic instance */
+   /* Suspended dynamic rendering (timeline_record.c): no timestamp may be
+    * recorded while the recording may lie between a suspended instance and
+    * its resumption; the command-buffer start waits for the first command
+    * that proves it does not. */
+   bool maybe_suspended;
+   bool start_pending;   /* region 0's start not written yet */
+   uint8_t starts;       /* enum tl_starts: the first action seen */
+   uint32_t suspend_slot; /* written just before the last suspension */
    /* The last timestamp written and whether work may have been recorded
     * since: a boundary with no work in between reuses it. */
    uint32_t last_stamp;
@@ -153,6 +179,10 @@ struct tl_cb {
    bool primary;
    struct tl_recording *rec; /* current recording, or NULL */
    struct tl_cb *prev, *next; /* in the pool */
+   /* Suspended or resumed rendering was recorded without a recording (not
+    * tracing): a primary executing it cannot know where it is suspended.
+    * Cleared by the next vkBeginCommandBuffer that starts a recording. */
+   bool untracked_suspend;
 };
 
 struct tl_pool {
@@ -199,6 +229,7 @@ struct tl_device {
    uint32_t nfamilies;
    VkQueueFamilyProperties *families;
    bool host_reset;
+   bool readback_copy; /* results copied to mapped memory (timeline_record.c) */
    PFN_vkResetQueryPool reset_query_pool;
 
    char clock_name[128];
@@ -210,6 +241,9 @@ struct tl_device {
    pthread_mutex_t lock;
    struct ht_table cbs;   /* VkCommandBuffer -> tl_cb */
    struct ht_table pools; /* VkCommandPool -> tl_pool */
+   /* VkRenderPass -> subpass view masks (timeline_record.c). */
+   pthread_mutex_t rp_lock;
+   struct ht_table render_passes;
    atomic_bool started;
    bool start_failed;
 
@@ -300,6 +334,12 @@ void tl_queries_finish(struct tl_device *td);
 struct tl_qchunk *tl_query_take(struct tl_device *td);
 void tl_query_give(struct tl_device *td, struct tl_qchunk *chunk);
 void tl_query_reset_host(struct tl_device *td, const struct tl_qchunk *chunk);
+/* Around host access to a chunk's mapped results: what the device wrote
+ * becomes visible to the host, and what the host wrote to the device. The
+ * memory may be coherent, but a layer below (a capture layer shadowing
+ * mapped memory) relies on these calls like any application's. */
+void tl_results_invalidate(struct tl_device *td, const struct tl_qchunk *chunk);
+void tl_results_flush(struct tl_device *td, const struct tl_qchunk *chunk);
 /* A layer-owned command buffer on `q` writing one bottom-of-pipe timestamp
  * into the first query of `chunk` (reset first when the device has no host
  * query reset). VK_NULL_HANDLE on failure. */
@@ -309,6 +349,13 @@ void tl_own_cb_put(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb)
 void tl_own_finish(struct tl_device *td, struct tl_queue *q);
 
 /* timeline_record.c */
+/* Render passes' subpass view masks, kept from vkCreateRenderPass* to
+ * vkDestroyRenderPass whether tracing or not (under rp_lock). */
+void tl_render_passes_init(struct tl_device *td);
+void tl_render_passes_finish(struct tl_device *td);
+void tl_render_pass_add(struct tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+                        const VkRenderPassCreateInfo2 *info2);
+void tl_render_pass_remove(struct tl_device *td, VkRenderPass rp);
 void tl_record_begin(struct tl_device *td, struct tl_cb *tcb, const VkCommandBufferBeginInfo *info);
 void tl_record_end(struct tl_device *td, struct tl_cb *tcb);
 void tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *cmd);

@@ -36,6 +36,10 @@ tl_queries_finish(struct tl_device *td)
    while (b) {
       struct tl_qblock *next = b->next;
       dev->vk.DestroyQueryPool(dev->handle, b->pool, tl_vk_alloc(td));
+      if (b->buffer)
+         dev->vk.DestroyBuffer(dev->handle, b->buffer, tl_vk_alloc(td));
+      if (b->memory)
+         dev->vk.FreeMemory(dev->handle, b->memory, tl_vk_alloc(td));
       tl_free(td, b);
       b = next;
    }
@@ -48,6 +52,92 @@ void
 tl_query_reset_host(struct tl_device *td, const struct tl_qchunk *chunk)
 {
    td->reset_query_pool(td->gt->handle, chunk->pool, chunk->first, TL_CHUNK_QUERIES);
+}
+
+static VkMappedMemoryRange
+chunk_range(const struct tl_device *td, const struct tl_qchunk *chunk)
+{
+   const VkDeviceSize atom = td->props.limits.nonCoherentAtomSize;
+   VkMappedMemoryRange range = {
+      .sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+      .memory = chunk->memory,
+      .offset = chunk->offset,
+      .size = TL_CHUNK_QUERIES * 2 * sizeof(uint64_t),
+   };
+   if (!atom || atom > range.size || range.size % atom) {
+      range.offset = 0; /* the whole mapping: always aligned */
+      range.size = VK_WHOLE_SIZE;
+   }
+   return range;
+}
+
+void
+tl_results_invalidate(struct tl_device *td, const struct tl_qchunk *chunk)
+{
+   const VkMappedMemoryRange range = chunk_range(td, chunk);
+   td->gt->vk.InvalidateMappedMemoryRanges(td->gt->handle, 1, &range);
+}
+
+void
+tl_results_flush(struct tl_device *td, const struct tl_qchunk *chunk)
+{
+   const VkMappedMemoryRange range = chunk_range(td, chunk);
+   td->gt->vk.FlushMappedMemoryRanges(td->gt->handle, 1, &range);
+}
+
+/* A host-visible buffer for a block's results, mapped. On
+ * failure the block's chunks are read with vkGetQueryPoolResults. */
+static uint64_t *
+results_buffer(struct tl_device *td, struct tl_qblock *b, uint32_t queries)
+{
+   struct gt_device *dev = td->gt;
+   const VkBufferCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = (VkDeviceSize)queries * 2 * sizeof(uint64_t),
+      .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+   };
+   if (dev->vk.CreateBuffer(dev->handle, &info, tl_vk_alloc(td), &b->buffer) != VK_SUCCESS) {
+      b->buffer = VK_NULL_HANDLE;
+      return NULL;
+   }
+   VkMemoryRequirements req;
+   dev->vk.GetBufferMemoryRequirements(dev->handle, b->buffer, &req);
+   VkPhysicalDeviceMemoryProperties mp;
+   dev->instance->vk.GetPhysicalDeviceMemoryProperties(dev->physical_device, &mp);
+   const VkMemoryPropertyFlags need = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+   uint32_t type = UINT32_MAX;
+   for (int pass = 0; pass < 2 && type == UINT32_MAX; pass++) {
+      /* Cached first: the collector reads every word (flushes and
+       * invalidations make any host-visible type work). */
+      VkMemoryPropertyFlags want = pass ? need : need | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+      for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++) {
+         if ((req.memoryTypeBits & (1u << i)) &&
+             (mp.memoryTypes[i].propertyFlags & want) == want)
+            type = i;
+      }
+   }
+   void *map = NULL;
+   const VkMemoryAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+      .allocationSize = req.size,
+      .memoryTypeIndex = type,
+   };
+   if (type == UINT32_MAX ||
+       dev->vk.AllocateMemory(dev->handle, &alloc, tl_vk_alloc(td), &b->memory) != VK_SUCCESS) {
+      b->memory = VK_NULL_HANDLE;
+   } else if (dev->vk.BindBufferMemory(dev->handle, b->buffer, b->memory, 0) == VK_SUCCESS &&
+              dev->vk.MapMemory(dev->handle, b->memory, 0, VK_WHOLE_SIZE, 0, &map) ==
+                 VK_SUCCESS) {
+      memset(map, 0, (size_t)info.size);
+      return map;
+   }
+   dev->vk.DestroyBuffer(dev->handle, b->buffer, tl_vk_alloc(td));
+   b->buffer = VK_NULL_HANDLE;
+   if (b->memory)
+      dev->vk.FreeMemory(dev->handle, b->memory, tl_vk_alloc(td));
+   b->memory = VK_NULL_HANDLE;
+   return NULL;
 }
 
 /* Called with the lock held. */
@@ -64,16 +154,22 @@ add_pool(struct tl_device *td)
       .queryType = VK_QUERY_TYPE_TIMESTAMP,
       .queryCount = TL_CHUNKS_PER_POOL * TL_CHUNK_QUERIES,
    };
+   memset(b, 0, sizeof *b);
    if (dev->vk.CreateQueryPool(dev->handle, &info, tl_vk_alloc(td), &b->pool) != VK_SUCCESS) {
       tl_free(td, b);
       return false;
    }
+   uint64_t *results = td->readback_copy ? results_buffer(td, b, info.queryCount) : NULL;
    /* New queries are in an undefined state until reset. */
    if (td->host_reset)
       td->reset_query_pool(dev->handle, b->pool, 0, info.queryCount);
    for (uint32_t i = 0; i < TL_CHUNKS_PER_POOL; i++) {
       b->chunks[i].pool = b->pool;
       b->chunks[i].first = i * TL_CHUNK_QUERIES;
+      b->chunks[i].buffer = results ? b->buffer : VK_NULL_HANDLE;
+      b->chunks[i].memory = results ? b->memory : VK_NULL_HANDLE;
+      b->chunks[i].offset = (VkDeviceSize)i * TL_CHUNK_QUERIES * 2 * sizeof(uint64_t);
+      b->chunks[i].results = results ? results + (size_t)i * TL_CHUNK_QUERIES * 2 : NULL;
       b->chunks[i].next_free = q->free;
       q->free = &b->chunks[i];
    }

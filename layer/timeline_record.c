@@ -10,33 +10,70 @@
  * at the price of overlapping siblings.)
  *
  * Where timestamps go:
- * - the command buffer itself (primaries only): right after
- *   vkBeginCommandBuffer and right before vkEndCommandBuffer;
+ * - the command buffer itself (primaries only): before its first action or
+ *   synchronization command (see "Suspended rendering") and right before
+ *   vkEndCommandBuffer;
  * - render pass / dynamic rendering instances: before the begin and after
  *   the end, i.e. outside the instance;
  * - dispatches and transfer commands: around the command, when the command
- *   is outside a render pass or inside a dynamic rendering instance whose
- *   contents are recorded inline (there a timestamp takes one query per
- *   view of the instance's viewMask);
+ *   is outside a render pass instance, or inside one where commands are
+ *   recorded inline: a classic subpass begun with VK_SUBPASS_CONTENTS_INLINE
+ *   of a render pass whose view masks the layer knows, a dynamic rendering
+ *   instance without CONTENTS_SECONDARY_COMMAND_BUFFERS, or a secondary
+ *   continuing either. Inside a multiview instance a timestamp takes one
+ *   query per view of the current subpass's (or the rendering's) view mask,
+ *   as vkCmdWriteTimestamp does there; the first holds the time;
  * - debug label regions: at begin and end, when both are allowed there and
- *   lie in the same render pass instance (or both outside), else the label
- *   is not timed.
+ *   lie in the same scope: the same render pass instance (or both outside),
+ *   and in a multiview render pass the same subpass (Vulkan defines the
+ *   difference of multiview timestamps only within one subpass); otherwise
+ *   the label is not timed.
  * Adjacent boundaries share one timestamp: the end of a command and the
  * start of the next region, a label's start and its first command's, a
  * command's end and its enclosing label's end. Sharing happens only outside
- * render pass instances and only when no hooked command that does work
- * (dispatch, transfer, render pass, vkCmdExecuteCommands) was recorded in
- * between; barriers, binds and the like do no work of their own. That
- * halves the number of timestamps (on lavapipe each one costs a flush of
- * the rasterizer). Work from commands the layer does not hook (ray tracing,
- * acceleration structure builds) recorded between two regions therefore
- * counts towards the start of the next one; enclosing regions are exact.
+ * render pass instances (inside, draws do work the layer does not see) and
+ * only when no hooked command that does work (dispatch, transfer, render
+ * pass, vkCmdExecuteCommands) was recorded in between; barriers, binds and
+ * the like do no work of their own. That halves the number of timestamps
+ * (on lavapipe each one costs a flush of the rasterizer). Work from
+ * commands the layer does not hook (ray tracing, acceleration structure
+ * builds) recorded between two regions therefore counts towards the start
+ * of the next one; enclosing regions are exact.
  *
- * Nothing is written inside classic render pass instances (their multiview
- * mask is not known to the layer, and secondary-contents subpasses allow
- * no commands), in secondaries continuing a render pass, in suspended or
- * resumed dynamic rendering instances, or in command buffers begun with
- * SIMULTANEOUS_USE (they may be pending twice; see timeline_submit.c).
+ * Query chunks: without host query reset a new chunk needs a recorded
+ * vkCmdResetQueryPool, which Vulkan allows only outside render pass
+ * instances; inside one, a timestamp that would need a new chunk is not
+ * written and its region is dropped (a secondary continuing a render pass
+ * is inside one from its start, so without host query reset it times
+ * nothing).
+ *
+ * Suspended rendering. Vulkan allows no action or synchronization command
+ * (vkCmdWriteTimestamp is one) between a suspended dynamic rendering
+ * instance and the instance resuming it, which may be the first command of
+ * the next command buffer of the batch. So a recording starts "maybe
+ * suspended" (and is again after a suspending vkCmdEndRendering, or after
+ * executing a secondary that may end suspended): no timestamp is written
+ * until the application records an action or synchronization command
+ * (every hooked command but vkCmdBeginRendering with RESUMING_BIT and
+ * vkCmdExecuteCommands is one, and so is the barrier a command buffer
+ * usually starts with), which proves the point is not in such a gap. The
+ * command buffer's start is written there, before that command. If the
+ * recording instead begins by resuming, its start is written inside the
+ * resumed instance right after its begin (legal there, and bottom-of-pipe
+ * it still waits for all earlier work, the suspended part included); when
+ * that is not possible (contents in secondaries, or a new query chunk
+ * needed without host reset) the command-buffer region is dropped. A
+ * command buffer that ends suspended ends at a timestamp written inside
+ * its last instance just before the suspending vkCmdEndRendering (after
+ * all of its work: nothing but state may follow), or is dropped. Suspended
+ * and resumed instances get no region of their own; commands inside them
+ * are timed like in any dynamic rendering instance.
+ *
+ * Nothing is written in subpasses whose contents are secondary command
+ * buffers, in command buffers begun with SIMULTANEOUS_USE (they may be
+ * pending twice; see timeline_submit.c), or in a recording that never
+ * records an action command (it may lie entirely between a suspension and
+ * its resumption).
  */
 #include <string.h>
 
@@ -46,6 +83,135 @@
 /* From a command's pre hook to its post hook on the same thread. */
 static _Thread_local struct tl_recording *pending_rec;
 static _Thread_local uint32_t pending_region;
+
+/* How a recording began: its first hooked command that is an action or
+ * synchronization command, or a resuming vkCmdBeginRendering. A primary
+ * executing a secondary needs to know which (suspended rendering). */
+enum tl_starts {
+   TL_STARTS_NONE,
+   TL_STARTS_ACTION,
+   TL_STARTS_RESUME,
+};
+
+static uint32_t
+popcount32(uint32_t v)
+{
+   return (uint32_t)__builtin_popcount(v);
+}
+
+static const void *
+find_in_chain(const void *next, VkStructureType type)
+{
+   for (const VkBaseInStructure *s = next; s; s = s->pNext) {
+      if (s->sType == type)
+         return s;
+   }
+   return NULL;
+}
+
+/* ---- render passes ------------------------------------------------------------ */
+
+/* What the layer keeps of a VkRenderPass: the view mask of each subpass. */
+struct tl_rp_info {
+   uint32_t nsubpasses;
+   uint32_t view_masks[];
+};
+
+void
+tl_render_passes_init(struct tl_device *td)
+{
+   pthread_mutex_init(&td->rp_lock, NULL);
+   ht_init(&td->render_passes, &td->gt->alloc);
+}
+
+void
+tl_render_passes_finish(struct tl_device *td)
+{
+   /* Render passes the application did not destroy. */
+   struct ht_table *t = &td->render_passes;
+   for (uint32_t i = 0; i < t->capacity; i++) {
+      if (t->slots[i].key)
+         tl_free(td, t->slots[i].value);
+   }
+   ht_finish(t);
+   pthread_mutex_destroy(&td->rp_lock);
+}
+
+void
+tl_render_pass_add(struct tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+                   const VkRenderPassCreateInfo2 *info2)
+{
+   if (rp == VK_NULL_HANDLE)
+      return;
+   const uint32_t n = info ? info->subpassCount : info2 ? info2->subpassCount : 0;
+   struct tl_rp_info *ri = NULL;
+   if (n) {
+      ri = tl_alloc(td, sizeof *ri + (size_t)n * sizeof ri->view_masks[0]);
+      if (ri) {
+         ri->nsubpasses = n;
+         if (info2) {
+            for (uint32_t i = 0; i < n; i++)
+               ri->view_masks[i] = info2->pSubpasses[i].viewMask;
+         } else {
+            /* Without it, or with subpassCount 0 in it, every mask is 0. */
+            const VkRenderPassMultiviewCreateInfo *mv =
+               find_in_chain(info->pNext, VK_STRUCTURE_TYPE_RENDER_PASS_MULTIVIEW_CREATE_INFO);
+            for (uint32_t i = 0; mv && mv->pViewMasks && i < n && i < mv->subpassCount; i++)
+               ri->view_masks[i] = mv->pViewMasks[i];
+         }
+      }
+   }
+   pthread_mutex_lock(&td->rp_lock);
+   /* A handle the driver reuses replaces what we had; when the new entry
+    * cannot be stored the render pass is simply unknown (not timed inside). */
+   void *old = ht_remove(&td->render_passes, (uint64_t)rp);
+   bool stored = ri && ht_put(&td->render_passes, (uint64_t)rp, ri);
+   pthread_mutex_unlock(&td->rp_lock);
+   tl_free(td, old);
+   if (!stored) {
+      tl_free(td, ri);
+      if (n)
+         tl_warn_once(td, TL_WARN_OOM, "out of memory; some render passes stay untimed inside");
+   }
+}
+
+void
+tl_render_pass_remove(struct tl_device *td, VkRenderPass rp)
+{
+   pthread_mutex_lock(&td->rp_lock);
+   void *old = ht_remove(&td->render_passes, (uint64_t)rp);
+   pthread_mutex_unlock(&td->rp_lock);
+   tl_free(td, old);
+}
+
+/* Copies the render pass's view masks into the recording: the render pass
+ * may be destroyed while the recording is still in use. */
+static void
+copy_view_masks(struct tl_device *td, struct tl_recording *rec, VkRenderPass rp)
+{
+   rec->rp_nmasks = 0;
+   if (!rec->timing || rp == VK_NULL_HANDLE)
+      return;
+   pthread_mutex_lock(&td->rp_lock);
+   const struct tl_rp_info *ri = ht_get(&td->render_passes, (uint64_t)rp);
+   if (ri && tl_grow(td, (void **)&rec->rp_masks, &rec->rp_masks_cap, ri->nsubpasses,
+                     sizeof *rec->rp_masks)) {
+      memcpy(rec->rp_masks, ri->view_masks, ri->nsubpasses * sizeof *rec->rp_masks);
+      rec->rp_nmasks = ri->nsubpasses;
+   }
+   pthread_mutex_unlock(&td->rp_lock);
+}
+
+/* Whether commands of the current subpass are recorded here, and how many
+ * queries a timestamp takes in it. */
+static void
+enter_subpass(struct tl_recording *rec, VkSubpassContents contents)
+{
+   const bool known = rec->subpass < rec->rp_nmasks;
+   const uint32_t mask = known ? rec->rp_masks[rec->subpass] : 0;
+   rec->subpass_inline = known && contents == VK_SUBPASS_CONTENTS_INLINE;
+   rec->views = (uint16_t)(mask ? popcount32(mask) : 1);
+}
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
@@ -61,11 +227,19 @@ recording_clear(struct tl_recording *rec)
    rec->nlabels = 0;
    rec->rp_region = TL_NO_SLOT;
    rec->rp_instance = rec->rp_counter = 0;
-   rec->in_render_pass = rec->in_rendering = rec->rendering_inline = false;
+   rec->in_render_pass = rec->subpass_inline = false;
+   rec->in_rendering = rec->rendering_inline = false;
    rec->views = 1;
+   rec->rp_nmasks = rec->subpass = 0;
+   rec->rp_handle = rec->rp_target = 0;
+   rec->rendering_flags = 0;
+   rec->maybe_suspended = rec->start_pending = false;
+   rec->starts = TL_STARTS_NONE;
+   rec->suspend_slot = TL_NO_SLOT;
    rec->last_stamp = TL_NO_SLOT;
    rec->work_since_stamp = true;
    rec->exhausted = false;
+   rec->copied = rec->multiview_stamps = false;
    rec->pending = NULL;
    rec->used = false;
 }
@@ -91,6 +265,7 @@ recording_destroy(struct tl_recording *rec)
    tl_free(td, rec->regions);
    tl_free(td, rec->names);
    tl_free(td, rec->executed);
+   tl_free(td, rec->rp_masks);
    pthread_mutex_destroy(&rec->lock);
    tl_free(td, rec);
 }
@@ -105,6 +280,7 @@ tl_pools_finish(struct tl_device *td)
       tl_free(td, rec->regions);
       tl_free(td, rec->names);
       tl_free(td, rec->executed);
+      tl_free(td, rec->rp_masks);
       pthread_mutex_destroy(&rec->lock);
       tl_free(td, rec);
    }
@@ -187,7 +363,9 @@ recording_for(struct tl_device *td, struct tl_cb *tcb)
 static bool
 can_stamp(const struct tl_recording *rec)
 {
-   return rec->timing && !rec->in_render_pass && (!rec->in_rendering || rec->rendering_inline);
+   return rec->timing && !rec->maybe_suspended &&
+          (!rec->in_render_pass || rec->subpass_inline) &&
+          (!rec->in_rendering || rec->rendering_inline);
 }
 
 /* `n` consecutive slots (one timestamp of an n-view instance), never
@@ -242,6 +420,7 @@ stamp(struct tl_device *td, struct tl_recording *rec, uint32_t views, uint32_t *
                                 chunk->first + *slot % TL_CHUNK_QUERIES);
    rec->last_stamp = views == 1 ? *slot : TL_NO_SLOT;
    rec->work_since_stamp = false;
+   rec->multiview_stamps |= views > 1;
    return true;
 }
 
@@ -262,6 +441,10 @@ add_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage, 
    r->views = 1;
    r->api = api;
    r->rp_instance = rec->rp_instance;
+   if (rec->in_render_pass || rec->in_rendering) {
+      r->handle = rec->rp_handle;
+      r->target = rec->rp_target;
+   }
    return r;
 }
 
@@ -271,7 +454,7 @@ open_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage,
 {
    if (!can_stamp(rec) || rec->exhausted)
       return TL_NO_SLOT;
-   uint32_t views = rec->in_rendering ? rec->views : 1;
+   const uint32_t views = rec->views;
    uint32_t slot, index;
    if (!stamp(td, rec, views, &slot))
       return TL_NO_SLOT;
@@ -289,7 +472,7 @@ close_region(struct tl_device *td, struct tl_recording *rec, uint32_t index)
    if (index == TL_NO_SLOT || index >= rec->nregions)
       return;
    struct tl_region *r = &rec->regions[index];
-   uint32_t views = rec->in_rendering ? rec->views : 1;
+   const uint32_t views = rec->views;
    uint32_t slot;
    if (!can_stamp(rec) || r->rp_instance != rec->rp_instance || views != r->views ||
        !stamp(td, rec, views, &slot)) {
@@ -315,6 +498,191 @@ copy_name(struct tl_device *td, struct tl_recording *rec, const char *name)
    return offset + 1;
 }
 
+/* ---- suspended rendering ---------------------------------------------------- */
+
+/* Region 0 of a primary, while its start is written and its end is not. */
+static struct tl_region *
+open_command_buffer_region(struct tl_recording *rec)
+{
+   if (!rec->primary || !rec->nregions)
+      return NULL;
+   struct tl_region *r = &rec->regions[0];
+   if (r->stage != TL_STAGE_COMMAND_BUFFER || r->dropped || r->begin == TL_NO_SLOT ||
+       r->end != TL_NO_SLOT)
+      return NULL;
+   return r;
+}
+
+/* The deferred command-buffer start, here or never. */
+static void
+write_start(struct tl_device *td, struct tl_recording *rec)
+{
+   rec->start_pending = false;
+   struct tl_region *r = &rec->regions[0];
+   uint32_t slot;
+   if (can_stamp(rec) && stamp(td, rec, rec->views, &slot))
+      r->begin = slot;
+   else
+      r->dropped = true;
+}
+
+/* The application records an action or synchronization command here. As
+ * Vulkan allows none between a suspended rendering instance and its
+ * resumption, this point is not in such a gap: timestamps may go here, the
+ * deferred command-buffer start first. */
+static void
+not_suspended(struct tl_device *td, struct tl_recording *rec)
+{
+   if (!rec->maybe_suspended)
+      return;
+   rec->maybe_suspended = false;
+   rec->suspend_slot = TL_NO_SLOT;
+   if (rec->starts == TL_STARTS_NONE)
+      rec->starts = TL_STARTS_ACTION;
+   if (rec->start_pending)
+      write_start(td, rec);
+}
+
+/* Just after a resuming vkCmdBeginRendering, inside the instance: the gap
+ * is over, and the first timestamp may be written here. */
+static void
+resumed(struct tl_device *td, struct tl_recording *rec)
+{
+   rec->maybe_suspended = false;
+   rec->suspend_slot = TL_NO_SLOT;
+   if (rec->starts == TL_STARTS_NONE)
+      rec->starts = TL_STARTS_RESUME;
+   if (rec->start_pending)
+      write_start(td, rec);
+}
+
+/* Before a suspending vkCmdEndRendering: the last point where a command
+ * buffer that ends suspended can still write its end (inside the instance,
+ * after all of its work). Only used if it does end suspended. */
+static void
+before_suspension(struct tl_device *td, struct tl_recording *rec)
+{
+   rec->suspend_slot = TL_NO_SLOT;
+   uint32_t slot;
+   if (open_command_buffer_region(rec) && can_stamp(rec) && stamp(td, rec, rec->views, &slot))
+      rec->suspend_slot = slot;
+}
+
+/* The first executed secondary that starts with anything decides: an
+ * action proves there is no gap before it; a resumption (or a secondary we
+ * know nothing about) means nothing of ours may be written before it, and
+ * the primary cannot write inside the secondary, so its start is lost. */
+static void
+before_execute(struct tl_device *td, struct tl_recording *rec, uint32_t count,
+               const VkCommandBuffer *buffers)
+{
+   if (!rec->maybe_suspended)
+      return;
+   for (uint32_t i = 0; i < count; i++) {
+      const struct tl_cb *sec = tl_cb_find(td, buffers[i]);
+      const struct tl_recording *s = sec ? sec->rec : NULL;
+      if (s ? s->starts == TL_STARTS_NONE : sec && !sec->untracked_suspend)
+         continue; /* says nothing (a secondary recorded while not tracing
+                    * without suspended rendering in it neither) */
+      if (s && s->starts == TL_STARTS_ACTION) {
+         not_suspended(td, rec);
+         return;
+      }
+      if (rec->start_pending) {
+         rec->start_pending = false;
+         rec->regions[0].dropped = true;
+      }
+      return;
+   }
+}
+
+/* After vkCmdExecuteCommands outside render pass instances: the primary is
+ * where the last secondary that did anything left it (suspended or not). */
+static void
+after_execute(struct tl_device *td, struct tl_recording *rec, uint32_t count,
+              const VkCommandBuffer *buffers)
+{
+   bool suspended = rec->maybe_suspended;
+   for (uint32_t i = 0; i < count; i++) {
+      const struct tl_cb *sec = tl_cb_find(td, buffers[i]);
+      const struct tl_recording *s = sec ? sec->rec : NULL;
+      if (!s) {
+         if (!sec || sec->untracked_suspend)
+            suspended = true; /* unknown: assume the worst */
+      } else if (s->starts != TL_STARTS_NONE) {
+         suspended = s->maybe_suspended;
+      }
+   }
+   if (suspended && !rec->maybe_suspended)
+      rec->suspend_slot = TL_NO_SLOT;
+   rec->maybe_suspended = suspended;
+}
+
+/* Results travel with the command buffer: at its end, a copy of every
+ * query it wrote into the chunks' mapped buffers (waiting for them, so the
+ * values are there when the copy is), made visible to the host. Reading
+ * them is then a memory read, for the collector and for a thread that
+ * re-submits, where vkGetQueryPoolResults may be a device-wide wait:
+ * lavapipe idles the whole device for every call, which made a collector
+ * reading per submission fall behind a few submitting threads and would
+ * stall a re-submitting application thread. The wait in the copy is safe
+ * because every slot a recording takes is written by the timestamp that
+ * took it. */
+static void
+copy_results(struct tl_device *td, struct tl_recording *rec)
+{
+   /* Multiview timestamps fill several queries each; the validation layer
+    * (1.3.239) counts only the first as written and would report a copy
+    * waiting for the others, so those recordings are read the slow way. */
+   if (!rec->nslots || rec->in_render_pass || rec->in_rendering || rec->multiview_stamps)
+      return;
+   /* vkCmdCopyQueryPoolResults needs a graphics or compute queue. */
+   const VkQueueFlags family_flags =
+      rec->family < td->nfamilies ? td->families[rec->family].queueFlags : 0;
+   if (!(family_flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
+      return;
+   for (uint32_t c = 0; c < rec->nchunks; c++) {
+      if (!rec->chunks[c]->results)
+         return;
+   }
+   /* Executed secondaries with timestamps of their own are read with
+    * vkGetQueryPoolResults: they may run inside several primaries. */
+   for (uint32_t i = 0; i < rec->nexecuted; i++) {
+      if (rec->executed[i]->nslots)
+         return;
+   }
+   const struct gt_device_dispatch *vk = &td->gt->vk;
+   /* After earlier executions' copies into the same words (WAW). */
+   const VkMemoryBarrier before = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+   };
+   vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          0, 1, &before, 0, NULL, 0, NULL);
+   for (uint32_t c = 0; c < rec->nchunks; c++) {
+      const uint32_t first = c * TL_CHUNK_QUERIES;
+      if (first >= rec->nslots)
+         break;
+      uint32_t n = rec->nslots - first;
+      if (n > TL_CHUNK_QUERIES)
+         n = TL_CHUNK_QUERIES;
+      const struct tl_qchunk *chunk = rec->chunks[c];
+      vk->CmdCopyQueryPoolResults(rec->cb, chunk->pool, chunk->first, n, chunk->buffer,
+                                  chunk->offset, 2 * sizeof(uint64_t),
+                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
+                                     VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+   }
+   const VkMemoryBarrier after = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+   };
+   vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                          1, &after, 0, NULL, 0, NULL);
+   rec->copied = true;
+}
+
 /* ---- hooks -------------------------------------------------------------------- */
 
 void
@@ -323,18 +691,49 @@ tl_record_begin(struct tl_device *td, struct tl_cb *tcb, const VkCommandBufferBe
    struct tl_recording *rec = recording_for(td, tcb);
    if (!rec)
       return;
+   tcb->untracked_suspend = false;
    const VkCommandBufferUsageFlags flags = info ? info->flags : 0;
    rec->primary = tcb->primary;
    rec->family = tcb->pool ? tcb->pool->family : 0;
    rec->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
    bool family_times = rec->family < td->nfamilies &&
                        td->families[rec->family].timestampValidBits != 0;
-   bool continues = !tcb->primary && (flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT);
-   rec->timing = family_times && !rec->simultaneous && !continues;
-   rec->in_render_pass = continues;
-   if (rec->primary)
-      open_region(td, rec, TL_STAGE_COMMAND_BUFFER, "vkBeginCommandBuffer");
+   rec->timing = family_times && !rec->simultaneous;
+   const bool continues =
+      !tcb->primary && (flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT);
+   if (continues) {
+      /* Inside a render pass instance from the start, with the views of the
+       * subpass (or rendering) it continues; untimed when that is unknown. */
+      const VkCommandBufferInheritanceInfo *inherit = info->pInheritanceInfo;
+      rec->rp_instance = ++rec->rp_counter;
+      if (inherit && inherit->renderPass != VK_NULL_HANDLE) {
+         rec->in_render_pass = true;
+         rec->rp_handle = (uint64_t)inherit->renderPass;
+         rec->rp_target = (uint64_t)inherit->framebuffer;
+         copy_view_masks(td, rec, inherit->renderPass);
+         rec->subpass = inherit->subpass;
+         enter_subpass(rec, VK_SUBPASS_CONTENTS_INLINE);
+      } else {
+         const VkCommandBufferInheritanceRenderingInfo *ri =
+            inherit ? find_in_chain(inherit->pNext,
+                                    VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_RENDERING_INFO)
+                    : NULL;
+         rec->in_rendering = true;
+         rec->rendering_inline = ri != NULL;
+         rec->views = (uint16_t)(ri && ri->viewMask ? popcount32(ri->viewMask) : 1);
+      }
+      return;
+   }
+   /* It may be executed right after a suspended rendering instance: the
+    * start timestamp waits (see "Suspended rendering" above). */
+   rec->maybe_suspended = true;
+   uint32_t index;
+   if (rec->primary && rec->timing &&
+       add_region(td, rec, TL_STAGE_COMMAND_BUFFER, "vkBeginCommandBuffer", &index))
+      rec->start_pending = true;
 }
+
+static void close_command_buffer(struct tl_device *td, struct tl_recording *rec);
 
 void
 tl_record_end(struct tl_device *td, struct tl_cb *tcb)
@@ -342,9 +741,38 @@ tl_record_end(struct tl_device *td, struct tl_cb *tcb)
    struct tl_recording *rec = tcb->rec;
    if (!rec)
       return;
-   if (rec->primary && rec->nregions && rec->regions[0].stage == TL_STAGE_COMMAND_BUFFER &&
-       rec->regions[0].end == TL_NO_SLOT)
+   rec->copied = false;
+   if (!rec->primary || !rec->nregions)
+      return;
+   /* Nothing may follow a suspension, and a recording without any action
+    * command may lie wholly between a suspension and its resumption. */
+   const bool may_append = !rec->maybe_suspended && !rec->start_pending;
+   close_command_buffer(td, rec);
+   if (may_append)
+      copy_results(td, rec);
+}
+
+static void
+close_command_buffer(struct tl_device *td, struct tl_recording *rec)
+{
+   struct tl_region *r = &rec->regions[0];
+   if (r->stage != TL_STAGE_COMMAND_BUFFER || r->end != TL_NO_SLOT || r->dropped)
+      return;
+   if (rec->start_pending || r->begin == TL_NO_SLOT) {
+      /* No action command at all: all of it may lie between a suspension
+       * and its resumption, where nothing of ours may be written. */
+      rec->start_pending = false;
+      r->dropped = true;
+   } else if (rec->maybe_suspended) {
+      /* Ends suspended: the end can only be the timestamp written before
+       * the suspension. */
+      if (rec->suspend_slot != TL_NO_SLOT)
+         r->end = rec->suspend_slot;
+      else
+         r->dropped = true;
+   } else {
       close_region(td, rec, 0);
+   }
 }
 
 static void
@@ -391,10 +819,11 @@ stage_of(enum tl_cmd_kind kind)
    }
 }
 
-static uint32_t
-popcount32(uint32_t v)
+static bool
+resumes(const struct tl_cmd *cmd)
 {
-   return (uint32_t)__builtin_popcount(v);
+   return cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
+          (cmd->u.rendering->flags & VK_RENDERING_RESUMING_BIT);
 }
 
 void
@@ -402,15 +831,28 @@ tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *
 {
    struct tl_recording *rec = tcb->rec;
    pending_rec = NULL;
-   if (!rec)
+   if (!rec) {
+      if (cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
+          (cmd->u.rendering->flags & (VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT)))
+         tcb->untracked_suspend = true;
       return;
+   }
+   if (cmd->kind == TL_CMD_EXECUTE_COMMANDS) {
+      before_execute(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
+      return;
+   }
+   /* Every other hooked command but a resumption is an action or
+    * synchronization command. */
+   if (!resumes(cmd))
+      not_suspended(td, rec);
    uint32_t index = TL_NO_SLOT;
    switch (cmd->kind) {
    case TL_CMD_BEGIN_RENDER_PASS: {
+      const VkRenderPassBeginInfo *info = cmd->u.render_pass.info;
       index = open_region(td, rec, TL_STAGE_RENDER_PASS, cmd->api);
-      if (index != TL_NO_SLOT && cmd->u.render_pass) {
-         rec->regions[index].handle = (uint64_t)cmd->u.render_pass->renderPass;
-         rec->regions[index].target = (uint64_t)cmd->u.render_pass->framebuffer;
+      if (index != TL_NO_SLOT && info) {
+         rec->regions[index].handle = (uint64_t)info->renderPass;
+         rec->regions[index].target = (uint64_t)info->framebuffer;
       }
       break;
    }
@@ -418,6 +860,8 @@ tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *
       const VkRenderingInfo *ri = cmd->u.rendering;
       const VkRenderingFlags susp =
          VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT;
+      /* A suspended or resumed instance cannot be bracketed: its begin or
+       * its end lies next to a gap. */
       if (ri && !(ri->flags & susp)) {
          index = open_region(td, rec, TL_STAGE_RENDERING, cmd->api);
          if (index != TL_NO_SLOT && ri->colorAttachmentCount && ri->pColorAttachments)
@@ -443,15 +887,40 @@ tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *
    case TL_CMD_UPDATE:
       index = open_region(td, rec, stage_of(cmd->kind), cmd->api);
       break;
-   case TL_CMD_END_RENDER_PASS:
    case TL_CMD_END_RENDERING:
+      if (rec->in_rendering && (rec->rendering_flags & VK_RENDERING_SUSPENDING_BIT))
+         before_suspension(td, rec);
+      return;
+   case TL_CMD_NEXT_SUBPASS:
+   case TL_CMD_END_RENDER_PASS:
    case TL_CMD_END_LABEL:
    case TL_CMD_INSERT_LABEL:
    case TL_CMD_EXECUTE_COMMANDS:
+   case TL_CMD_BARRIER:
       return;
    }
    pending_rec = rec;
    pending_region = index;
+}
+
+/* Leaves a render pass or rendering instance; its region (begun outside)
+ * is closed outside too. */
+static void
+leave_instance(struct tl_device *td, struct tl_recording *rec)
+{
+   uint32_t open = rec->rp_region;
+   rec->in_render_pass = rec->subpass_inline = false;
+   rec->in_rendering = rec->rendering_inline = false;
+   rec->views = 1;
+   rec->rp_region = TL_NO_SLOT;
+   rec->rp_instance = 0;
+   rec->rp_nmasks = rec->subpass = 0;
+   rec->rp_handle = rec->rp_target = 0;
+   rec->rendering_flags = 0;
+   if (open != TL_NO_SLOT) {
+      rec->regions[open].rp_instance = 0;
+      close_region(td, rec, open);
+   }
 }
 
 void
@@ -467,6 +936,7 @@ tl_record_cmd_post(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd 
    case TL_CMD_END_LABEL:
    case TL_CMD_INSERT_LABEL:
    case TL_CMD_BEGIN_LABEL:
+   case TL_CMD_BARRIER:
       break;
    default:
       /* Everything else did work the next timestamp must come after. */
@@ -474,37 +944,54 @@ tl_record_cmd_post(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd 
       break;
    }
    switch (cmd->kind) {
-   case TL_CMD_BEGIN_RENDER_PASS:
+   case TL_CMD_BEGIN_RENDER_PASS: {
+      const VkRenderPassBeginInfo *info = cmd->u.render_pass.info;
       rec->in_render_pass = true;
       rec->rp_instance = ++rec->rp_counter;
       rec->rp_region = index;
+      rec->rp_handle = info ? (uint64_t)info->renderPass : 0;
+      rec->rp_target = info ? (uint64_t)info->framebuffer : 0;
+      rec->subpass = 0;
+      copy_view_masks(td, rec, info ? info->renderPass : VK_NULL_HANDLE);
+      enter_subpass(rec, cmd->u.render_pass.contents);
+      break;
+   }
+   case TL_CMD_NEXT_SUBPASS:
+      if (!rec->in_render_pass)
+         break;
+      rec->subpass++;
+      /* Multiview timestamps compare only within one subpass: a new scope,
+       * so no region spans two. */
+      if (rec->subpass < rec->rp_nmasks && rec->rp_masks[rec->subpass])
+         rec->rp_instance = ++rec->rp_counter;
+      enter_subpass(rec, cmd->u.contents);
       break;
    case TL_CMD_BEGIN_RENDERING: {
       const VkRenderingInfo *ri = cmd->u.rendering;
       const VkRenderingFlags flags = ri ? ri->flags : 0;
       rec->in_rendering = true;
-      rec->rendering_inline =
-         !(flags & (VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT |
-                    VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT));
+      rec->rendering_flags = flags;
+      rec->rendering_inline = ri && !(flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT);
       rec->views = (uint16_t)(ri && ri->viewMask ? popcount32(ri->viewMask) : 1);
       rec->rp_instance = ++rec->rp_counter;
       rec->rp_region = index;
+      rec->rp_handle = 0;
+      rec->rp_target = ri && ri->colorAttachmentCount && ri->pColorAttachments
+                          ? (uint64_t)ri->pColorAttachments[0].imageView
+                          : 0;
+      if (flags & VK_RENDERING_RESUMING_BIT)
+         resumed(td, rec);
       break;
    }
    case TL_CMD_END_RENDER_PASS:
+      leave_instance(td, rec);
+      break;
    case TL_CMD_END_RENDERING: {
-      uint32_t open = rec->rp_region;
-      uint32_t instance = rec->rp_instance;
-      rec->in_render_pass = rec->in_rendering = rec->rendering_inline = false;
-      rec->views = 1;
-      rec->rp_region = TL_NO_SLOT;
-      rec->rp_instance = 0;
-      if (open != TL_NO_SLOT) {
-         /* The region began outside the instance: close it there too. */
-         rec->regions[open].rp_instance = 0;
-         close_region(td, rec, open);
-      }
-      (void)instance;
+      const bool suspends =
+         rec->in_rendering && (rec->rendering_flags & VK_RENDERING_SUSPENDING_BIT);
+      leave_instance(td, rec);
+      if (suspends)
+         rec->maybe_suspended = true; /* until the resumption */
       break;
    }
    case TL_CMD_END_LABEL:
@@ -517,6 +1004,8 @@ tl_record_cmd_post(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd 
          close_region(td, rec, rec->labels[rec->nlabels]);
       break;
    case TL_CMD_EXECUTE_COMMANDS:
+      if (!rec->in_render_pass && !rec->in_rendering)
+         after_execute(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
       note_executed(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
       break;
    case TL_CMD_DISPATCH:
@@ -530,6 +1019,7 @@ tl_record_cmd_post(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd 
       break;
    case TL_CMD_BEGIN_LABEL:
    case TL_CMD_INSERT_LABEL:
+   case TL_CMD_BARRIER:
       break;
    }
 }

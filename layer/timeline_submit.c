@@ -72,6 +72,27 @@ tl_result_read(struct tl_device *td, struct tl_result *res)
    struct gt_device *dev = td->gt;
    res->collected = true;
    res->ok = res->values != NULL;
+   if (res->ok && rec->copied) {
+      for (uint32_t c = 0; c < rec->nchunks; c++) {
+         uint32_t first = c * TL_CHUNK_QUERIES;
+         uint32_t n = rec->nslots - first;
+         if (n > TL_CHUNK_QUERIES)
+            n = TL_CHUNK_QUERIES;
+         /* Availability words first (acquire), then the values behind them. */
+         tl_results_invalidate(td, rec->chunks[c]);
+         const uint64_t *src = rec->chunks[c]->results;
+         for (uint32_t i = 0; i < n; i++) {
+            uint64_t avail = __atomic_load_n(&src[2 * i + 1], __ATOMIC_ACQUIRE);
+            uint64_t value = __atomic_load_n(&src[2 * i], __ATOMIC_ACQUIRE);
+            /* A driver may write either word first; a zero value is taken
+             * as not written yet (a device counter reading exactly 0 costs
+             * one region, never a wrong one). */
+            res->values[2 * (first + i) + 1] = avail && value;
+            res->values[2 * (first + i)] = avail && value ? value : 0;
+         }
+      }
+      return;
+   }
    for (uint32_t c = 0; res->ok && c < rec->nchunks; c++) {
       uint32_t first = c * TL_CHUNK_QUERIES;
       if (first >= rec->nslots)
@@ -175,6 +196,16 @@ prepare_reuse(struct tl_device *td, struct tl_recording *rec)
    if (rec->used && td->host_reset) {
       for (uint32_t i = 0; i < rec->nchunks; i++)
          tl_query_reset_host(td, rec->chunks[i]);
+   }
+   /* This execution's copy must be told from the last one's. */
+   if (rec->copied) {
+      for (uint32_t c = 0; c < rec->nchunks; c++) {
+         uint32_t n = rec->nslots - c * TL_CHUNK_QUERIES;
+         if (n > TL_CHUNK_QUERIES)
+            n = TL_CHUNK_QUERIES;
+         memset(rec->chunks[c]->results, 0, (size_t)n * 2 * sizeof(uint64_t));
+         tl_results_flush(td, rec->chunks[c]);
+      }
    }
    rec->used = true;
    pthread_mutex_unlock(&rec->lock);

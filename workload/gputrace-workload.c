@@ -23,7 +23,7 @@ usage(FILE *out)
 {
    fprintf(out,
            "Usage: " WL_PROG " [--frames N] [--threads N] [--queues N] [--validate]\n"
-           "       [--duration-ms N] [--leak-exit]\n"
+           "       [--duration-ms N] [--work N] [--leak-exit]\n"
            "\n"
            "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
            "work on one Vulkan device without a window, checks the results, and prints\n"
@@ -40,6 +40,9 @@ usage(FILE *out)
            "                validation; print the error count, fail if it is not 0\n"
            "  --duration-ms N  keep recording frames until N ms have passed (at least\n"
            "                one per thread); --frames is then only an upper bound\n"
+           "  --work N      multiply the GPU work of every dispatch (shader rounds) and\n"
+           "                draw (instances) by N, 1 to %u (default 1); the commands,\n"
+           "                and so the regions, stay the same\n"
            "  --leak-exit   exit right after the summary line without destroying\n"
            "                anything (no vkDestroyDevice / vkDestroyInstance)\n"
            "  -h, --help    this text\n"
@@ -56,12 +59,12 @@ usage(FILE *out)
            "    vkCmdClearColorImage, vkCmdClearAttachments)\n"
            "  1 per debug-utils label region (Begin..End; only with VK_EXT_debug_utils)\n"
            "Commands in secondary command buffers, vkCmdExecuteCommands and draws are\n"
-           "not regions. Per frame: 8 + 6 + 6 = 20 with labels and dynamic rendering,\n"
-           "14 without labels.\n"
+           "not regions. Per frame: 8 + 8 + 6 = 22 with labels and dynamic rendering,\n"
+           "15 without labels.\n"
            "\n"
            "Environment:\n"
            "  GPUTRACE_WORKLOAD_DEVICE  device index or part of its name (default: first)\n",
-           WL_MAX_THREADS, WL_MAX_QUEUES);
+           WL_MAX_THREADS, WL_MAX_QUEUES, WL_MAX_WORK);
 }
 
 static bool
@@ -97,9 +100,10 @@ parse_options(int argc, char **argv, struct wl_options *opt, int *status)
       {"frames", required_argument, NULL, 'f'},      {"threads", required_argument, NULL, 't'},
       {"queues", required_argument, NULL, 'q'},      {"validate", no_argument, NULL, 'v'},
       {"duration-ms", required_argument, NULL, 'd'}, {"leak-exit", no_argument, NULL, 'l'},
+      {"work", required_argument, NULL, 'w'},
       {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
    };
-   *opt = (struct wl_options){.frames = 3, .threads = 1, .queues = 1};
+   *opt = (struct wl_options){.frames = 3, .threads = 1, .queues = 1, .work = 1};
    bool frames_given = false;
    *status = 2;
    int c;
@@ -127,6 +131,10 @@ parse_options(int argc, char **argv, struct wl_options *opt, int *status)
          break;
       case 'l':
          leak_exit = true;
+         break;
+      case 'w':
+         if (!parse_count("--work", optarg, 1, WL_MAX_WORK, &opt->work))
+            return false;
          break;
       case 'h':
          usage(stdout);

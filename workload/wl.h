@@ -21,13 +21,15 @@
 
 /* Sizes of the work in one frame. */
 #define WL_VALUES 4096u    /* uints in the compute buffer */
-#define WL_ROUNDS 64u      /* LCG steps per element per dispatch */
+#define WL_ROUNDS 64u      /* LCG steps per element per dispatch, times --work */
+#define WL_MAX_WORK 4096u
 #define WL_EXTENT 64u      /* width = height of the render targets */
 
 struct wl_options {
    uint32_t frames;
    uint32_t threads;
    uint32_t queues;
+   uint32_t work; /* --work: scales the GPU work of every dispatch and draw */
    bool validate;
 };
 
@@ -42,6 +44,7 @@ struct wl_context {
    uint32_t api_version; /* requested for the instance */
    VkDebugUtilsMessengerEXT messenger;
    bool validate;
+   uint32_t work;
    atomic_uint validation_errors;
 
    VkPhysicalDevice physical_device;

@@ -349,6 +349,7 @@ bool
 wl_context_init(struct wl_context *ctx, const struct wl_options *opt)
 {
    ctx->validate = opt->validate;
+   ctx->work = opt->work;
    atomic_init(&ctx->validation_errors, 0);
    if (!create_instance(ctx, opt) || !pick_physical_device(ctx) || !create_device(ctx, opt))
       return false;

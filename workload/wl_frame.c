@@ -4,8 +4,10 @@
  *
  * A frame is up to three submissions, one primary command buffer each:
  *   compute      update, dispatch, dispatch indirect, fill, copy
- *   render pass  clear image, classic render pass drawing through a
- *                secondary command buffer, copy image to buffer
+ *   render pass  clear image, classic render pass of two subpasses (the
+ *                first drawing through a secondary command buffer, the
+ *                second with a labelled clear-attachments recorded inline),
+ *                copy image to buffer
  *   dynamic      dynamic rendering with a clear-attachments, copy image to
  *                buffer (only with Vulkan 1.3 dynamicRendering)
  * each inside two nested debug labels when VK_EXT_debug_utils is there.
@@ -145,10 +147,19 @@ make_render_pass(struct wl_context *ctx)
       .finalLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
    };
    const VkAttachmentReference color = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-   const VkSubpassDescription subpass = {
-      .pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS,
-      .colorAttachmentCount = 1,
-      .pColorAttachments = &color,
+   /* Subpass 0 draws (secondary command buffer), subpass 1 clears a corner
+    * inline: timing inside a render pass instance, in the demo. */
+   const VkSubpassDescription subpasses[2] = {
+      {
+         .pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS,
+         .colorAttachmentCount = 1,
+         .pColorAttachments = &color,
+      },
+      {
+         .pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS,
+         .colorAttachmentCount = 1,
+         .pColorAttachments = &color,
+      },
    };
    const VkSubpassDependency deps[] = {
       {
@@ -162,6 +173,15 @@ make_render_pass(struct wl_context *ctx)
       },
       {
          .srcSubpass = 0,
+         .dstSubpass = 1,
+         .srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+         .dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+         .srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+         .dstAccessMask =
+            VK_ACCESS_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+      },
+      {
+         .srcSubpass = 1,
          .dstSubpass = VK_SUBPASS_EXTERNAL,
          .srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
          .dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -173,9 +193,9 @@ make_render_pass(struct wl_context *ctx)
       .sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO,
       .attachmentCount = 1,
       .pAttachments = &attachment,
-      .subpassCount = 1,
-      .pSubpasses = &subpass,
-      .dependencyCount = 2,
+      .subpassCount = 2,
+      .pSubpasses = subpasses,
+      .dependencyCount = 3,
       .pDependencies = deps,
    };
    return WL_VK(vkCreateRenderPass, (ctx->device, &info, NULL, &ctx->render_pass));
@@ -583,7 +603,7 @@ record_compute(struct wl_thread *t, uint32_t frame, uint64_t *regions)
                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 
-   const uint32_t params[2] = {WL_ROUNDS, WL_VALUES};
+   const uint32_t params[2] = {WL_ROUNDS * ctx->work, WL_VALUES};
    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->compute_pipeline);
    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->compute_layout, 0, 1,
                            &t->set, 0, NULL);
@@ -638,7 +658,7 @@ record_secondary(struct wl_thread *t)
    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, ctx->render_pass_pipeline);
    vkCmdSetViewport(cb, 0, 1, &full_viewport);
    vkCmdSetScissor(cb, 0, 1, &full_rect);
-   vkCmdDraw(cb, 9, 1, 0, 0);
+   vkCmdDraw(cb, 9, ctx->work, 0, 0); /* instances overdraw the same triangles */
    return WL_VK(vkEndCommandBuffer, (cb));
 }
 
@@ -679,6 +699,18 @@ record_render_pass(struct wl_thread *t, uint32_t frame, uint64_t *regions)
    vkCmdBeginRenderPass(cb, &rp, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
    ++*regions;
    vkCmdExecuteCommands(cb, 1, &t->secondary);
+   vkCmdNextSubpass(cb, VK_SUBPASS_CONTENTS_INLINE);
+   label_begin(t, cb, "overlay", regions);
+   /* A white square in the top-right corner, which no triangle covers. */
+   const VkClearAttachment white = {
+      .aspectMask = VK_IMAGE_ASPECT_COLOR_BIT,
+      .colorAttachment = 0,
+      .clearValue = {.color = {.float32 = {1.0f, 1.0f, 1.0f, 1.0f}}},
+   };
+   const VkClearRect corner = {{{WL_EXTENT - 4, 0}, {4, 4}}, 0, 1};
+   vkCmdClearAttachments(cb, 1, &white, 1, &corner);
+   ++*regions;
+   label_end(t, cb);
    vkCmdEndRenderPass(cb); /* leaves the image in TRANSFER_SRC_OPTIMAL */
 
    copy_image_to_readback(t, cb, image, WL_READBACK_RP, regions);
@@ -724,7 +756,7 @@ record_dynamic(struct wl_thread *t, uint32_t frame, uint64_t *regions)
    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, ctx->dynamic_pipeline);
    vkCmdSetViewport(cb, 0, 1, &full_viewport);
    vkCmdSetScissor(cb, 0, 1, &full_rect);
-   vkCmdDraw(cb, 9, 1, 0, 0);
+   vkCmdDraw(cb, 9, ctx->work, 0, 0); /* instances overdraw the same triangles */
    /* A white square in the top-left corner, which no triangle covers. */
    const VkClearAttachment white = {
       .aspectMask = VK_IMAGE_ASPECT_COLOR_BIT,
@@ -785,11 +817,20 @@ submit(struct wl_thread *t, VkCommandBuffer cb, VkFence fence)
    return true;
 }
 
+/* `rounds` steps of the shader's generator. Composing affine steps by
+ * squaring keeps the host's check O(log rounds), so --work scales the GPU's
+ * work and not the checking thread's. */
 static uint32_t
 lcg(uint32_t x, uint32_t rounds)
 {
-   while (rounds--)
-      x = x * 1664525u + 1013904223u;
+   uint32_t mul = 1664525u, add = 1013904223u; /* one step: x -> mul x + add */
+   while (rounds) {
+      if (rounds & 1u)
+         x = x * mul + add;
+      add = add * mul + add; /* the step applied twice */
+      mul *= mul;
+      rounds >>= 1;
+   }
    return x;
 }
 
@@ -798,8 +839,8 @@ check_values(const struct wl_thread *t, uint32_t frame)
 {
    const uint32_t *got = (const uint32_t *)((const char *)t->readback.map + WL_READBACK_VALUES);
    for (uint32_t i = 0; i < WL_VALUES; i++) {
-      /* Two dispatches of WL_ROUNDS steps each. */
-      uint32_t want = lcg(frame_seed(t, frame) + i, 2 * WL_ROUNDS);
+      /* Two dispatches of WL_ROUNDS x work steps each. */
+      uint32_t want = lcg(frame_seed(t, frame) + i, 2 * WL_ROUNDS * t->ctx->work);
       if (got[i] != want) {
          wl_error("thread %u frame %u: value[%u] = 0x%08x, expected 0x%08x", t->index, frame,
                   i, got[i], want);
@@ -855,7 +896,8 @@ wl_thread_run_frame(struct wl_thread *t, uint32_t frame)
    const uint32_t mid = WL_EXTENT / 2, far = WL_EXTENT - 2;
    if (!check_values(t, frame) ||
        !check_pixel(t, frame, "render pass", WL_READBACK_RP, mid, mid, red) ||
-       !check_pixel(t, frame, "render pass", WL_READBACK_RP, 1, 1, blue))
+       !check_pixel(t, frame, "render pass", WL_READBACK_RP, 1, 1, blue) ||
+       !check_pixel(t, frame, "render pass", WL_READBACK_RP, far, 1, white))
       return false;
    if (ctx->dynamic_rendering &&
        (!check_pixel(t, frame, "dynamic rendering", WL_READBACK_DYN, mid, mid, red) ||

@@ -5,11 +5,12 @@
  *
  * What it changes, and through which entry points:
  *  - timestamps: vkGetQueryPoolResults on TIMESTAMP pools (pools are
- *    recorded at vkCreateQueryPool) and the DEVICE domain of
- *    vkGetCalibratedTimestamps{EXT,KHR}. vkCmdCopyQueryPoolResults writes
- *    on the GPU and cannot be altered from here; the timing layer reads its
- *    queries with vkGetQueryPoolResults only (layer/collector.c,
- *    layer/timeline_submit.c), which is what makes these tests meaningful;
+ *    recorded at vkCreateQueryPool), the DEVICE domain of
+ *    vkGetCalibratedTimestamps{EXT,KHR}, and values that
+ *    vkCmdCopyQueryPoolResults wrote into mapped memory: the GPU's writes
+ *    cannot be altered, but the timing layer invalidates the mapped range
+ *    before every read of them (GPUTRACE_QUERY_READBACK=copy), so they are
+ *    rewritten in place there, once per value (see copy_* below);
  *  - VkPhysicalDeviceLimits::timestampPeriod (Properties, 2, 2KHR) and
  *    VkQueueFamilyProperties::timestampValidBits (all three variants);
  *  - calibration: failures, noise with a matching maxDeviation, or the
@@ -172,6 +173,28 @@ struct fl_device {
    pthread_mutex_t pool_lock;
    VkQueryPool *timestamp_pools;
    size_t npools, cap;
+
+   /* Query copies into mapped memory (under copy_lock). */
+   PFN_vkBindBufferMemory BindBufferMemory;
+   PFN_vkMapMemory MapMemory;
+   PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
+   PFN_vkInvalidateMappedMemoryRanges InvalidateMappedMemoryRanges;
+   pthread_mutex_t copy_lock;
+   struct fl_binding { VkBuffer buffer; VkDeviceMemory memory; VkDeviceSize offset; } *bindings;
+   size_t nbindings, bindings_cap;
+   struct fl_mapping { VkDeviceMemory memory; VkDeviceSize offset; uint8_t *ptr; } *mappings;
+   size_t nmappings, mappings_cap;
+   /* A destination of timestamp copies: `count` records of (value,
+    * availability) at `offset` in `memory`; `out` holds what this layer
+    * last wrote into each value, so a value is rewritten exactly once per
+    * copy (a new copy writes a raw value, which differs from it). */
+   struct fl_copy {
+      VkDeviceMemory memory;
+      VkDeviceSize offset;
+      uint32_t count;
+      uint64_t *out;
+   } *copies;
+   size_t ncopies, copies_cap;
 };
 
 static struct fl_instance *g_instances[FL_MAX_OBJECTS];
@@ -294,6 +317,127 @@ pool_is_timestamp(struct fl_device *d, VkQueryPool pool)
       found = d->timestamp_pools[i] == pool;
    pthread_mutex_unlock(&d->pool_lock);
    return found;
+}
+
+/* ---- copies into mapped memory --------------------------------------------- */
+
+/* Room for one more element in a malloc'd array; false when out of memory. */
+static bool
+grow(void **array, size_t *cap, size_t n, size_t size)
+{
+   if (n < *cap)
+      return true;
+   size_t want = *cap ? 2 * *cap : 16;
+   void *p = realloc(*array, want * size);
+   if (!p)
+      return false;
+   *array = p;
+   *cap = want;
+   return true;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_BindBufferMemory(VkDevice device, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset)
+{
+   struct fl_device *d = device_of(device);
+   VkResult r = d->BindBufferMemory(device, buffer, memory, offset);
+   if (r == VK_SUCCESS) {
+      pthread_mutex_lock(&d->copy_lock);
+      if (grow((void **)&d->bindings, &d->bindings_cap, d->nbindings, sizeof *d->bindings))
+         d->bindings[d->nbindings++] = (struct fl_binding){buffer, memory, offset};
+      pthread_mutex_unlock(&d->copy_lock);
+   }
+   return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_MapMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size,
+             VkMemoryMapFlags flags, void **data)
+{
+   struct fl_device *d = device_of(device);
+   VkResult r = d->MapMemory(device, memory, offset, size, flags, data);
+   if (r == VK_SUCCESS) {
+      pthread_mutex_lock(&d->copy_lock);
+      if (grow((void **)&d->mappings, &d->mappings_cap, d->nmappings, sizeof *d->mappings))
+         d->mappings[d->nmappings++] = (struct fl_mapping){memory, offset, *data};
+      pthread_mutex_unlock(&d->copy_lock);
+   }
+   return r;
+}
+
+/* Remembers where timestamps are copied to (64-bit values with
+ * availability, the only form the timing layer records). */
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQueryPool pool, uint32_t first, uint32_t count,
+                           VkBuffer buffer, VkDeviceSize offset, VkDeviceSize stride,
+                           VkQueryResultFlags flags)
+{
+   struct fl_device *d = device_of(cb);
+   const VkQueryResultFlags need = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+   if (g_cfg.transforms && (flags & need) == need && stride == 16 && pool_is_timestamp(d, pool)) {
+      pthread_mutex_lock(&d->copy_lock);
+      const struct fl_binding *b = NULL;
+      for (size_t i = 0; i < d->nbindings && !b; i++)
+         b = d->bindings[i].buffer == buffer ? &d->bindings[i] : NULL;
+      if (b) {
+         const VkDeviceSize at = b->offset + offset;
+         struct fl_copy *c = NULL;
+         for (size_t i = 0; i < d->ncopies && !c; i++)
+            c = d->copies[i].memory == b->memory && d->copies[i].offset == at ? &d->copies[i]
+                                                                                : NULL;
+         if (!c && grow((void **)&d->copies, &d->copies_cap, d->ncopies, sizeof *d->copies)) {
+            c = &d->copies[d->ncopies++];
+            *c = (struct fl_copy){.memory = b->memory, .offset = at};
+         }
+         if (c && count > c->count) {
+            uint64_t *out = realloc(c->out, (size_t)count * sizeof *out);
+            if (out) {
+               memset(out + c->count, 0, (size_t)(count - c->count) * sizeof *out);
+               c->out = out;
+               c->count = count;
+            }
+         }
+      }
+      pthread_mutex_unlock(&d->copy_lock);
+   }
+   d->CmdCopyQueryPoolResults(cb, pool, first, count, buffer, offset, stride, flags);
+}
+
+/* Rewrites the copied timestamps that landed since the last look. A value
+ * is taken once both it and its availability word are non-zero (a driver
+ * may write either first). */
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_InvalidateMappedMemoryRanges(VkDevice device, uint32_t n, const VkMappedMemoryRange *ranges)
+{
+   struct fl_device *d = device_of(device);
+   VkResult r = d->InvalidateMappedMemoryRanges(device, n, ranges);
+   if (r != VK_SUCCESS || !g_cfg.transforms)
+      return r;
+   pthread_mutex_lock(&d->copy_lock);
+   for (uint32_t k = 0; k < n; k++) {
+      const struct fl_mapping *m = NULL;
+      for (size_t i = 0; i < d->nmappings && !m; i++)
+         m = d->mappings[i].memory == ranges[k].memory ? &d->mappings[i] : NULL;
+      if (!m)
+         continue;
+      for (size_t i = 0; i < d->ncopies; i++) {
+         struct fl_copy *c = &d->copies[i];
+         if (c->memory != ranges[k].memory || c->offset < m->offset)
+            continue;
+         uint64_t *rec = (uint64_t *)(m->ptr + (c->offset - m->offset));
+         for (uint32_t q = 0; q < c->count; q++) {
+            uint64_t avail = __atomic_load_n(&rec[2 * q + 1], __ATOMIC_ACQUIRE);
+            uint64_t value = __atomic_load_n(&rec[2 * q], __ATOMIC_ACQUIRE);
+            if (!avail || !value || value == c->out[q])
+               continue;
+            c->out[q] = fm_forward(&g_cfg, value);
+            __atomic_store_n(&rec[2 * q], c->out[q], __ATOMIC_RELEASE);
+            atomic_fetch_add(&g_count.query_values, 1);
+         }
+      }
+   }
+   pthread_mutex_unlock(&d->copy_lock);
+   return r;
 }
 
 /* ---- device loss ------------------------------------------------------------- */
@@ -560,6 +704,10 @@ fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    d->handle = *out;
    d->gdpa = gdpa;
 #define GET(name) d->name = (PFN_vk##name)gdpa(*out, "vk" #name)
+   GET(BindBufferMemory);
+   GET(MapMemory);
+   GET(CmdCopyQueryPoolResults);
+   GET(InvalidateMappedMemoryRanges);
    GET(DestroyDevice);
    GET(CreateQueryPool);
    GET(DestroyQueryPool);
@@ -577,6 +725,7 @@ fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    d->QueueSubmit2KHR = (PFN_vkQueueSubmit2)gdpa(*out, "vkQueueSubmit2KHR");
    pthread_rwlock_init(&d->submit_lock, NULL);
    pthread_mutex_init(&d->pool_lock, NULL);
+   pthread_mutex_init(&d->copy_lock, NULL);
    atomic_init(&d->lost, false);
    if (!publish((void **)g_devices, d))
       goto fail_free;
@@ -607,6 +756,12 @@ fl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
    pthread_rwlock_destroy(&d->submit_lock);
    pthread_mutex_destroy(&d->pool_lock);
    free(d->timestamp_pools);
+   for (size_t i = 0; i < d->ncopies; i++)
+      free(d->copies[i].out);
+   free(d->copies);
+   free(d->bindings);
+   free(d->mappings);
+   pthread_mutex_destroy(&d->copy_lock);
    free(d);
    write_truth();
 }
@@ -828,6 +983,10 @@ static const struct fl_hook instance_hooks[] = {
 };
 
 static const struct fl_hook device_hooks[] = {
+   HOOK(BindBufferMemory),
+   HOOK(MapMemory),
+   HOOK(CmdCopyQueryPoolResults),
+   HOOK(InvalidateMappedMemoryRanges),
    HOOK(CreateQueryPool),
    HOOK(DestroyQueryPool),
    HOOK(GetQueryPoolResults),

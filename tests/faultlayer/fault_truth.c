@@ -14,8 +14,14 @@
  * Prints one line:
  *   fault_truth: events=N converted=C failed=F max_error_ns=E
  *                min_error_ns=A max_signed_error_ns=B mean_abs_error_ns=M
- * (error = converted - true, for starts and ends). Judging is left to the
- * caller. Exit 0, or 2 for unreadable input.
+ *                ... max_start_error_ns=S worst_event_duration_ns=D
+ * (error = converted - true, for starts and ends; S for starts only, D the
+ * duration of the event with the largest error). An end is converted as
+ * start + duration, and the duration is in device nanoseconds, so an end
+ * carries the start's conversion error plus the drift over the event's own
+ * duration (20 ppm x a 100 ms command buffer = 2 us) that no snapshot
+ * cadence removes: S is the conversion error proper. Judging is left to
+ * the caller. Exit 0, or 2 for unreadable input.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -185,7 +191,8 @@ main(int argc, char **argv)
       return 2;
    }
 
-   int64_t max_abs = 0, min_err = INT64_MAX, max_err = INT64_MIN;
+   int64_t max_abs = 0, min_err = INT64_MAX, max_err = INT64_MIN, max_start = 0;
+   uint64_t worst_duration = 0;
    double sum_abs = 0;
    for (size_t i = 0; i < s.n; i++) {
       const struct event *e = &s.events[i];
@@ -196,9 +203,13 @@ main(int argc, char **argv)
                       mono_to_trace;
       const int64_t errs[2] = {e->converted - t_start,
                                e->converted + (int64_t)e->duration - t_end};
+      if (abs64(errs[0]) > max_start)
+         max_start = abs64(errs[0]);
       for (int k = 0; k < 2; k++) {
-         if (abs64(errs[k]) > max_abs)
+         if (abs64(errs[k]) > max_abs) {
             max_abs = abs64(errs[k]);
+            worst_duration = e->duration;
+         }
          if (errs[k] < min_err)
             min_err = errs[k];
          if (errs[k] > max_err)
@@ -211,10 +222,11 @@ main(int argc, char **argv)
    printf("fault_truth: events=%" PRIu64 " converted=%zu failed=%" PRIu64
           " max_error_ns=%" PRId64 " min_error_ns=%" PRId64 " max_signed_error_ns=%" PRId64
           " mean_abs_error_ns=%.1f query_values=%" PRIu64 " calibrations=%" PRIu64
-          " calibration_failures=%" PRIu64 "\n",
+          " calibration_failures=%" PRIu64 " max_start_error_ns=%" PRId64
+          " worst_event_duration_ns=%" PRIu64 "\n",
           s.gpu_events, s.n, s.failed, max_abs, min_err, max_err,
           s.n ? sum_abs / (2.0 * (double)s.n) : 0.0, counters.query_values,
-          counters.calibrations, counters.calibration_failures);
+          counters.calibrations, counters.calibration_failures, max_start, worst_duration);
    free(s.events);
    tk_inflater_free(s.inflater);
    tk_clock_graph_free(s.graph);

@@ -16,6 +16,12 @@
 #                             device or instance
 #   fork-{child-vulkan,child-exit,child-exec,after-instance}
 #                             fork_app: a traced application forks
+#   startup-short-service     short programs under gputrace-service, several
+#                             rounds: every region traced (the start-up wait)
+#   startup-no-service        no socket, a socket nobody listens on, a service
+#                             with no session for us: no start-up wait
+#   startup-hung-service      a service that accepts but never answers: the
+#                             wait ends at GPUTRACE_STARTUP_WAIT_MS
 #
 # Environment (meson.build): GT_WORKLOAD, GT_CI, GT_GPUTRACE_CHECK,
 # GT_GPUTRACE_SERVICE, GT_FORK_APP, GT_EXPLICIT_DIR, GT_FAULT_DIR.
@@ -31,6 +37,7 @@ need_exe "$GT_GPUTRACE_CHECK" gputrace-check
 
 trace=$tmp/trace.pftrace
 export GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
+unset GPUTRACE_STARTUP_WAIT_MS GPUTRACE_MAX_PENDING_SUBMISSIONS GPUTRACE_BUFFER_KB
 
 # ci ARGS... -- COMMAND...: gputrace-ci on lavapipe, keeping the trace;
 # output in $tmp/out / $tmp/err, exit status in $rc. Bounded.
@@ -87,6 +94,29 @@ counted_or_complete() {
     if [ "$events" -lt "$emitted" ] && ! grep -q '"severity": "data_loss"' "$tmp/check"; then
         fail "$((emitted - events)) GPU events missing, and gputrace-check reports no loss"
     fi
+}
+
+# now_ms: monotonic enough for coarse wall-clock bounds (GNU date).
+now_ms() {
+    echo $(($(date +%s%N) / 1000000))
+}
+
+# timed_app NAME [VAR=VALUE...]: fork_app --child none (instance, device,
+# 3 submissions, exit) with the given environment; its wall time in
+# $took_ms. Bounded; must exit 0.
+timed_app() {
+    what=$1
+    shift
+    t0=$(now_ms)
+    run_bounded 60 env "$@" "$GT_FORK_APP" --child none --submissions 3
+    took_ms=$(($(now_ms) - t0))
+    [ $rc -eq 0 ] || fail "$what: fork_app failed ($rc)"
+    echo "$what: ${took_ms} ms"
+}
+
+# The layer's start-up outcome for the last run ("" when none was logged).
+startup_logged() {
+    sed -n 's/.*system backend: start-up wait \(.*\)/\1/p' "$log" | tail -n 1
 }
 
 use_fault_layer() {
@@ -202,7 +232,9 @@ device-lost-submit | device-lost-results | device-lost-fence)
     use_fault_layer
     case $case_name in
     *submit) export GPUTRACE_FAULT_LOST_AFTER_SUBMITS=40 ;;
-    *results) export GPUTRACE_FAULT_LOST_AFTER_RESULTS=30 ;;
+    *results)
+        # Injected where the layer reads results with vkGetQueryPoolResults.
+        export GPUTRACE_FAULT_LOST_AFTER_RESULTS=30 GPUTRACE_QUERY_READBACK=driver ;;
     *fence) export GPUTRACE_FAULT_LOST_AFTER_WAITS=40 ;;
     esac
     ci --allow-loss -- "$GT_WORKLOAD" --frames 40 --threads 2 --queues 2
@@ -272,6 +304,116 @@ fork-child-vulkan | fork-child-exit | fork-child-exec | fork-after-instance)
             ! grep -q " pid=$cpid_ " "$tmp/dump" || fail "the child's (pid $cpid_) submissions are in the parent's trace"
         fi
     done
+    ;;
+
+startup-short-service)
+    # A program that submits right after vkCreateDevice and exits a few
+    # milliseconds later must be traced whole through gputrace-service:
+    # the layer waits for the service to start its data source, and its
+    # last events reach the service before gputrace-ci stops it. Several
+    # rounds, two programs each: a race shows up as a missing event.
+    need_system_backend
+    need_exe "$GT_FORK_APP" fork_app
+    for round in 1 2 3 4 5; do
+        rm -f "$log"
+        ci --service -- "$GT_FORK_APP" --child none --submissions 3
+        [ $rc -eq 0 ] || fail "round $round: gputrace-ci failed ($rc)"
+        regions=$(sed -n 's/^fork_app: .* regions=\([0-9]*\).*/\1/p' "$tmp/out")
+        [ -n "$regions" ] || fail "round $round: no fork_app summary"
+        check --expect-gpu-events "$regions"
+        [ $crc -eq 0 ] || fail "round $round: gputrace-check failed"
+        [ "$events" -eq "$regions" ] || fail "round $round: fork_app: $events GPU events for $regions regions"
+        echo "round $round: fork_app start-up: $(startup_logged)"
+        startup_logged | grep -q 'tracing started' || fail "round $round: the start-up wait did not see tracing start"
+
+        ci --service -- "$GT_WORKLOAD" --frames 3
+        [ $rc -eq 0 ] || fail "round $round: gputrace-ci failed ($rc)"
+        regions=$(workload_regions)
+        check --expect-gpu-events "$regions"
+        [ $crc -eq 0 ] || fail "round $round: gputrace-check failed"
+        [ "$events" -eq "$regions" ] || fail "round $round: workload: $events GPU events for $regions regions"
+    done
+    ;;
+
+startup-no-service)
+    # Where nothing answers at once, the layer must not wait at all, even
+    # with a long bound: a missing socket, a socket file nobody listens on
+    # (refused), a service that has no session for our data source (it
+    # answers: a few round trips). Wall time against the same program
+    # without the layer, loosely: a wait would show as seconds.
+    need_system_backend
+    need_exe "$GT_FORK_APP" fork_app
+    layer="VK_ADD_LAYER_PATH=$GT_EXPLICIT_DIR VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline"
+    timed_app "warm-up, no layer"
+    timed_app "no layer"
+    base=$took_ms
+    python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+        "$tmp/stale.sock" || skip "python3 cannot create a Unix socket"
+    "$GT_GPUTRACE_SERVICE" --socket "$tmp/other.sock" --data-source some.other.source \
+        --output "$tmp/other.pftrace" > "$tmp/service.log" 2>&1 &
+    spid=$!
+    i=0
+    while [ ! -S "$tmp/other.sock" ]; do
+        i=$((i + 1))
+        [ $i -le 100 ] || fail "gputrace-service did not listen"
+        sleep 0.05
+    done
+    for what in missing:"$tmp/none.sock":'no tracing service' \
+                refused:"$tmp/stale.sock":'no tracing service' \
+                no-session:"$tmp/other.sock":'no session for'; do
+        name=${what%%:*}
+        rest=${what#*:}
+        sock=${rest%%:*}
+        expect=${rest#*:}
+        rm -f "$log"
+        # shellcheck disable=SC2086 # $layer is two assignments
+        timed_app "$name" $layer GPUTRACE_BACKEND=system GPUTRACE_STARTUP_WAIT_MS=20000 \
+            PERFETTO_PRODUCER_SOCK_NAME="$sock"
+        outcome=$(startup_logged)
+        echo "  start-up: $outcome"
+        echo "$outcome" | grep -q "$expect" || { kill $spid; fail "$name: expected '$expect'"; }
+        [ $((took_ms - base)) -lt 1000 ] ||
+            { kill $spid; fail "$name: ${took_ms} ms against ${base} ms without the layer"; }
+    done
+    kill -TERM $spid
+    wait $spid 2> /dev/null || true
+    ;;
+
+startup-hung-service)
+    # A service that accepts connections but never answers (stopped: the
+    # kernel still queues connections on its socket) holds the first
+    # vkCreateDevice for GPUTRACE_STARTUP_WAIT_MS, no longer, and the
+    # program runs normally.
+    need_system_backend
+    need_exe "$GT_FORK_APP" fork_app
+    layer="VK_ADD_LAYER_PATH=$GT_EXPLICIT_DIR VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline"
+    timed_app "warm-up, no layer"
+    timed_app "no layer"
+    base=$took_ms
+    "$GT_GPUTRACE_SERVICE" --socket "$tmp/hung.sock" --data-source gpu.renderstages \
+        --output "$tmp/hung.pftrace" > "$tmp/service.log" 2>&1 &
+    spid=$!
+    i=0
+    while [ ! -S "$tmp/hung.sock" ]; do
+        i=$((i + 1))
+        [ $i -le 100 ] || fail "gputrace-service did not listen"
+        sleep 0.05
+    done
+    kill -STOP $spid
+    rm -f "$log"
+    # shellcheck disable=SC2086 # $layer is two assignments
+    timed_app "stopped service, bound 300 ms" $layer GPUTRACE_BACKEND=system \
+        GPUTRACE_STARTUP_WAIT_MS=300 PERFETTO_PRODUCER_SOCK_NAME="$tmp/hung.sock"
+    kill -CONT $spid
+    kill -TERM $spid
+    wait $spid 2> /dev/null || true
+    outcome=$(startup_logged)
+    echo "  start-up: $outcome"
+    echo "$outcome" | grep -q 'did not answer' || fail "the layer did not time out its start-up wait"
+    waited=$(echo "$outcome" | sed -n 's/^\([0-9]*\)\..*/\1/p')
+    [ -n "$waited" ] && [ "$waited" -ge 290 ] && [ "$waited" -lt 1000 ] ||
+        fail "waited ${waited:-?} ms for a bound of 300 ms"
+    [ $((took_ms - base)) -lt 1300 ] || fail "${took_ms} ms against ${base} ms without the layer"
     ;;
 
 *)

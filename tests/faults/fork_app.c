@@ -1,6 +1,6 @@
 /* fork_app — a traced Vulkan application that forks, for the fault tests.
  *
- *   fork_app [--fork-after instance|work] [--child vulkan|exit|exec] [--submissions N]
+ *   fork_app [--fork-after instance|work] [--child vulkan|exit|exec|none] [--submissions N]
  *
  * The parent creates an instance (and, with --fork-after work, the default,
  * a device and N submissions), forks, then does its (remaining) work: N
@@ -11,6 +11,9 @@
  *   exit    exits at once through exit(0);
  *   exec    replaces itself with /bin/true.
  * Nothing of the parent's Vulkan objects is used in the child.
+ * --child none does not fork at all: instance, device, N submissions,
+ * destroy, exit — the shortest complete Vulkan program, which submits
+ * within milliseconds of vkCreateDevice (the start-up wait tests).
  *
  * Prints "fork_app: pid=P child_pid=Q submissions=S regions=R child=C"
  * (parent only): S submissions, R regions the timing layer should report
@@ -229,8 +232,18 @@ main(int argc, char **argv)
          goto usage;
       }
    }
-   if (strcmp(child, "vulkan") != 0 && strcmp(child, "exit") != 0 && strcmp(child, "exec") != 0)
+   if (strcmp(child, "vulkan") != 0 && strcmp(child, "exit") != 0 && strcmp(child, "exec") != 0 &&
+       strcmp(child, "none") != 0)
       goto usage;
+   if (strcmp(child, "none") == 0) {
+      struct gpu g = {0};
+      unsigned done = 0;
+      bool good = create_instance(&g) && create_device(&g) && submit_fills(&g, n, &done);
+      destroy(&g);
+      printf(PROG ": pid=%ld child_pid=0 submissions=%u regions=%u child=0\n", (long)getpid(),
+             done, 2 * done);
+      return good ? 0 : 1;
+   }
 
    struct gpu g = {0};
    unsigned done = 0;
@@ -270,7 +283,7 @@ main(int argc, char **argv)
    return good && child_rc == 0 ? 0 : 1;
 
 usage:
-   fprintf(stderr, "usage: " PROG " [--fork-after instance|work] [--child vulkan|exit|exec] "
+   fprintf(stderr, "usage: " PROG " [--fork-after instance|work] [--child vulkan|exit|exec|none] "
                    "[--submissions N]\n");
    return 2;
 }

@@ -9,6 +9,7 @@
 #   GT_TRACE_CHECK     trace_check
 #   GT_GPUTRACE_CHECK  toolkit/gputrace-check (may not exist)
 #   GT_EXPLICIT_DIR    build-tree explicit manifest directory
+#   GT_CMDCHECK_DIR    manifest directory of VK_LAYER_GPUTRACE_cmdcheck
 #   GT_GPUTRACE_SERVICE  service/gputrace-service (may not exist)
 #
 # Each case prints the checker's summary line (event counts, largest
@@ -108,6 +109,35 @@ check_trace() {
     fi
 }
 
+# VK_LAYER_GPUTRACE_cmdcheck right below ours (and above validation, which
+# the programs enable themselves): it checks where our timestamps and query
+# resets land and prints a summary at vkDestroyInstance.
+with_cmdcheck() {
+    export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR:$GT_CMDCHECK_DIR"
+    export VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline:VK_LAYER_GPUTRACE_cmdcheck
+}
+
+# cmdcheck_ok MIN_INSIDE MIN_MULTIVIEW: the last run's cmdcheck summary has
+# no violation, and at least that many timestamps inside render pass
+# instances / taking several queries (multiview).
+cmdcheck_ok() {
+    grep '^cmdcheck: ' "$tmp/err" || fail "no cmdcheck summary: layer not loaded"
+    grep -q '^cmdcheck: batches=.* violations=0$' "$tmp/err" ||
+        fail "cmdcheck found timestamps where Vulkan does not allow them"
+    line=$(grep '^cmdcheck: batches=' "$tmp/err" | tail -n 1)
+    ts=$(echo "$line" | sed -n 's/.* timestamps=\([0-9]*\).*/\1/p')
+    inside=$(echo "$line" | sed -n 's/.* inside=\([0-9]*\).*/\1/p')
+    multiview=$(echo "$line" | sed -n 's/.* multiview=\([0-9]*\).*/\1/p')
+    [ "$ts" -gt 0 ] || fail "cmdcheck saw no timestamp: not below the timing layer?"
+    [ "$inside" -ge "$1" ] || fail "only $inside timestamps inside render pass instances (< $1)"
+    [ "$multiview" -ge "$2" ] || fail "only $multiview multiview timestamps (< $2)"
+}
+
+# The label checks timeline_cases prints for its render pass cases.
+case_checks() {
+    sed -n 's/^timeline_cases: checks://p' "$tmp/out"
+}
+
 summary_regions() {
     line=$(grep '^gputrace-workload: frames=' "$tmp/out" || true)
     [ -n "$line" ] || fail "no summary line"
@@ -116,12 +146,34 @@ summary_regions() {
 
 case $case_name in
 workload)
-    # The counts, nesting and clock conversion of a plain run.
+    # The counts, nesting and clock conversion of a plain run; the label and
+    # clear in the render pass's inline subpass are timed, legally.
     export GPUTRACE_OUTPUT="$trace"
+    with_cmdcheck
     run "$GT_WORKLOAD" --frames 5
     regions=$(summary_regions)
+    cmdcheck_ok 5 0
     check_trace --expect-events "$regions" --device-is-monotonic \
         --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    ;;
+
+workload-readback)
+    # Both ways of reading results back give every region (the default on
+    # lavapipe is the copy into mapped memory; the log says which ran), and
+    # --work changes the GPU time, not the regions.
+    for mode in copy driver; do
+        export GPUTRACE_OUTPUT="$trace" GPUTRACE_QUERY_READBACK=$mode GPUTRACE_LOG=info \
+               GPUTRACE_LOG_FILE="$tmp/readback-$mode.log"
+        run "$GT_WORKLOAD" --frames 4 --threads 2 --work 3
+        regions=$(summary_regions)
+        [ "$regions" -eq 176 ] || fail "readback $mode: $regions regions, expected 176"
+        want="from mapped memory"
+        [ $mode = driver ] && want="with vkGetQueryPoolResults"
+        grep -q "results read $want" "$tmp/readback-$mode.log" ||
+            fail "readback $mode: the log does not say 'results read $want'"
+        check_trace --expect-events "$regions" --device-is-monotonic \
+            --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    done
     ;;
 
 workload-threads)
@@ -140,36 +192,53 @@ workload-validate)
     [ -n "$found" ] || skip "VK_LAYER_KHRONOS_validation not installed"
     [ -z "$preload" ] || export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
     export GPUTRACE_OUTPUT="$trace"
+    with_cmdcheck
     # Host query reset (lavapipe's default), then the recorded-reset path
-    # the layer takes on devices without it; then the other patterns.
+    # the layer takes on devices without it; then the other patterns
+    # (render passes, multiview, suspended rendering).
     for hqr in 1 0; do
         export GPUTRACE_HOST_QUERY_RESET=$hqr
         run "$GT_WORKLOAD" --validate --frames 3 --threads 2 --queues 2
         grep -q '^gputrace-workload: validation: 0 error(s)$' "$tmp/err" ||
             fail "validation errors with GPUTRACE_HOST_QUERY_RESET=$hqr"
+        cmdcheck_ok 1 0
         check_trace --expect-events "$(summary_regions)"
+        rm -f "$trace"
         run "$GT_CASES" --validate
         grep -q '^timeline_cases: validation: 0 error(s)$' "$tmp/err" ||
             fail "validation errors in timeline_cases with GPUTRACE_HOST_QUERY_RESET=$hqr"
+        cmdcheck_ok 1 1
+        # shellcheck disable=SC2046 # the checks are words without spaces
+        check_trace --expect-events "$(field events "$tmp/out")" $(case_checks)
     done
     ;;
 
 cases)
     export GPUTRACE_OUTPUT="$trace"
+    with_cmdcheck
     run "$GT_CASES"
+    cmdcheck_ok 1 1
     events=$(field events "$tmp/out")
     subs=$(field submission_events "$tmp/out")
-    check_trace --expect-events "$events" --expect-stage "Submission=$subs" \
+    # shellcheck disable=SC2046 # the checks are words without spaces
+    check_trace --expect-events "$events" --expect-stage "Submission=$subs" $(case_checks) \
         --device-is-monotonic --snapshot-tolerance-ns 1 --tolerance-ns 1000
     [ "$(field clocks "$tmp/check")" -eq 2 ] || fail "expected two device clocks"
     [ "$(clock_names | sort -u | wc -l)" -eq 2 ] || fail "expected two clock names in the log"
     ;;
 
 cases-no-host-reset)
+    # Without host query reset no new query chunk can be started inside a
+    # render pass instance: fewer regions (timeline_cases knows which), and
+    # the recorded resets must all lie outside instances.
     export GPUTRACE_OUTPUT="$trace" GPUTRACE_HOST_QUERY_RESET=0
+    with_cmdcheck
     run "$GT_CASES"
+    cmdcheck_ok 1 1
+    grep -q '^cmdcheck: .* resets=[1-9]' "$tmp/err" || fail "no recorded query reset"
+    # shellcheck disable=SC2046 # the checks are words without spaces
     check_trace --expect-events "$(field events "$tmp/out")" \
-        --expect-stage "Submission=$(field submission_events "$tmp/out")" \
+        --expect-stage "Submission=$(field submission_events "$tmp/out")" $(case_checks) \
         --device-is-monotonic --snapshot-tolerance-ns 1 --tolerance-ns 1000
     ;;
 

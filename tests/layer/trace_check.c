@@ -15,6 +15,10 @@
  *   - events on one hw queue nest (children inside parents, siblings
  *     apart);
  *   - no data loss (TraceStats, previous_packet_dropped);
+ *   - on request, the number of events with a given name (label regions)
+ *     and that every event matching A lies inside an event matching B in
+ *     the same submission on the same hw queue (--expect-within A=B; A and
+ *     B are event names or stage names, '_' standing for a space);
  *   - with --device-is-monotonic (lavapipe): each device snapshot's value
  *     equals its MONOTONIC within --snapshot-tolerance-ns, and converting
  *     an event to BOOTTIME with the device snapshots and back to MONOTONIC
@@ -136,6 +140,16 @@ static struct {
    long long count;
 } opt_stage[16];
 static int opt_nstage;
+#define MAX_NAMED 64
+static struct {
+   char name[64];
+   long long count;
+} opt_name[MAX_NAMED];
+static int opt_nname;
+static struct {
+   char child[64], parent[64];
+} opt_within[MAX_NAMED];
+static int opt_nwithin;
 
 /* ---- helpers ------------------------------------------------------------------- */
 
@@ -541,11 +555,77 @@ absdiff(uint64_t a, uint64_t b)
    return a > b ? a - b : b - a;
 }
 
+/* Splits "A=B" at the last '='. */
+static bool
+split_pair(const char *spec, char *a, size_t asize, char *b, size_t bsize)
+{
+   const char *eq = strrchr(spec, '=');
+   if (!eq || eq == spec)
+      return false;
+   size_t n = (size_t)(eq - spec) < asize - 1 ? (size_t)(eq - spec) : asize - 1;
+   memcpy(a, spec, n);
+   a[n] = '\0';
+   snprintf(b, bsize, "%s", eq + 1);
+   return true;
+}
+
+/* An event's name (labels), or its stage's name with '_' for ' '. */
+static bool
+matches(const struct event *e, const char *key)
+{
+   if (e->name[0] && !strcmp(e->name, key))
+      return true;
+   const char *stage = stage_names[e->stage_iid < 64 ? e->stage_iid : 0];
+   size_t i = 0;
+   for (; stage[i] && key[i]; i++) {
+      if (stage[i] != key[i] && !(stage[i] == ' ' && key[i] == '_'))
+         return false;
+   }
+   return stage[i] == '\0' && key[i] == '\0' && i > 0;
+}
+
+static void
+check_named(void)
+{
+   for (int k = 0; k < opt_nname; k++) {
+      long long got = 0;
+      for (size_t i = 0; i < events.n; i++)
+         got += !strcmp(events.v[i].name, opt_name[k].name);
+      if (got != opt_name[k].count)
+         fail("%lld events named \"%s\", expected %lld", got, opt_name[k].name,
+              opt_name[k].count);
+   }
+   for (int k = 0; k < opt_nwithin; k++) {
+      const char *child = opt_within[k].child, *parent = opt_within[k].parent;
+      size_t children = 0, outside = 0;
+      for (size_t i = 0; i < events.n; i++) {
+         const struct event *c = &events.v[i];
+         if (!matches(c, child))
+            continue;
+         children++;
+         bool inside = false;
+         for (size_t j = 0; j < events.n && !inside; j++) {
+            const struct event *p = &events.v[j];
+            inside = j != i && p->submission_id == c->submission_id &&
+                     p->queue_iid == c->queue_iid && p->seq == c->seq && matches(p, parent) &&
+                     p->ts <= c->ts && c->ts + c->dur <= p->ts + p->dur;
+         }
+         outside += !inside;
+      }
+      if (!children)
+         fail("no event matches \"%s\" (expected inside \"%s\")", child, parent);
+      else if (outside)
+         fail("%zu of %zu events \"%s\" are not inside an event \"%s\"", outside, children,
+              child, parent);
+   }
+}
+
 static int
 usage(void)
 {
    fprintf(stderr, "usage: trace_check [--expect-events N] [--expect-stage NAME=N]... "
                    "[--device-is-monotonic] [--expect-trace-stats]\n"
+                   "                   [--expect-name NAME=N]... [--expect-within A=B]...\n"
                    "                   [--tolerance-ns N] [--snapshot-tolerance-ns N] "
                    "FILE\n");
    return 2;
@@ -568,6 +648,17 @@ main(int argc, char **argv)
          memcpy(opt_stage[opt_nstage].name, spec, n);
          opt_stage[opt_nstage].name[n] = '\0';
          opt_stage[opt_nstage++].count = atoll(eq + 1);
+      } else if (!strcmp(a, "--expect-name") && i + 1 < argc && opt_nname < MAX_NAMED) {
+         char count[32];
+         if (!split_pair(argv[++i], opt_name[opt_nname].name, sizeof opt_name[0].name, count,
+                         sizeof count))
+            return usage();
+         opt_name[opt_nname++].count = atoll(count);
+      } else if (!strcmp(a, "--expect-within") && i + 1 < argc && opt_nwithin < MAX_NAMED) {
+         if (!split_pair(argv[++i], opt_within[opt_nwithin].child, sizeof opt_within[0].child,
+                         opt_within[opt_nwithin].parent, sizeof opt_within[0].parent))
+            return usage();
+         opt_nwithin++;
       } else if (!strcmp(a, "--expect-trace-stats")) {
          opt_trace_stats = true;
       } else if (!strcmp(a, "--device-is-monotonic")) {
@@ -685,6 +776,7 @@ main(int argc, char **argv)
       fail("%" PRIu64 " label events without a name", unnamed_labels);
 
    uint64_t nesting = check_nesting();
+   check_named();
 
    /* Truth on lavapipe: the device clock is CLOCK_MONOTONIC. */
    uint64_t max_snap_dev = 0, max_conv_err = 0, snapshots = 0;

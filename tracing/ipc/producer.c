@@ -100,6 +100,7 @@ struct gt_producer {
     uint64_t sync_req, sync_done, sync_failed;
     gt_producer_stats stats;
     bool connected;
+    gt_producer_startup startup; /* first connection's outcome; sync_cv */
 
     /* Producer thread only. */
     ipc_client cl;
@@ -183,6 +184,17 @@ static bool push_op(gt_producer *p, gt_op op)
     }
     p->ops[p->num_ops++] = op;
     return true;
+}
+
+/* The first outcome sticks: a host waits for the start-up only once. */
+static void set_startup(gt_producer *p, gt_producer_startup outcome)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->startup == GT_STARTUP_PENDING) {
+        p->startup = outcome;
+        pthread_cond_broadcast(&p->sync_cv);
+    }
+    pthread_mutex_unlock(&p->mu);
 }
 
 static gt_instance *find_instance(gt_producer *p, uint64_t id)
@@ -270,6 +282,10 @@ static void disconnect(gt_producer *p, bool protocol_error)
     if (protocol_error)
         p->stats.protocol_errors++;
     p->sync_failed = p->sync_req;
+    /* A connection lost before the start-up Sync came back: the service
+     * is not answering, a host waiting for it should not wait longer. */
+    if (p->startup == GT_STARTUP_PENDING)
+        p->startup = GT_STARTUP_NO_SERVICE;
     pthread_cond_broadcast(&p->sync_cv);
     pthread_mutex_unlock(&p->mu);
     smb_unref(s); /* writers still holding it keep it mapped */
@@ -286,6 +302,8 @@ static void try_connect(gt_producer *p)
     pthread_mutex_unlock(&p->mu);
     int fd = ipc_socket_connect(p->socket_path);
     if (fd < 0) {
+        /* No socket, or nobody listening: nothing to wait for. */
+        set_startup(p, GT_STARTUP_NO_SERVICE);
         p->next_connect_ms = ipc_now_ms() + p->backoff_ms;
         p->backoff_ms = p->backoff_ms * 2 > p->backoff_max ? p->backoff_max : p->backoff_ms * 2;
         return;
@@ -324,6 +342,38 @@ static void register_data_sources(gt_producer *p)
         if (!ipc_client_end_invoke(&p->cl, -1, NULL, NULL))
             p->fail = true;
     }
+}
+
+static void on_startup_sync(void *ctx, bool success, bool has_more, pb_bytes reply)
+{
+    (void)success; /* even a refusal comes after the commands before it */
+    (void)has_more;
+    (void)reply;
+    set_startup(ctx, GT_STARTUP_READY);
+}
+
+/* Sent right behind the registrations. A service handles a connection's
+ * requests in order, and a session that wants a data source sets it up and
+ * starts it while handling its registration; traced posts those commands
+ * and the Sync reply as tasks on one queue (TracingServiceImpl
+ * ProducerEndpointImpl::Sync), gputrace-service sends them at once. So the
+ * reply comes after every Setup/StartDataSource the registrations caused,
+ * and the producer thread has run their callbacks when it arrives. The
+ * RegisterDataSource reply would not do: traced sends it before the posted
+ * commands. A service without Sync gets an empty CommitData instead, which
+ * is ordered the same way in gputrace-service. */
+static void send_startup_sync(gt_producer *p)
+{
+    pthread_mutex_lock(&p->mu);
+    bool pending = p->startup == GT_STARTUP_PENDING;
+    pthread_mutex_unlock(&p->mu);
+    if (!pending || p->fail)
+        return;
+    pb_msg *m = ipc_client_begin_invoke(&p->cl, "Sync", false);
+    if (!m)
+        m = ipc_client_begin_invoke(&p->cl, "CommitData", false);
+    if (!m || !ipc_client_end_invoke(&p->cl, -1, on_startup_sync, p))
+        p->fail = true;
 }
 
 static void notify_instance(gt_producer *p, const char *method, uint64_t id)
@@ -708,6 +758,7 @@ static void on_init_reply(void *ctx, bool success, bool has_more, pb_bytes reply
     p->stats.connections++;
     pthread_mutex_unlock(&p->mu);
     register_data_sources(p);
+    send_startup_sync(p);
 }
 
 static void start_session(gt_producer *p)
@@ -1029,6 +1080,25 @@ bool gt_producer_sync(gt_producer *p, uint32_t timeout_ms)
     bool ok = p->sync_done >= req;
     pthread_mutex_unlock(&p->mu);
     return ok;
+}
+
+gt_producer_startup gt_producer_wait_startup(gt_producer *p, uint32_t timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&p->mu);
+    int rc = 0;
+    while (p->startup == GT_STARTUP_PENDING && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&p->sync_cv, &p->mu, &deadline);
+    gt_producer_startup s = p->startup;
+    pthread_mutex_unlock(&p->mu);
+    return s;
 }
 
 bool gt_producer_connected(gt_producer *p)

@@ -119,6 +119,25 @@ void gt_producer_release_writer(gt_producer *p, tw_writer *tw);
  * when not connected. */
 bool gt_producer_sync(gt_producer *p, uint32_t timeout_ms);
 
+/* What became of the producer's first connection, for a host that wants
+ * its data sources running before it goes on (the layer's start-up wait). */
+typedef enum gt_producer_startup {
+    GT_STARTUP_PENDING,    /* not known yet (the wait timed out) */
+    GT_STARTUP_NO_SERVICE, /* no socket, nobody accepting, or the service
+                            * dropped/failed the connection before answering */
+    GT_STARTUP_READY,      /* connected, data sources registered, and the
+                            * service has answered a Sync sent behind the
+                            * registrations: every SetupDataSource and
+                            * StartDataSource an active session had for
+                            * them was handled (on_start ran) before it */
+} gt_producer_startup;
+
+/* Waits up to timeout_ms for the first connection's outcome and returns
+ * it; GT_STARTUP_PENDING on timeout. Never waits when there is no service
+ * (the first connect fails at once). Later reconnections do not change the
+ * outcome. Any thread but the producer's (not from a callback). */
+gt_producer_startup gt_producer_wait_startup(gt_producer *p, uint32_t timeout_ms);
+
 /* True once InitializeConnection succeeded on the current connection. */
 bool gt_producer_connected(gt_producer *p);
 
