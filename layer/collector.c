@@ -646,11 +646,12 @@ wait_for_work(struct tl_collector *col)
       dev->vk.WaitForFences(dev->handle, 1, &oldest, VK_TRUE, deadline - now);
 }
 
-/* The exit drain ran out of time: what is still pending is lost. Count it
- * with the untimed submissions and mark the sequence, so the loss shows in
- * the trace (previous_packet_dropped) instead of events silently missing. */
+/* A drain (at exit, or at vkDestroyDevice) ran out of time: what is still
+ * pending is lost. Count it with the untimed submissions and mark the
+ * sequence, so the loss shows in the trace (previous_packet_dropped)
+ * instead of events silently missing. */
 static void
-abandon_at_exit(struct tl_collector *col)
+abandon_pending(struct tl_collector *col)
 {
    uint64_t subs = 0;
    const struct tl_queue *q = NULL;
@@ -664,7 +665,7 @@ abandon_at_exit(struct tl_collector *col)
    if (!subs)
       return;
    atomic_fetch_add(&col->dropped_subs, subs);
-   gt_warn("gpu %u: %" PRIu64 " submission(s) still pending at exit were not collected",
+   gt_warn("gpu %u: %" PRIu64 " submission(s) still pending were not collected",
            col->td->gpu_id, subs);
    if (col->writer && q)
       ensure_interned(col, q);
@@ -688,7 +689,7 @@ drain_at_exit(struct tl_collector *col)
       if (empty)
          return;
       if (now >= deadline) {
-         abandon_at_exit(col);
+         abandon_pending(col);
          return;
       }
       uint64_t slice = deadline - now < COL_SHORT_POLL_NS ? deadline - now : COL_SHORT_POLL_NS;
@@ -743,6 +744,8 @@ collector_main(void *arg)
             tl_warn_once(td, TL_WARN_FENCE, "gpu %u: work still pending at vkDestroyDevice; "
                                             "its results are dropped",
                          td->gpu_id);
+            /* Counted and marked in the trace like the exit drain's. */
+            abandon_pending(col);
             break;
          }
       }

@@ -1059,16 +1059,24 @@ void gt_producer_release_writer(gt_producer *p, tw_writer *tw)
     smb_unref(s);
 }
 
+/* CLOCK_MONOTONIC `ms` from now, for the condition variables (which use
+ * that clock). */
+static struct timespec deadline_after_ms(uint32_t ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
 bool gt_producer_sync(gt_producer *p, uint32_t timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&p->mu);
     uint64_t req = ++p->sync_req;
     pthread_mutex_unlock(&p->mu);
@@ -1084,14 +1092,7 @@ bool gt_producer_sync(gt_producer *p, uint32_t timeout_ms)
 
 gt_producer_startup gt_producer_wait_startup(gt_producer *p, uint32_t timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&p->mu);
     int rc = 0;
     while (p->startup == GT_STARTUP_PENDING && rc != ETIMEDOUT)
