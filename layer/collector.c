@@ -43,6 +43,9 @@
 /* On a loaded machine reading back a few hundred submissions takes a good
  * part of a second (lavapipe's query reads block). */
 #define COL_EXIT_DRAIN_NS (1000ull * 1000 * 1000) /* within COL_EXIT_JOIN_NS */
+/* A copied submission pending this long gets its results checked with the
+ * driver (see copy_unseen), at most this often. */
+#define COL_COPY_PROBE_NS (250ull * 1000 * 1000)
 
 struct tl_collector {
    struct tl_device *td;
@@ -74,6 +77,7 @@ struct tl_collector {
    uint64_t events_emitted, events_unconverted;
    bool stop_seen; /* draining: take what calibration there is */
    uint64_t first_snapshot_at, last_snapshot_at; /* MONOTONIC, 0: none yet */
+   uint64_t copy_probed_ns; /* MONOTONIC of the last copy_unseen probe */
 };
 
 static void
@@ -448,9 +452,60 @@ unlink_sub(struct tl_collector *col, struct tl_submission *sub)
  * without one, the last timestamp of every submitted command buffer (a
  * bottom-of-pipe timestamp is written only after everything recorded
  * before it). VK_NOT_READY while not; an error if the device is lost. */
-static VkResult
-sub_status(struct tl_device *td, struct tl_submission *sub)
+/* The last copied value of `rec` in our mapping: both words non-zero (a
+ * driver may write either first). */
+static bool
+copy_landed(struct tl_device *td, const struct tl_recording *rec)
 {
+   const struct tl_qchunk *chunk = rec->chunks[(rec->nslots - 1) / TL_CHUNK_QUERIES];
+   const uint32_t last = (rec->nslots - 1) % TL_CHUNK_QUERIES;
+   tl_results_invalidate(td, chunk);
+   return __atomic_load_n(&chunk->results[2 * last + 1], __ATOMIC_ACQUIRE) &&
+          __atomic_load_n(&chunk->results[2 * last], __ATOMIC_ACQUIRE);
+}
+
+/* A copied submission pending for long: asks the driver whether its last
+ * query is there. If it is and our mapping still does not show the copy,
+ * the mapping is not what the GPU wrote (gfxreconstruct's page guard below
+ * us refreshes its host copies of device writes only at its own sync
+ * points), and the device switches to vkGetQueryPoolResults for good. At
+ * most one probe per COL_COPY_PROBE_NS: on lavapipe each is a device-idle
+ * wait. */
+static bool
+copy_unseen(struct tl_collector *col, const struct tl_submission *sub,
+            const struct tl_recording *rec)
+{
+   struct tl_device *td = col->td;
+   const uint64_t now = gc_monotonic_ns();
+   if (now - sub->queued_ns < COL_COPY_PROBE_NS || now - col->copy_probed_ns < COL_COPY_PROBE_NS)
+      return false;
+   col->copy_probed_ns = now;
+   const uint32_t slot = rec->nslots - 1;
+   const struct tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];
+   uint64_t v[2] = {0, 0};
+   VkResult r = td->gt->vk.GetQueryPoolResults(
+      td->gt->handle, chunk->pool, chunk->first + slot % TL_CHUNK_QUERIES, 1, sizeof v, v,
+      sizeof v, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+   /* The copy follows the query in the command buffer: once the driver has
+    * the query and, a moment later, our mapping still lacks the copy... */
+   if (r != VK_SUCCESS || !v[1] || copy_landed(td, rec))
+      return false;
+   struct timespec pause = {0, 50 * 1000 * 1000};
+   nanosleep(&pause, NULL);
+   if (copy_landed(td, rec))
+      return false;
+   atomic_store(&td->copies_unseen, true);
+   gt_warn("gpu %u: timestamps copied into mapped memory do not show up there (a layer below "
+           "shadowing mapped memory?); reading them with vkGetQueryPoolResults from now on "
+           "(GPUTRACE_QUERY_READBACK=driver avoids the copies)",
+           td->gpu_id);
+   return true;
+}
+
+static VkResult
+sub_status(struct tl_collector *col, struct tl_submission *sub)
+{
+   struct tl_device *td = col->td;
    struct gt_device *dev = td->gt;
    if (sub->fence)
       return dev->vk.GetFenceStatus(dev->handle, sub->fence);
@@ -459,15 +514,10 @@ sub_status(struct tl_device *td, struct tl_submission *sub)
       struct tl_recording *rec = res->rec;
       pthread_mutex_lock(&rec->lock);
       VkResult r = VK_SUCCESS;
-      if (!res->collected && rec->copied) {
-         /* The copy is the command buffer's last work: its last word
+      if (!res->collected && tl_reads_copy(td, rec)) {
+         /* The copy is the command buffer's last work: its last value
           * landing means all of it is complete. */
-         const struct tl_qchunk *chunk = rec->chunks[(rec->nslots - 1) / TL_CHUNK_QUERIES];
-         const uint32_t last = (rec->nslots - 1) % TL_CHUNK_QUERIES;
-         tl_results_invalidate(td, chunk);
-         /* Availability and value: a driver may write either first. */
-         if (!__atomic_load_n(&chunk->results[2 * last + 1], __ATOMIC_ACQUIRE) ||
-             !__atomic_load_n(&chunk->results[2 * last], __ATOMIC_ACQUIRE))
+         if (!copy_landed(td, rec) && !copy_unseen(col, sub, rec))
             r = VK_NOT_READY;
       } else if (!res->collected) {
          /* Collected early means the submitter knew it complete. */
@@ -531,7 +581,7 @@ collect_ready(struct tl_collector *col)
    unsigned not_ready = 0;
    uint64_t served_at = gc_monotonic_ns();
    while (sub) {
-      VkResult st = sub_status(td, sub);
+      VkResult st = sub_status(col, sub);
       pthread_mutex_lock(&col->lock);
       struct tl_submission *next = sub->next;
       pthread_mutex_unlock(&col->lock);
@@ -881,6 +931,7 @@ col_destroy(struct tl_collector *col, bool exiting)
 bool
 col_push(struct tl_collector *col, struct tl_submission *sub)
 {
+   sub->queued_ns = gc_monotonic_ns();
    pthread_mutex_lock(&col->lock);
    bool ok = !col->finished && !col->exiting;
    if (ok) {

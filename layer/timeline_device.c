@@ -391,7 +391,8 @@ read_uuid(struct tl_device *td)
  * idle the whole device: lavapipe. Elsewhere it is a cheap read, and it
  * keeps working under layers that shadow mapped memory (gfxreconstruct's
  * page guard refreshes host copies of device writes only at its own sync
- * points, so polled memory may never change). */
+ * points, so polled memory may never change; collector.c notices that and
+ * switches, see copy_unseen). */
 static bool
 readback_copy(const struct tl_device *td)
 {

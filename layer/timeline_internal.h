@@ -230,6 +230,10 @@ struct tl_device {
    VkQueueFamilyProperties *families;
    bool host_reset;
    bool readback_copy; /* results copied to mapped memory (timeline_record.c) */
+   /* Copied results never became visible in our mapping although the
+    * driver had them (a layer below shadows mapped memory): every result
+    * is read with vkGetQueryPoolResults from then on (collector.c). */
+   atomic_bool copies_unseen;
    PFN_vkResetQueryPool reset_query_pool;
 
    char clock_name[128];
@@ -399,6 +403,7 @@ struct tl_submission {
    struct tl_queue *queue;
    uint32_t id; /* submission_id */
    VkFence fence;
+   uint64_t queued_ns; /* MONOTONIC when handed to the collector */
 
    struct tl_entry *entries;
    uint32_t nentries, entries_cap;
@@ -418,6 +423,13 @@ struct tl_submission {
    struct tl_qchunk *cal_chunk;
    VkCommandBuffer cal_cb;
 };
+
+/* Whether `rec`'s results are read from the mapped copy. */
+static inline bool
+tl_reads_copy(struct tl_device *td, const struct tl_recording *rec)
+{
+   return rec->copied && !atomic_load_explicit(&td->copies_unseen, memory_order_relaxed);
+}
 
 /* A cleared submission (from the device's pool when there is one). */
 struct tl_submission *tl_submission_new(struct tl_device *td);

@@ -634,7 +634,8 @@ copy_results(struct tl_device *td, struct tl_recording *rec)
    /* Multiview timestamps fill several queries each; the validation layer
     * (1.3.239) counts only the first as written and would report a copy
     * waiting for the others, so those recordings are read the slow way. */
-   if (!rec->nslots || rec->in_render_pass || rec->in_rendering || rec->multiview_stamps)
+   if (!rec->nslots || rec->in_render_pass || rec->in_rendering || rec->multiview_stamps ||
+       atomic_load_explicit(&td->copies_unseen, memory_order_relaxed))
       return;
    /* vkCmdCopyQueryPoolResults needs a graphics or compute queue. */
    const VkQueueFlags family_flags =

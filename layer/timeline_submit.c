@@ -72,7 +72,7 @@ tl_result_read(struct tl_device *td, struct tl_result *res)
    struct gt_device *dev = td->gt;
    res->collected = true;
    res->ok = res->values != NULL;
-   if (res->ok && rec->copied) {
+   if (res->ok && tl_reads_copy(td, rec)) {
       for (uint32_t c = 0; c < rec->nchunks; c++) {
          uint32_t first = c * TL_CHUNK_QUERIES;
          uint32_t n = rec->nslots - first;

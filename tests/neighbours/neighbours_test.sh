@@ -78,10 +78,10 @@ validation_clean() {
 
 gfxrecon_settings() { # gfxrecon_settings [CAPTURE_FILE]
     export GFXRECON_CAPTURE_FILE="${1:-$tmp/capture.gfxr}" GFXRECON_CAPTURE_FILE_TIMESTAMP=false
-    # Its page guard shadows mapped memory below us: device writes reach the
-    # host copy only at its own sync points, so read results from the driver
-    # (README: GPUTRACE_QUERY_READBACK).
-    export GPUTRACE_QUERY_READBACK=driver
+    # Below us, its page guard shadows mapped memory (device writes reach the
+    # host copy only at its own sync points): with the default readback the
+    # layer must notice that its copied results never show up and read them
+    # from the driver instead (docs/layer.md, "Reading results").
 }
 
 # validation_errors LOG: "COUNT VUID MESSAGE_ID" per distinct error, sorted.
