@@ -37,9 +37,9 @@
 #include <vulkan/vulkan.h>
 
 #include "fault_model.h"
+#include "test_layer_objects.h"
 
 #define FL_LAYER_NAME "VK_LAYER_GPUTRACE_clockfault"
-#define FL_MAX_OBJECTS 64
 #define FL_STACK_QUERIES 64
 
 /* ---- configuration, counters, randomness ----------------------------------- */
@@ -127,11 +127,6 @@ final_truth(void)
 
 /* ---- objects ----------------------------------------------------------------- */
 
-static inline void *
-dispatch_key(const void *handle)
-{
-   return *(void *const *)handle;
-}
 
 struct fl_instance {
    void *key;
@@ -197,65 +192,19 @@ struct fl_device {
    size_t ncopies, copies_cap;
 };
 
-static struct fl_instance *g_instances[FL_MAX_OBJECTS];
-static struct fl_device *g_devices[FL_MAX_OBJECTS];
-static pthread_rwlock_t g_map_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct tlo_table g_instances = TLO_TABLE_INIT;
+static struct tlo_table g_devices = TLO_TABLE_INIT;
 
 static struct fl_instance *
 instance_of(const void *dispatchable)
 {
-   if (!dispatchable)
-      return NULL;
-   void *key = dispatch_key(dispatchable);
-   struct fl_instance *found = NULL;
-   pthread_rwlock_rdlock(&g_map_lock);
-   for (int i = 0; i < FL_MAX_OBJECTS && !found; i++) {
-      if (g_instances[i] && g_instances[i]->key == key)
-         found = g_instances[i];
-   }
-   pthread_rwlock_unlock(&g_map_lock);
-   return found;
+   return tlo_find(&g_instances, dispatchable);
 }
 
 static struct fl_device *
 device_of(const void *dispatchable)
 {
-   void *key = dispatch_key(dispatchable);
-   struct fl_device *found = NULL;
-   pthread_rwlock_rdlock(&g_map_lock);
-   for (int i = 0; i < FL_MAX_OBJECTS && !found; i++) {
-      if (g_devices[i] && g_devices[i]->key == key)
-         found = g_devices[i];
-   }
-   pthread_rwlock_unlock(&g_map_lock);
-   return found;
-}
-
-/* Publishes `obj` in `table`; false when the table is full. */
-static bool
-publish(void **table, void *obj)
-{
-   bool ok = false;
-   pthread_rwlock_wrlock(&g_map_lock);
-   for (int i = 0; i < FL_MAX_OBJECTS && !ok; i++) {
-      if (!table[i]) {
-         table[i] = obj;
-         ok = true;
-      }
-   }
-   pthread_rwlock_unlock(&g_map_lock);
-   return ok;
-}
-
-static void
-unpublish(void **table, void *obj)
-{
-   pthread_rwlock_wrlock(&g_map_lock);
-   for (int i = 0; i < FL_MAX_OBJECTS; i++) {
-      if (table[i] == obj)
-         table[i] = NULL;
-   }
-   pthread_rwlock_unlock(&g_map_lock);
+   return tlo_find(&g_devices, dispatchable);
 }
 
 static bool
@@ -507,7 +456,7 @@ fl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
    struct fl_instance *inst = calloc(1, sizeof *inst);
    if (!inst)
       goto fail_destroy;
-   inst->key = dispatch_key(*out);
+   inst->key = tlo_dispatch_key(*out);
    inst->handle = *out;
    inst->gipa = gipa;
 #define GET(name) inst->name = (PFN_vk##name)gipa(*out, "vk" #name)
@@ -523,7 +472,7 @@ fl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
    inst->GetPhysicalDeviceQueueFamilyProperties2KHR =
       (PFN_vkGetPhysicalDeviceQueueFamilyProperties2)gipa(
          *out, "vkGetPhysicalDeviceQueueFamilyProperties2KHR");
-   if (!publish((void **)g_instances, inst))
+   if (!tlo_publish(&g_instances, inst))
       goto fail_free;
    return VK_SUCCESS;
 
@@ -543,7 +492,7 @@ fl_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
    struct fl_instance *inst = instance_of(instance);
    if (!inst)
       return;
-   unpublish((void **)g_instances, inst);
+   tlo_unpublish(&g_instances, inst);
    inst->DestroyInstance(instance, alloc);
    free(inst);
    write_truth();
@@ -700,7 +649,7 @@ fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    struct fl_device *d = calloc(1, sizeof *d);
    if (!d)
       goto fail_destroy;
-   d->key = dispatch_key(*out);
+   d->key = tlo_dispatch_key(*out);
    d->handle = *out;
    d->gdpa = gdpa;
 #define GET(name) d->name = (PFN_vk##name)gdpa(*out, "vk" #name)
@@ -727,7 +676,7 @@ fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    pthread_mutex_init(&d->pool_lock, NULL);
    pthread_mutex_init(&d->copy_lock, NULL);
    atomic_init(&d->lost, false);
-   if (!publish((void **)g_devices, d))
+   if (!tlo_publish(&g_devices, d))
       goto fail_free;
    return VK_SUCCESS;
 
@@ -751,7 +700,7 @@ fl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
    struct fl_device *d = device_of(device);
    if (!d)
       return;
-   unpublish((void **)g_devices, d);
+   tlo_unpublish(&g_devices, d);
    d->DestroyDevice(device, alloc);
    pthread_rwlock_destroy(&d->submit_lock);
    pthread_mutex_destroy(&d->pool_lock);

@@ -37,7 +37,8 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
-#define CC_MAX_OBJECTS 16
+#include "test_layer_objects.h"
+
 #define CC_MAX_REPORTED 20
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,12 +58,6 @@ violation(const char *fmt, ...)
    vfprintf(stderr, fmt, ap);
    fputc('\n', stderr);
    va_end(ap);
-}
-
-static void *
-dispatch_key(const void *handle)
-{
-   return *(void *const *)handle;
 }
 
 static void *
@@ -122,50 +117,19 @@ struct cc_device {
 #undef CC_MEMBER
 };
 
-static struct cc_instance *g_instances[CC_MAX_OBJECTS];
-static struct cc_device *g_devices[CC_MAX_OBJECTS];
+static struct tlo_table g_instances = TLO_TABLE_INIT;
+static struct tlo_table g_devices = TLO_TABLE_INIT;
 
 static struct cc_instance *
 instance_of(const void *dispatchable)
 {
-   void *key = dispatch_key(dispatchable);
-   struct cc_instance *found = NULL;
-   pthread_mutex_lock(&g_lock);
-   for (int i = 0; i < CC_MAX_OBJECTS && !found; i++) {
-      if (g_instances[i] && g_instances[i]->key == key)
-         found = g_instances[i];
-   }
-   pthread_mutex_unlock(&g_lock);
-   return found;
+   return tlo_find(&g_instances, dispatchable);
 }
 
 static struct cc_device *
 device_of(const void *dispatchable)
 {
-   void *key = dispatch_key(dispatchable);
-   struct cc_device *found = NULL;
-   pthread_mutex_lock(&g_lock);
-   for (int i = 0; i < CC_MAX_OBJECTS && !found; i++) {
-      if (g_devices[i] && g_devices[i]->key == key)
-         found = g_devices[i];
-   }
-   pthread_mutex_unlock(&g_lock);
-   return found;
-}
-
-static bool
-publish(void **table, void *obj)
-{
-   bool ok = false;
-   pthread_mutex_lock(&g_lock);
-   for (int i = 0; i < CC_MAX_OBJECTS && !ok; i++) {
-      if (!table[i]) {
-         table[i] = obj;
-         ok = true;
-      }
-   }
-   pthread_mutex_unlock(&g_lock);
-   return ok;
+   return tlo_find(&g_devices, dispatchable);
 }
 
 /* ---- what is recorded -------------------------------------------------------------- */
@@ -692,11 +656,11 @@ cc_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
    struct cc_instance *inst = calloc(1, sizeof *inst);
    if (!inst)
       abort();
-   inst->key = dispatch_key(*out);
+   inst->key = tlo_dispatch_key(*out);
    inst->handle = *out;
    inst->gipa = gipa;
    inst->DestroyInstance = (PFN_vkDestroyInstance)gipa(*out, "vkDestroyInstance");
-   if (!publish((void **)g_instances, inst))
+   if (!tlo_publish(&g_instances, inst))
       abort();
    return VK_SUCCESS;
 }
@@ -707,15 +671,7 @@ cc_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
    struct cc_instance *inst = instance_of(instance);
    if (!inst)
       return;
-   bool last = true;
-   pthread_mutex_lock(&g_lock);
-   for (int i = 0; i < CC_MAX_OBJECTS; i++) {
-      if (g_instances[i] == inst)
-         g_instances[i] = NULL;
-      else if (g_instances[i])
-         last = false;
-   }
-   pthread_mutex_unlock(&g_lock);
+   const bool last = tlo_unpublish(&g_instances, inst) == 0;
    inst->DestroyInstance(instance, alloc);
    free(inst);
    if (last)
@@ -745,13 +701,13 @@ cc_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    struct cc_device *d = calloc(1, sizeof *d);
    if (!d)
       abort();
-   d->key = dispatch_key(*out);
+   d->key = tlo_dispatch_key(*out);
    d->handle = *out;
    d->gdpa = gdpa;
 #define CC_GET(name) d->name = (PFN_vk##name)gdpa(*out, "vk" #name);
    CC_DEVICE_FUNCS(CC_GET)
 #undef CC_GET
-   if (!publish((void **)g_devices, d))
+   if (!tlo_publish(&g_devices, d))
       abort();
    return VK_SUCCESS;
 }
@@ -764,12 +720,7 @@ cc_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
    struct cc_device *d = device_of(device);
    if (!d)
       return;
-   pthread_mutex_lock(&g_lock);
-   for (int i = 0; i < CC_MAX_OBJECTS; i++) {
-      if (g_devices[i] == d)
-         g_devices[i] = NULL;
-   }
-   pthread_mutex_unlock(&g_lock);
+   tlo_unpublish(&g_devices, d);
    d->DestroyDevice(device, alloc);
    free(d);
 }
