@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <vulkan/vk_layer.h>
+
 #define TLO_MAX_OBJECTS 64
 
 struct tlo_table {
@@ -77,6 +79,37 @@ tlo_unpublish(struct tlo_table *t, void *obj)
    }
    pthread_rwlock_unlock(&t->lock);
    return left;
+}
+
+/* The loader's link to the next layer in a vkCreateInstance /
+ * vkCreateDevice chain, with the chain advanced past it for the call down
+ * (docs/LoaderLayerInterface.md); NULL when the loader's info is missing. */
+static inline VkLayerInstanceLink *
+tlo_take_instance_link(const VkInstanceCreateInfo *info)
+{
+   VkLayerInstanceCreateInfo *c = (VkLayerInstanceCreateInfo *)info->pNext;
+   while (c && !(c->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
+                 c->function == VK_LAYER_LINK_INFO))
+      c = (VkLayerInstanceCreateInfo *)c->pNext;
+   if (!c || !c->u.pLayerInfo)
+      return NULL;
+   VkLayerInstanceLink *link = c->u.pLayerInfo;
+   c->u.pLayerInfo = link->pNext;
+   return link;
+}
+
+static inline VkLayerDeviceLink *
+tlo_take_device_link(const VkDeviceCreateInfo *info)
+{
+   VkLayerDeviceCreateInfo *c = (VkLayerDeviceCreateInfo *)info->pNext;
+   while (c && !(c->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+                 c->function == VK_LAYER_LINK_INFO))
+      c = (VkLayerDeviceCreateInfo *)c->pNext;
+   if (!c || !c->u.pLayerInfo)
+      return NULL;
+   VkLayerDeviceLink *link = c->u.pLayerInfo;
+   c->u.pLayerInfo = link->pNext;
+   return link;
 }
 
 #endif

@@ -436,14 +436,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
                   VkInstance *out)
 {
-   VkLayerInstanceCreateInfo *link = (VkLayerInstanceCreateInfo *)info->pNext;
-   while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
-                    link->function == VK_LAYER_LINK_INFO))
-      link = (VkLayerInstanceCreateInfo *)link->pNext;
-   if (!link || !link->u.pLayerInfo)
+   VkLayerInstanceLink *link = tlo_take_instance_link(info);
+   if (!link)
       return VK_ERROR_INITIALIZATION_FAILED;
-   PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+   PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
    PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(VK_NULL_HANDLE, "vkCreateInstance");
    if (!create)
       return VK_ERROR_INITIALIZATION_FAILED;
@@ -629,16 +625,12 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
                 const VkAllocationCallbacks *alloc, VkDevice *out)
 {
-   VkLayerDeviceCreateInfo *link = (VkLayerDeviceCreateInfo *)info->pNext;
-   while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
-                    link->function == VK_LAYER_LINK_INFO))
-      link = (VkLayerDeviceCreateInfo *)link->pNext;
    struct fl_instance *inst = instance_of(pd);
-   if (!link || !link->u.pLayerInfo || !inst)
+   VkLayerDeviceLink *link = inst ? tlo_take_device_link(info) : NULL;
+   if (!link)
       return VK_ERROR_INITIALIZATION_FAILED;
-   PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-   PFN_vkGetDeviceProcAddr gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+   PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
+   PFN_vkGetDeviceProcAddr gdpa = link->pfnNextGetDeviceProcAddr;
    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->handle, "vkCreateDevice");
    if (!create)
       return VK_ERROR_INITIALIZATION_FAILED;

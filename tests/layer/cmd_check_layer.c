@@ -80,33 +80,38 @@ struct cc_instance {
    PFN_vkDestroyInstance DestroyInstance;
 };
 
-#define CC_DEVICE_FUNCS(X)   \
-   X(DestroyDevice)          \
-   X(CreateRenderPass)       \
-   X(CreateRenderPass2)      \
-   X(CreateRenderPass2KHR)   \
-   X(BeginCommandBuffer)     \
-   X(CmdBeginRenderPass)     \
-   X(CmdBeginRenderPass2)    \
+/* The device-level functions the layer intercepts. */
+#define CC_HOOKS(X)         \
+   X(CreateRenderPass)      \
+   X(CreateRenderPass2)     \
+   X(CreateRenderPass2KHR)  \
+   X(BeginCommandBuffer)    \
+   X(CmdBeginRenderPass)    \
+   X(CmdBeginRenderPass2)   \
    X(CmdBeginRenderPass2KHR) \
-   X(CmdNextSubpass)         \
-   X(CmdNextSubpass2)        \
-   X(CmdNextSubpass2KHR)     \
-   X(CmdEndRenderPass)       \
-   X(CmdEndRenderPass2)      \
-   X(CmdEndRenderPass2KHR)   \
-   X(CmdBeginRendering)      \
-   X(CmdBeginRenderingKHR)   \
-   X(CmdEndRendering)        \
-   X(CmdEndRenderingKHR)     \
-   X(CmdWriteTimestamp)      \
-   X(CmdWriteTimestamp2)     \
-   X(CmdWriteTimestamp2KHR)  \
-   X(CmdResetQueryPool)      \
-   X(CmdExecuteCommands)     \
-   X(QueueSubmit)            \
-   X(QueueSubmit2)           \
+   X(CmdNextSubpass)        \
+   X(CmdNextSubpass2)       \
+   X(CmdNextSubpass2KHR)    \
+   X(CmdEndRenderPass)      \
+   X(CmdEndRenderPass2)     \
+   X(CmdEndRenderPass2KHR)  \
+   X(CmdBeginRendering)     \
+   X(CmdBeginRenderingKHR)  \
+   X(CmdEndRendering)       \
+   X(CmdEndRenderingKHR)    \
+   X(CmdWriteTimestamp)     \
+   X(CmdWriteTimestamp2)    \
+   X(CmdWriteTimestamp2KHR) \
+   X(CmdResetQueryPool)     \
+   X(CmdExecuteCommands)    \
+   X(QueueSubmit)           \
+   X(QueueSubmit2)          \
    X(QueueSubmit2KHR)
+
+/* Those, and what the layer calls itself. */
+#define CC_DEVICE_FUNCS(X) \
+   X(DestroyDevice)        \
+   CC_HOOKS(X)
 
 struct cc_device {
    void *key;
@@ -639,14 +644,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 cc_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
                   VkInstance *out)
 {
-   VkLayerInstanceCreateInfo *link = (VkLayerInstanceCreateInfo *)info->pNext;
-   while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
-                    link->function == VK_LAYER_LINK_INFO))
-      link = (VkLayerInstanceCreateInfo *)link->pNext;
-   if (!link || !link->u.pLayerInfo)
+   VkLayerInstanceLink *link = tlo_take_instance_link(info);
+   if (!link)
       return VK_ERROR_INITIALIZATION_FAILED;
-   PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+   PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
    PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(VK_NULL_HANDLE, "vkCreateInstance");
    if (!create)
       return VK_ERROR_INITIALIZATION_FAILED;
@@ -682,16 +683,12 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 cc_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
                 const VkAllocationCallbacks *alloc, VkDevice *out)
 {
-   VkLayerDeviceCreateInfo *link = (VkLayerDeviceCreateInfo *)info->pNext;
-   while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
-                    link->function == VK_LAYER_LINK_INFO))
-      link = (VkLayerDeviceCreateInfo *)link->pNext;
    struct cc_instance *inst = instance_of(pd);
-   if (!link || !link->u.pLayerInfo || !inst)
+   VkLayerDeviceLink *link = inst ? tlo_take_device_link(info) : NULL;
+   if (!link)
       return VK_ERROR_INITIALIZATION_FAILED;
-   PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-   PFN_vkGetDeviceProcAddr gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+   PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
+   PFN_vkGetDeviceProcAddr gdpa = link->pfnNextGetDeviceProcAddr;
    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->handle, "vkCreateDevice");
    if (!create)
       return VK_ERROR_INITIALIZATION_FAILED;
@@ -726,33 +723,6 @@ cc_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 }
 
 /* ---- lookup ------------------------------------------------------------------------------ */
-
-#define CC_HOOKS(X)         \
-   X(CreateRenderPass)      \
-   X(CreateRenderPass2)     \
-   X(CreateRenderPass2KHR)  \
-   X(BeginCommandBuffer)    \
-   X(CmdBeginRenderPass)    \
-   X(CmdBeginRenderPass2)   \
-   X(CmdBeginRenderPass2KHR) \
-   X(CmdNextSubpass)        \
-   X(CmdNextSubpass2)       \
-   X(CmdNextSubpass2KHR)    \
-   X(CmdEndRenderPass)      \
-   X(CmdEndRenderPass2)     \
-   X(CmdEndRenderPass2KHR)  \
-   X(CmdBeginRendering)     \
-   X(CmdBeginRenderingKHR)  \
-   X(CmdEndRendering)       \
-   X(CmdEndRenderingKHR)    \
-   X(CmdWriteTimestamp)     \
-   X(CmdWriteTimestamp2)    \
-   X(CmdWriteTimestamp2KHR) \
-   X(CmdResetQueryPool)     \
-   X(CmdExecuteCommands)    \
-   X(QueueSubmit)           \
-   X(QueueSubmit2)          \
-   X(QueueSubmit2KHR)
 
 static const struct {
    const char *name;
