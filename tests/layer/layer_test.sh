@@ -23,34 +23,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-layer-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 log=$tmp/gputrace.log
 
-fail() {
-    echo "FAIL ($case_name): $*" >&2
-    for f in "$tmp/out" "$tmp/err" "$log"; do
-        if [ -s "$f" ]; then
-            echo "--- $(basename "$f"):" >&2
-            cat "$f" >&2
-        fi
-    done
-    exit 1
-}
-
-skip() {
-    echo "SKIP ($case_name): $*"
-    exit 77
-}
-
-# Only lavapipe, and none of the user's own layers or settings.
-lvp=
-for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$f" ] && lvp=$f && break
-done
-[ -n "$lvp" ] || skip "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers)"
-export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
-export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
-unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_LOADER_DEBUG \
-      VK_LOADER_LAYERS_ENABLE VK_LOADER_LAYERS_DISABLE \
-      GPUTRACE_ENABLE GPUTRACE_DISABLE GPUTRACE_LOG GPUTRACE_LOG_FILE \
-      GPUTRACE_WORKLOAD_DEVICE
+. "$(dirname "$0")/lavapipe_env.sh"
 
 use_explicit() {
     export VK_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline

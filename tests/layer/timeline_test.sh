@@ -24,34 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 log=$tmp/gputrace.log
 trace=$tmp/trace.pftrace
 
-fail() {
-    echo "FAIL ($case_name): $*" >&2
-    for f in "$tmp/out" "$tmp/err" "$tmp/check" "$log"; do
-        if [ -s "$f" ]; then
-            echo "--- $(basename "$f"):" >&2
-            tail -n 40 "$f" >&2
-        fi
-    done
-    exit 1
-}
-
-skip() {
-    echo "SKIP ($case_name): $*"
-    exit 77
-}
-
-lvp=
-for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$f" ] && lvp=$f && break
-done
-[ -n "$lvp" ] || skip "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers)"
-export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
-export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
-unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_LOADER_DEBUG \
-      VK_LOADER_LAYERS_ENABLE VK_LOADER_LAYERS_DISABLE \
-      GPUTRACE_ENABLE GPUTRACE_DISABLE GPUTRACE_LOG GPUTRACE_LOG_FILE \
-      GPUTRACE_WORKLOAD_DEVICE GPUTRACE_OUTPUT GPUTRACE_BACKEND \
-      GPUTRACE_CLOCK_BUDGET_NS GPUTRACE_CLOCK_SOURCE GPUTRACE_HOST_QUERY_RESET
+. "$(dirname "$0")/lavapipe_env.sh"
 # No traced of the user's: the idle case must find no service.
 export PERFETTO_PRODUCER_SOCK_NAME="$tmp/no-traced.sock"
 
