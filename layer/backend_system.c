@@ -65,6 +65,10 @@ ds_clear(void *user, uint64_t instance)
    b->events.clear_incremental_state(b->events.ctx, instance);
 }
 
+/* The writer follows the exhaustion policy the session's DataSourceConfig
+ * asks for; a stall policy would let the service hold up whichever thread
+ * writes. session.c caps it before the first packet: application threads
+ * never wait, the collector only briefly (TL_COLLECTOR_STALL_MS). */
 static tw_writer *
 system_new_writer(struct tl_backend *base, uint64_t instance)
 {

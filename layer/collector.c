@@ -76,6 +76,7 @@ struct tl_collector {
    uint64_t dropped_seen; /* dropped_subs already reported */
    uint64_t events_emitted, events_unconverted;
    bool stop_seen; /* draining: take what calibration there is */
+   bool no_stall;  /* the application waits for us: see never_stall() */
    uint64_t first_snapshot_at, last_snapshot_at; /* MONOTONIC, 0: none yet */
    uint64_t copy_probed_ns; /* MONOTONIC of the last copy_unseen probe */
 };
@@ -167,6 +168,17 @@ release_writer_now(struct tl_collector *col)
    }
 }
 
+/* Once the application waits for the collector (vkDestroyDevice's drain,
+ * the exit drain), its writer no longer waits for the service either: a
+ * stall there would be the application's wait. */
+static void
+never_stall(struct tl_collector *col)
+{
+   col->no_stall = true;
+   if (col->writer)
+      tw_cap_stall(col->writer, 0);
+}
+
 static void
 update_writer(struct tl_collector *col)
 {
@@ -175,10 +187,12 @@ update_writer(struct tl_collector *col)
       release_writer_now(col);
    if (col->writer || !tl_session_tracing())
       return;
-   col->writer = tl_session_new_writer(gen);
+   col->writer = tl_session_new_collector_writer(gen);
    col->writer_gen = gen;
    if (!col->writer)
       return;
+   if (col->no_stall)
+      tw_cap_stall(col->writer, 0);
    tw_stats st;
    tw_get_stats(col->writer, &st);
    col->lost_seen = st.packets_dropped + st.packets_aborted;
@@ -729,6 +743,7 @@ drain_at_exit(struct tl_collector *col)
 {
    struct gt_device *dev = col->td->gt;
    const uint64_t deadline = gc_monotonic_ns() + COL_EXIT_DRAIN_NS;
+   never_stall(col);
    for (;;) {
       collect_ready(col);
       pthread_mutex_lock(&col->lock);
@@ -779,6 +794,7 @@ collector_main(void *arg)
          uint64_t now = gc_monotonic_ns();
          if (!col->stop_seen) {
             col->stop_seen = true;
+            never_stall(col);
             /* No more submissions will bring a better bracket. */
             if (gc_accept_best(&col->clock, now)) {
                emit_snapshot(col);

@@ -38,6 +38,11 @@ static struct {
 static _Atomic(struct tl_backend *) active_backend;
 static _Atomic uint64_t active_instance;
 
+/* Packets released writers lost because shared memory was full (dropped
+ * before reaching it, or cut off in it), logged and reset when tracing
+ * stops. */
+static _Atomic uint64_t lost_packets;
+
 /* In a child of fork(): the parent's session, threads and file are not
  * ours; the child never traces (see docs/layer.md). */
 static bool forked_child;
@@ -102,6 +107,17 @@ stop_clients(bool exiting)
    pthread_mutex_unlock(&session.clients_lock);
 }
 
+/* After every writer was released. */
+static void
+report_loss(void)
+{
+   uint64_t lost = atomic_exchange(&lost_packets, 0);
+   if (lost)
+      gt_warn("%llu trace packets lost: the tracing service did not free shared memory in "
+              "time (each gap is marked previous_packet_dropped in the trace)",
+              (unsigned long long)lost);
+}
+
 static void
 on_started(void *ctx, uint64_t instance)
 {
@@ -123,6 +139,7 @@ on_stopping(void *ctx, uint64_t instance)
    atomic_fetch_add(&tl_session_generation_counter, 1);
    stop_clients(false);
    gt_info("tracing stopped (instance %llu)", (unsigned long long)instance);
+   report_loss();
 }
 
 static void
@@ -259,6 +276,7 @@ end_session(bool exiting)
    session.backend = NULL;
    be->ops->destroy(be);
    gt_info("session ended%s", exiting ? " at process exit" : "");
+   report_loss();
 }
 
 void
@@ -315,15 +333,34 @@ tl_session_remove_client(struct tl_session_client *client)
    pthread_mutex_unlock(&session.clients_lock);
 }
 
-tw_writer *
-tl_session_new_writer(uint32_t gen)
+/* The backend's writer comes with the policy the service asked for
+ * (Perfetto's BufferExhaustedPolicy: a stall policy lets any local service
+ * that a session runs in make writers wait); the cap is applied before the
+ * writer's first packet. */
+static tw_writer *
+new_writer(uint32_t gen, uint32_t max_stall_ms)
 {
    if (!tl_session_tracing() || tl_session_generation() != gen)
       return NULL;
    struct tl_backend *be = atomic_load(&active_backend);
    if (!be)
       return NULL;
-   return be->ops->new_writer(be, atomic_load(&active_instance));
+   tw_writer *tw = be->ops->new_writer(be, atomic_load(&active_instance));
+   if (tw)
+      tw_cap_stall(tw, max_stall_ms);
+   return tw;
+}
+
+tw_writer *
+tl_session_new_writer(uint32_t gen)
+{
+   return new_writer(gen, 0);
+}
+
+tw_writer *
+tl_session_new_collector_writer(uint32_t gen)
+{
+   return new_writer(gen, TL_COLLECTOR_STALL_MS);
 }
 
 void
@@ -331,6 +368,10 @@ tl_session_release_writer(tw_writer *tw)
 {
    if (!tw)
       return;
+   tw_stats st;
+   tw_get_stats(tw, &st);
+   if (st.packets_dropped + st.packets_aborted)
+      atomic_fetch_add(&lost_packets, st.packets_dropped + st.packets_aborted);
    struct tl_backend *be = atomic_load(&active_backend);
    if (be)
       be->ops->release_writer(be, tw);

@@ -63,9 +63,24 @@ void tl_session_add_client(struct tl_session_client *client);
 /* Unregisters (the client releases its own writers). */
 void tl_session_remove_client(struct tl_session_client *client);
 
+/* How long the collector's writer may wait for the service to free shared
+ * memory, when the service asked for the stall policy: per chunk, once per
+ * loss episode (trace_writer.h), and never while its device is being
+ * destroyed or the process exits. Application threads never wait. */
+#define TL_COLLECTOR_STALL_MS 50u
+
 /* A writer for the current period, or NULL (not tracing, generation
- * changed, or out of writers). `gen` is the generation the caller checked. */
+ * changed, or out of writers). `gen` is the generation the caller checked.
+ * For application threads: it never waits for the tracing service,
+ * whatever exhaustion policy the service asked for; when shared memory is
+ * full the packet is dropped and counted, and the next one that makes it
+ * carries previous_packet_dropped. */
 tw_writer *tl_session_new_writer(uint32_t gen);
+/* The same for a device's collector thread: it follows the service's
+ * policy, a stall bounded by TL_COLLECTOR_STALL_MS. */
+tw_writer *tl_session_new_collector_writer(uint32_t gen);
+/* Releases a writer and adds what it lost to the session's loss count
+ * (logged when tracing stops). */
 void tl_session_release_writer(tw_writer *tw);
 
 /* Process id and the name written as producer in docs/logs. */

@@ -11,6 +11,9 @@ GPUTRACE_PACKAGES=(
   protobuf-compiler libprotobuf-dev
   # Neighbour layers and tools the lavapipe tests stack ours with.
   mangohud vkbasalt gfxreconstruct vulkan-tools xvfb xauth
+  # Real programs the realapps suite runs with and without the layer
+  # (libgl1-mesa-dri has zink, the OpenGL driver on top of Vulkan).
+  vkd3d-demos glmark2-x11 mesa-utils libgl1-mesa-dri ffmpeg mpv xdotool
 )
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }

@@ -304,6 +304,7 @@ bool smb_arbiter_get_new_chunk(smb_arbiter *arb, const smb_chunk_header_value *h
         }
     }
     arb->stats.acquire_failures++;
+    arb->stats.stall_timeouts += stalled;
     pthread_mutex_unlock(&arb->mu);
     return false;
 }

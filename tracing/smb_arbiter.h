@@ -5,7 +5,10 @@
  * CommitDataRequest).
  *
  * Writers are lock-free while they write inside a chunk; they take the
- * arbiter's mutex only to swap chunks, to queue a commit, or to stall. The
+ * arbiter's mutex only to swap chunks or to queue a commit, briefly. A
+ * stalling writer waits on a condition variable, which releases the mutex
+ * (and it notifies the drainer without holding it): one writer's stall
+ * never holds up another writer's chunk swap or commit. The
  * arbiter never does I/O: it calls `notify` (outside its lock) when the
  * queue is worth draining, and the owner (in-process backend, later the IPC
  * client) drains it with smb_arbiter_take_commits(). */
@@ -22,7 +25,9 @@ typedef enum smb_exhausted_policy {
     /* Never block: the packet is lost, counted, and the next packet that
      * makes it says previous_packet_dropped. */
     SMB_POLICY_DROP = 0,
-    /* Wait (bounded) for the service to free a chunk, then drop. */
+    /* Wait (bounded by the caller's timeout) for the service to free a
+     * chunk, then drop. trace_writer.h bounds it further: one wait per
+     * loss episode. */
     SMB_POLICY_STALL = 1,
 } smb_exhausted_policy;
 
@@ -153,6 +158,7 @@ typedef struct smb_arbiter_stats {
     uint64_t chunks_committed;
     uint64_t acquire_failures; /* SMB exhausted (after stalling, if asked) */
     uint64_t stalls;           /* acquisitions that had to wait */
+    uint64_t stall_timeouts;   /* waits that ended without a chunk */
 } smb_arbiter_stats;
 void smb_arbiter_get_stats(smb_arbiter *arb, smb_arbiter_stats *out);
 

@@ -34,6 +34,10 @@ struct tw_writer {
     bool cur_needs_patching;
     smb_chunk next_chunk;
     uint32_t next_chunk_id;
+    /* A stall timed out and no chunk was had since: do not wait again
+     * (one bounded wait per loss episode, however long the service stays
+     * hung). */
+    bool stall_spent;
     /* Free epoch seen by the last acquisition attempt, and by the one
      * that started dropping. */
     uint64_t try_epoch;
@@ -73,7 +77,16 @@ static bool acquire_next(tw_writer *tw, smb_chunk *out)
         /* A chunk taken mid-packet starts with the rest of that packet. */
         .packets = tw->fragmenting ? smb_packets_make(1, SMB_CHUNK_FIRST_PACKET_CONTINUES) : 0,
     };
-    return smb_arbiter_get_new_chunk(tw->arb, &hdr, tw->policy, tw->stall_timeout_ms, out);
+    /* The free epoch is no proof that the service frees anything (the
+     * producer also bumps it on every drain period), so only a chunk
+     * actually had ends the episode and allows waiting again. */
+    smb_exhausted_policy policy = tw->stall_spent ? SMB_POLICY_DROP : tw->policy;
+    bool ok = smb_arbiter_get_new_chunk(tw->arb, &hdr, policy, tw->stall_timeout_ms, out);
+    if (ok)
+        tw->stall_spent = false;
+    else if (policy == SMB_POLICY_STALL)
+        tw->stall_spent = true;
+    return ok;
 }
 
 static void return_chunk(tw_writer *tw, bool urgent)
@@ -196,6 +209,14 @@ tw_writer *tw_create(smb_arbiter *arb, const tw_config *cfg)
     };
     pb_stream_init(&tw->stream, &tw->delegate);
     return tw;
+}
+
+void tw_cap_stall(tw_writer *tw, uint32_t max_ms)
+{
+    if (max_ms < tw->stall_timeout_ms)
+        tw->stall_timeout_ms = max_ms;
+    if (tw->stall_timeout_ms == 0)
+        tw->policy = SMB_POLICY_DROP;
 }
 
 void tw_destroy(tw_writer *tw)

@@ -12,7 +12,14 @@
  *
  * When the SMB is full the writer never blocks in SMB_POLICY_DROP mode: the
  * packet goes to a private scratch chunk, is counted as lost, and the first
- * packet that makes it again carries previous_packet_dropped. */
+ * packet that makes it again carries previous_packet_dropped.
+ *
+ * SMB_POLICY_STALL waits at most stall_timeout_ms for a free chunk, and
+ * once per loss episode: a writer that waited in vain drops, without
+ * waiting, until it gets a chunk again. So a service that never frees
+ * shared memory costs a stalling writer one bounded wait, not one per
+ * chunk. tw_cap_stall() lowers the bound for writers whose thread must not
+ * wait (the Vulkan layer's application threads: to zero). */
 #ifndef TRACE_WRITER_H
 #define TRACE_WRITER_H
 
@@ -26,7 +33,8 @@ typedef struct tw_writer tw_writer;
 
 typedef struct tw_config {
     smb_exhausted_policy policy;
-    /* SMB_POLICY_STALL: how long to wait for a free chunk before dropping. */
+    /* SMB_POLICY_STALL: how long to wait for a free chunk before dropping
+     * (0: never wait, as SMB_POLICY_DROP). */
     uint32_t stall_timeout_ms;
     uint16_t target_buffer;
 } tw_config;
@@ -36,6 +44,12 @@ typedef struct tw_config {
 tw_writer *tw_create(smb_arbiter *arb, const tw_config *cfg);
 /* Ends an open packet, flushes, gives the writer ID back. */
 void tw_destroy(tw_writer *tw);
+
+/* Caps how long this writer may ever wait for a free chunk, whatever
+ * policy it was created with (a service chooses that, see producer.h):
+ * with 0 it never waits (SMB_POLICY_DROP). Only lowers the bound. By the
+ * writer's thread, between packets. */
+void tw_cap_stall(tw_writer *tw, uint32_t max_ms);
 
 /* Starts a packet; `pkt` must stay valid until tw_end_packet(). */
 void tw_begin_packet(tw_writer *tw, perfetto_protos_TracePacket *pkt);

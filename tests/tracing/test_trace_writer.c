@@ -1,8 +1,10 @@
 /* Trace writer + arbiter, with a stand-in service (tt_service_drain) moving
  * chunks into a central buffer: byte-exact chunks, fragmentation, patches,
- * packet limits, drop and stall policies, writer IDs. */
+ * packet limits, drop and stall policies (one wait per loss episode; a
+ * writer capped to never wait), writer IDs. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -263,6 +265,146 @@ static void test_stall_times_out(void **state)
     smb_arbiter_destroy(arb);
 }
 
+/* The arbiter asks for an urgent drain once per round of waiting for a
+ * free chunk (and on flushes): a writer that never waits never asks. */
+static _Atomic unsigned g_urgent_notifies;
+
+static void count_urgent(void *ctx, bool urgent)
+{
+    (void)ctx;
+    if (urgent)
+        atomic_fetch_add(&g_urgent_notifies, 1);
+}
+
+/* Whatever policy a service chose, a writer capped to 0 (the layer's
+ * writers on application threads) never waits on a full SMB: it drops,
+ * counts, and flags the first packet after the gap. */
+static void test_capped_writer_never_waits(void **state)
+{
+    (void)state;
+    smb_arbiter_config c = {.smb_size = 2 * 4096, .page_size = 4096, .layout = SMB_PAGE_DIV1,
+                            .notify = count_urgent};
+    smb_arbiter *arb = smb_arbiter_create(&c);
+    assert_non_null(arb);
+    cb_buffer *cb = cb_create(1 << 20, CB_RING_BUFFER, 2);
+    smb_commit_batch b = {0};
+    /* A service that asked for a long stall. */
+    tw_config cfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000};
+    tw_writer *tw = tw_create(arb, &cfg);
+    tw_cap_stall(tw, 0);
+    atomic_store(&g_urgent_notifies, 0);
+    uint8_t buf[1500];
+    const uint64_t total = 60;
+    double t0 = now_s();
+    for (uint64_t i = 0; i < total; i++) {
+        size_t len = 500 + (i * 37) % 1000;
+        tt_payload_fill(0, i, buf, len);
+        tt_write_test_packet(tw, 0, i, buf, len, i % 2 == 1);
+        /* The producer bumps the free epoch on every drain period, freed
+         * or not: each bump makes a dropping writer try again. */
+        smb_arbiter_chunks_freed(arb);
+    }
+    /* One wait would be 10 s; this bound only catches a wait. */
+    assert_true(now_s() - t0 < 5.0);
+    assert_int_equal(atomic_load(&g_urgent_notifies), 0);
+    smb_arbiter_stats as;
+    smb_arbiter_get_stats(arb, &as);
+    assert_int_equal(as.stalls, 0);
+    assert_int_equal(as.stall_timeouts, 0);
+    assert_true(as.acquire_failures > 0);
+    tw_stats ts;
+    tw_get_stats(tw, &ts);
+    assert_true(ts.packets_dropped > 0);
+    assert_int_equal(smb_arbiter_packets_lost(arb), ts.packets_dropped);
+
+    /* The service frees the chunks: the next packet makes it, flagged. */
+    tt_service_drain(arb, cb, &b);
+    tt_payload_fill(0, total, buf, 10);
+    tt_write_test_packet(tw, 0, total, buf, 10, false);
+    tw_flush(tw);
+    tt_service_drain(arb, cb, &b);
+    tt_cbpkt *got;
+    size_t n = tt_cb_read_all(cb, true, &got);
+    tw_get_stats(tw, &ts);
+    assert_int_equal(n, total + 1 - ts.packets_dropped - ts.packets_aborted);
+    tt_event ev;
+    perfetto_protos_TracePacket_view v;
+    assert_true(n > 0);
+    assert_true(tt_decode_test_event(got[n - 1].data, got[n - 1].size, &ev));
+    assert_true(perfetto_protos_TracePacket_decode(&v, got[n - 1].data, got[n - 1].size));
+    assert_int_equal(ev.counter, total);
+    assert_true(v.previous_packet_dropped || got[n - 1].dropped);
+    tt_cbpkts_free(got, n);
+    smb_commit_batch_free(&b);
+    cb_destroy(cb);
+    tw_destroy(tw);
+    smb_arbiter_destroy(arb);
+}
+
+/* The stall policy waits once per loss episode: a service that never frees
+ * anything costs one timeout, not one per retry, even though the free
+ * epoch keeps moving; a chunk had again starts a new episode. */
+static void test_stall_once_per_loss_episode(void **state)
+{
+    (void)state;
+    smb_arbiter *arb = make_arb(4096, 4096, SMB_PAGE_DIV1); /* one chunk */
+    cb_buffer *cb = cb_create(1 << 20, CB_RING_BUFFER, 2);
+    smb_commit_batch b = {0};
+    tw_config cfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 20};
+    tw_writer *tw = tw_create(arb, &cfg);
+    uint8_t buf[3900];
+    uint64_t counter = 0;
+    tt_payload_fill(0, counter, buf, 3900);
+    tt_write_test_packet(tw, 0, counter++, buf, 3900, false); /* nearly fills it */
+    /* Spills over: waits 20 ms in vain, the packet is cut off. */
+    tt_payload_fill(0, counter, buf, 300);
+    tt_write_test_packet(tw, 0, counter++, buf, 300, false);
+    const unsigned retries = 20;
+    for (unsigned i = 0; i < retries; i++) {
+        smb_arbiter_chunks_freed(arb); /* epoch moves, nothing is free */
+        tt_payload_fill(0, counter, buf, 100);
+        tt_write_test_packet(tw, 0, counter++, buf, 100, false);
+    }
+    smb_arbiter_stats as;
+    smb_arbiter_get_stats(arb, &as);
+    assert_int_equal(as.stall_timeouts, 1);
+    assert_true(as.acquire_failures >= 1 + retries);
+    tw_stats ts;
+    tw_get_stats(tw, &ts);
+    assert_int_equal(ts.packets_aborted, 1);
+    assert_int_equal(ts.packets_dropped, retries);
+
+    /* Freed: the next packet lands, flagged, and a new episode may wait
+     * again. */
+    tt_service_drain(arb, cb, &b);
+    const uint64_t landed = counter;
+    tt_payload_fill(0, counter, buf, 10);
+    tt_write_test_packet(tw, 0, counter++, buf, 10, false);
+    tt_payload_fill(0, counter, buf, 3900);
+    tt_write_test_packet(tw, 0, counter++, buf, 3900, false);
+    tt_payload_fill(0, counter, buf, 300);
+    tt_write_test_packet(tw, 0, counter++, buf, 300, false);
+    smb_arbiter_get_stats(arb, &as);
+    assert_int_equal(as.stall_timeouts, 2);
+
+    tw_flush(tw);
+    tt_service_drain(arb, cb, &b);
+    tt_cbpkt *got;
+    size_t n = tt_cb_read_all(cb, true, &got);
+    assert_int_equal(n, 3); /* the first packet, `landed` and the one after it */
+    tt_event ev;
+    perfetto_protos_TracePacket_view v;
+    assert_true(tt_decode_test_event(got[1].data, got[1].size, &ev));
+    assert_true(perfetto_protos_TracePacket_decode(&v, got[1].data, got[1].size));
+    assert_int_equal(ev.counter, landed);
+    assert_true(v.previous_packet_dropped || got[1].dropped);
+    tt_cbpkts_free(got, n);
+    smb_commit_batch_free(&b);
+    cb_destroy(cb);
+    tw_destroy(tw);
+    smb_arbiter_destroy(arb);
+}
+
 typedef struct drainer {
     smb_arbiter *arb;
     cb_buffer *cb;
@@ -350,6 +492,8 @@ int main(void)
         cmocka_unit_test(test_drop_policy),
         cmocka_unit_test(test_stall_times_out),
         cmocka_unit_test(test_stall_policy_loses_nothing),
+        cmocka_unit_test(test_capped_writer_never_waits),
+        cmocka_unit_test(test_stall_once_per_loss_episode),
         cmocka_unit_test(test_writer_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,402 @@
+/* stall_service — a hostile tracing service, for tests only.
+ *
+ * It speaks just enough of the producer protocol (through ipc_host, the
+ * host side gputrace-service uses) to start one data source on every
+ * producer that registers it, with the shared memory buffer of its own
+ * choosing (small, so it fills at once) and the BufferExhaustedPolicy of
+ * the command line (by default "stall then drop"). Then it is a service
+ * that has hung where it matters: it keeps reading the socket, so the
+ * connection stays up and the producer never notices anything, but it
+ * ignores every CommitData, never moves or frees a chunk, never flushes
+ * and never stops. Whatever waits for it to free shared memory waits in
+ * vain.
+ *
+ *   stall_service --socket PATH [--data-source NAME] [--smb-kb N]
+ *                 [--policy unspecified|drop|stall-then-abort|stall-then-drop]
+ *
+ * Runs until SIGTERM/SIGINT, then prints one line:
+ *   stall_service: producers=N started=N commits=N chunks_offered=N
+ *   smb_chunks=N smb_chunks_taken=N
+ * where smb_chunks_taken is the most chunks any one producer's SMB had out
+ * of the free state when it disconnected (or at exit): equal to smb_chunks
+ * means the producer really ran out of shared memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "commit_data_request.pbc.h"
+#include "data_source_config.pbc.h"
+#include "data_source_descriptor.pbc.h"
+#include "ipc_host.h"
+#include "producer_port.pbc.h"
+#include "smb_abi.h"
+
+/* ProducerPort's methods in producer_port.proto order; ipc_host numbers
+ * them from 1, as Perfetto's host does. */
+enum {
+    M_INITIALIZE_CONNECTION,
+    M_REGISTER_DATA_SOURCE,
+    M_UNREGISTER_DATA_SOURCE,
+    M_COMMIT_DATA,
+    M_GET_ASYNC_COMMAND,
+    M_REGISTER_TRACE_WRITER,
+    M_UNREGISTER_TRACE_WRITER,
+    M_NOTIFY_DATA_SOURCE_STARTED,
+    M_NOTIFY_DATA_SOURCE_STOPPED,
+    M_ACTIVATE_TRIGGERS,
+    M_SYNC,
+    M_UPDATE_DATA_SOURCE,
+    M_COUNT,
+};
+static const char *const k_methods[M_COUNT] = {
+    "InitializeConnection", "RegisterDataSource",      "UnregisterDataSource",
+    "CommitData",           "GetAsyncCommand",         "RegisterTraceWriter",
+    "UnregisterTraceWriter", "NotifyDataSourceStarted", "NotifyDataSourceStopped",
+    "ActivateTriggers",     "Sync",                    "UpdateDataSource",
+};
+
+#define PAGE_SIZE_BYTES 4096u
+
+typedef struct peer {
+    bool has_stream;
+    uint64_t stream_id;
+    bool started;
+    int smb_fd;
+    void *smb_mem;
+    smb_abi abi;
+} peer;
+
+static struct {
+    ipc_host *host;
+    const char *data_source;
+    size_t smb_size;
+    uint32_t policy;
+    uint64_t producers, started, commits, chunks_offered;
+    size_t smb_chunks, most_taken;
+} g;
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void reply_empty(ipc_host_client *cl, uint64_t rid, bool drop, bool ok)
+{
+    if (drop)
+        return;
+    ipc_host_begin_reply(g.host, rid, ok, false);
+    ipc_host_end_reply(g.host, cl, -1);
+}
+
+/* A sealed memfd of our size, mapped here too so that at the end we can
+ * tell how much of it the producer had used up. */
+static bool make_smb(peer *p)
+{
+    int fd = memfd_create("stall-service-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return false;
+    if (ftruncate(fd, (off_t)g.smb_size) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        close(fd);
+        return false;
+    }
+    void *mem = mmap(NULL, g.smb_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED || !smb_abi_init(&p->abi, mem, g.smb_size, PAGE_SIZE_BYTES)) {
+        if (mem != MAP_FAILED)
+            munmap(mem, g.smb_size);
+        close(fd);
+        return false;
+    }
+    p->smb_fd = fd;
+    p->smb_mem = mem;
+    return true;
+}
+
+/* Chunks not free in the producer's SMB, and how many it has in all (an
+ * unpartitioned page counts as its 4 chunks, all free). */
+static void count_taken(const peer *p, size_t *taken, size_t *all)
+{
+    *taken = *all = 0;
+    for (size_t page = 0; page < p->abi.num_pages; page++) {
+        uint32_t bitmap = smb_page_bitmap(&p->abi, page);
+        size_t n = smb_layout_of(bitmap) ? smb_num_chunks_of(bitmap) : 4;
+        *all += n;
+        for (uint32_t c = 0; smb_layout_of(bitmap) && c < n; c++)
+            *taken += smb_chunk_state_of(bitmap, c) != SMB_CHUNK_FREE;
+    }
+}
+
+static void note_usage(const peer *p)
+{
+    if (!p->smb_mem)
+        return;
+    size_t taken, all;
+    count_taken(p, &taken, &all);
+    if (taken > g.most_taken)
+        g.most_taken = taken;
+    g.smb_chunks = all;
+}
+
+static void write_config(perfetto_protos_DataSourceConfig *c)
+{
+    perfetto_protos_DataSourceConfig_set_name(c, g.data_source);
+    perfetto_protos_DataSourceConfig_set_target_buffer(c, 1);
+    perfetto_protos_DataSourceConfig_set_tracing_session_id(c, 1);
+    if (g.policy)
+        perfetto_protos_DataSourceConfig_set_buffer_exhausted_policy(
+            c, (perfetto_protos_DataSourceConfig_BufferExhaustedPolicy)g.policy);
+}
+
+/* SetupTracing with our SMB, then SetupDataSource and StartDataSource. */
+static void start(ipc_host_client *cl, peer *p)
+{
+    if (p->started || !p->has_stream || (!p->smb_mem && !make_smb(p)))
+        return;
+    perfetto_protos_GetAsyncCommandResponse *cmd =
+        (perfetto_protos_GetAsyncCommandResponse *)ipc_host_begin_reply(g.host, p->stream_id,
+                                                                        true, true);
+    perfetto_protos_GetAsyncCommandResponse_SetupTracing st;
+    perfetto_protos_GetAsyncCommandResponse_begin_setup_tracing(cmd, &st);
+    perfetto_protos_GetAsyncCommandResponse_SetupTracing_set_shared_buffer_page_size_kb(
+        &st, PAGE_SIZE_BYTES / 1024);
+    perfetto_protos_GetAsyncCommandResponse_SetupTracing_end(&st);
+    ipc_host_end_reply(g.host, cl, p->smb_fd);
+    for (int step = 0; step < 2; step++) {
+        cmd = (perfetto_protos_GetAsyncCommandResponse *)ipc_host_begin_reply(g.host, p->stream_id,
+                                                                              true, true);
+        perfetto_protos_DataSourceConfig c;
+        if (step == 0) {
+            perfetto_protos_GetAsyncCommandResponse_SetupDataSource m;
+            perfetto_protos_GetAsyncCommandResponse_begin_setup_data_source(cmd, &m);
+            perfetto_protos_GetAsyncCommandResponse_SetupDataSource_set_new_instance_id(&m, 1);
+            perfetto_protos_GetAsyncCommandResponse_SetupDataSource_begin_config(&m, &c);
+            write_config(&c);
+            perfetto_protos_DataSourceConfig_end(&c);
+            perfetto_protos_GetAsyncCommandResponse_SetupDataSource_end(&m);
+        } else {
+            perfetto_protos_GetAsyncCommandResponse_StartDataSource m;
+            perfetto_protos_GetAsyncCommandResponse_begin_start_data_source(cmd, &m);
+            perfetto_protos_GetAsyncCommandResponse_StartDataSource_set_new_instance_id(&m, 1);
+            perfetto_protos_GetAsyncCommandResponse_StartDataSource_begin_config(&m, &c);
+            write_config(&c);
+            perfetto_protos_DataSourceConfig_end(&c);
+            perfetto_protos_GetAsyncCommandResponse_StartDataSource_end(&m);
+        }
+        ipc_host_end_reply(g.host, cl, -1);
+    }
+    p->started = true;
+    g.started++;
+}
+
+/* Counts the chunks a CommitData offers, and does nothing about them. */
+static void on_commit(pb_bytes args)
+{
+    perfetto_protos_CommitDataRequest_view v;
+    if (perfetto_protos_CommitDataRequest_decode(&v, args.data, args.size))
+        g.chunks_offered += v.chunks_to_move_count;
+}
+
+static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t rid, bool drop,
+                      pb_bytes args)
+{
+    (void)ctx;
+    peer *p = cl->user;
+    int fd = ipc_host_take_fd(cl);
+    if (fd >= 0)
+        close(fd); /* a producer-provided SMB is refused: we hand out our own */
+    switch (method) {
+    case M_INITIALIZE_CONNECTION:
+        if (!drop) {
+            perfetto_protos_InitializeConnectionResponse *r =
+                (perfetto_protos_InitializeConnectionResponse *)ipc_host_begin_reply(g.host, rid,
+                                                                                     true, false);
+            perfetto_protos_InitializeConnectionResponse_set_using_shmem_provided_by_producer(
+                r, false);
+            ipc_host_end_reply(g.host, cl, -1);
+        }
+        break;
+    case M_REGISTER_DATA_SOURCE: {
+        reply_empty(cl, rid, drop, true);
+        perfetto_protos_RegisterDataSourceRequest_view v;
+        perfetto_protos_DataSourceDescriptor_view d;
+        if (perfetto_protos_RegisterDataSourceRequest_decode(&v, args.data, args.size) &&
+            perfetto_protos_DataSourceDescriptor_decode(&d, v.data_source_descriptor.data,
+                                                        v.data_source_descriptor.size) &&
+            d.name.size == strlen(g.data_source) &&
+            memcmp(d.name.data, g.data_source, d.name.size) == 0)
+            start(cl, p);
+        break;
+    }
+    case M_GET_ASYNC_COMMAND:
+        if (p->has_stream || drop) {
+            reply_empty(cl, rid, drop, false);
+            break;
+        }
+        p->has_stream = true;
+        p->stream_id = rid;
+        break;
+    case M_COMMIT_DATA:
+        /* The hang: no reply, no copy, no chunk freed. */
+        g.commits++;
+        on_commit(args);
+        break;
+    default:
+        /* Sync included: a prompt answer, so the producer's start-up is as
+         * quick as with a healthy service. */
+        reply_empty(cl, rid, drop, true);
+        break;
+    }
+}
+
+static void on_connect(void *ctx, ipc_host_client *cl)
+{
+    (void)ctx;
+    peer *p = calloc(1, sizeof *p);
+    if (!p) {
+        ipc_host_drop(g.host, cl);
+        return;
+    }
+    p->smb_fd = -1;
+    cl->user = p;
+    g.producers++;
+}
+
+static void on_disconnect(void *ctx, ipc_host_client *cl)
+{
+    (void)ctx;
+    peer *p = cl->user;
+    if (!p)
+        return;
+    note_usage(p);
+    if (p->smb_mem)
+        munmap(p->smb_mem, g.smb_size);
+    if (p->smb_fd >= 0)
+        close(p->smb_fd);
+    free(p);
+    cl->user = NULL;
+}
+
+static void note_one(void *ctx, ipc_host_client *cl)
+{
+    (void)ctx;
+    if (cl->user)
+        note_usage(cl->user);
+}
+
+static bool parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: stall_service --socket PATH [--data-source NAME] [--smb-kb 8..32768]\n"
+                    "       [--policy unspecified|drop|stall-then-abort|stall-then-drop]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"data-source", required_argument, NULL, 'd'},
+        {"smb-kb", required_argument, NULL, 'k'},
+        {"policy", required_argument, NULL, 'p'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const policies[] = {"unspecified", "drop", "stall-then-abort",
+                                           "stall-then-drop"};
+    const char *socket_path = NULL;
+    uint32_t smb_kb = 64;
+    g.data_source = "gpu.renderstages";
+    g.policy = 3;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            socket_path = optarg;
+            break;
+        case 'd':
+            g.data_source = optarg;
+            break;
+        case 'k':
+            if (!parse_u32(optarg, 8, 32768, &smb_kb) || smb_kb % (PAGE_SIZE_BYTES / 1024)) {
+                fprintf(stderr, "stall_service: --smb-kb: a multiple of 4 in 8..32768\n");
+                return 2;
+            }
+            break;
+        case 'p': {
+            bool ok = false;
+            for (uint32_t i = 0; i < sizeof policies / sizeof *policies; i++)
+                if (strcmp(optarg, policies[i]) == 0) {
+                    g.policy = i;
+                    ok = true;
+                }
+            if (!ok) {
+                fprintf(stderr, "stall_service: unknown --policy '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        default:
+            return usage();
+        }
+    }
+    if (!socket_path || optind != argc)
+        return usage();
+    g.smb_size = (size_t)smb_kb * 1024u;
+
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    unlink(socket_path);
+    int lfd = ipc_socket_listen(socket_path);
+    if (lfd < 0) {
+        fprintf(stderr, "stall_service: cannot listen on %s: %s\n", socket_path, strerror(errno));
+        return 1;
+    }
+    const ipc_host_config hc = {
+        .listen_fd = lfd,
+        .service_name = "ProducerPort",
+        .methods = k_methods,
+        .num_methods = M_COUNT,
+        .max_clients = 64,
+        /* What little we send is always read: a producer that stops
+         * reading is not what this service is about. */
+        .tx_timeout_ms = 60000,
+        .ops = {on_connect, on_disconnect, on_invoke},
+    };
+    g.host = ipc_host_create(&hc);
+    if (!g.host) {
+        fprintf(stderr, "stall_service: out of memory\n");
+        return 1;
+    }
+    while (!g_stop)
+        ipc_host_poll(g.host, 100, -1);
+    ipc_host_for_each(g.host, note_one, NULL);
+    ipc_host_destroy(g.host);
+    unlink(socket_path);
+    printf("stall_service: producers=%llu started=%llu commits=%llu chunks_offered=%llu "
+           "smb_chunks=%zu smb_chunks_taken=%zu\n",
+           (unsigned long long)g.producers, (unsigned long long)g.started,
+           (unsigned long long)g.commits, (unsigned long long)g.chunks_offered, g.smb_chunks,
+           g.most_taken);
+    return 0;
+}
