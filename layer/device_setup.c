@@ -65,6 +65,32 @@
      VkPhysicalDeviceShaderIntegerDotProductFeatures)                                       \
    X(PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES, VkPhysicalDeviceMaintenance4Features)
 
+/* The commands of every device extension plan_* may add: what
+ * gt_device_setup_hides keeps from the application. An extension added
+ * without its commands listed here would leak them. */
+static const struct {
+   const char *extension;
+   const char *command;
+} added_extension_commands[] = {
+   {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, "vkGetCalibratedTimestampsEXT"},
+   {VK_KHR_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, "vkGetCalibratedTimestampsKHR"},
+   {VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME, "vkResetQueryPoolEXT"},
+};
+
+bool
+gt_device_setup_hides(const struct gt_device *dev, const char *name)
+{
+   for (uint32_t i = 0; i < dev->layer_extension_count; i++) {
+      for (size_t j = 0; j < sizeof added_extension_commands / sizeof added_extension_commands[0];
+           j++) {
+         if (strcmp(added_extension_commands[j].extension, dev->layer_extensions[i]) == 0 &&
+             strcmp(added_extension_commands[j].command, name) == 0)
+            return true;
+      }
+   }
+   return false;
+}
+
 static size_t
 clonable_size(VkStructureType type)
 {
@@ -292,8 +318,7 @@ gt_device_setup_prepare(struct gt_device_setup *s, const struct gt_instance *ins
 {
    VkExtensionProperties *avail;
    uint32_t avail_count;
-   const char *add[2];
-   uint32_t add_count = 0;
+   const char **add = s->added;
 
    memset(s, 0, sizeof *s);
    s->info = *app;
@@ -314,14 +339,14 @@ gt_device_setup_prepare(struct gt_device_setup *s, const struct gt_instance *ins
       return VK_SUCCESS;
    }
 
-   plan_calibrated_timestamps(s, inst, app, avail, avail_count, add, &add_count);
-   res = plan_host_query_reset(s, inst, pd, app, avail, avail_count, alloc, add, &add_count);
+   plan_calibrated_timestamps(s, inst, app, avail, avail_count, add, &s->added_count);
+   res = plan_host_query_reset(s, inst, pd, app, avail, avail_count, alloc, add, &s->added_count);
    gt_free(alloc, avail);
    if (res != VK_SUCCESS)
       goto fail_release;
 
-   if (add_count) {
-      uint32_t total = app->enabledExtensionCount + add_count;
+   if (s->added_count) {
+      uint32_t total = app->enabledExtensionCount + s->added_count;
       s->extension_names =
          gt_zalloc(alloc, total * sizeof(char *), VK_SYSTEM_ALLOCATION_SCOPE_COMMAND);
       if (!s->extension_names) {
@@ -330,7 +355,7 @@ gt_device_setup_prepare(struct gt_device_setup *s, const struct gt_instance *ins
       }
       for (uint32_t i = 0; i < app->enabledExtensionCount; i++)
          s->extension_names[i] = app->ppEnabledExtensionNames[i];
-      for (uint32_t i = 0; i < add_count; i++) {
+      for (uint32_t i = 0; i < s->added_count; i++) {
          s->extension_names[app->enabledExtensionCount + i] = add[i];
          gt_debug("device: enabling %s", add[i]);
       }

@@ -23,6 +23,9 @@ struct gt_device_setup {
    enum gt_calibrated_timestamps calibrated_timestamps;
    enum gt_host_query_reset host_query_reset;
    uint32_t api_version; /* min(instance, physical device) */
+   /* Extensions added to the application's list (static strings). */
+   const char *added[GT_MAX_LAYER_EXTENSIONS];
+   uint32_t added_count;
 
    /* Owned copies, released by gt_device_setup_release. */
    const char **extension_names;
@@ -42,5 +45,11 @@ VkResult gt_device_setup_prepare(struct gt_device_setup *setup, const struct gt_
                                  const struct gt_allocator *alloc);
 
 void gt_device_setup_release(struct gt_device_setup *setup, const struct gt_allocator *alloc);
+
+/* Whether `name` is a command of a device extension the layer enabled for
+ * itself on this device (dev->layer_extensions). vkGetDeviceProcAddr must
+ * answer NULL for it, as it would without the layer: the application did
+ * not enable the extension, so the command does not exist for it. */
+bool gt_device_setup_hides(const struct gt_device *dev, const char *name);
 
 #endif

@@ -2,13 +2,23 @@
  * lists, and the dispatch tables built from them.
  *
  * Each entry is the name without the "vk" prefix; the table member has that
- * name and type PFN_vk<name>. A function that is hooked appears in a *_HOOKS
- * list: layer_hooks.c defines gt_<name> for it and vkGet*ProcAddr hands that
- * out, but only when the next entity in the chain returns non-NULL for the
- * same name (an extension the application did not enable stays invisible).
- * Functions the layer only calls (the timing code's queries, fences…) go in a
- * *_CALLS list. Adding a function is one line here, plus a hook body if it is
- * in a *_HOOKS list.
+ * name and type PFN_vk<name>, filled from the next entity's
+ * vkGetInstanceProcAddr / vkGetDeviceProcAddr (NULL where it has none). A
+ * function that is hooked appears in a *_HOOKS list: layer_hooks.c (device)
+ * or layer_interface.c (instance) defines gt_<name> for it. Functions the
+ * layer only calls (the timing code's queries, fences…) go in a *_CALLS
+ * list. Adding a function is one line here, plus a hook body if it is in a
+ * *_HOOKS list.
+ *
+ * The dispatch rules (docs/layer.md, "Dispatch rules"):
+ * - vkGetDeviceProcAddr hands out a hook only when the next entity's table
+ *   entry for that device is non-NULL, and never a command of an extension
+ *   the layer enabled for itself that the application did not ask for;
+ * - vkGetInstanceProcAddr hands out a device-level hook when the next
+ *   entity's vkGetInstanceProcAddr is non-NULL for the name, which says
+ *   nothing about a given device: so every device-level hook checks its
+ *   device's table entry and, when it is NULL, does what the driver does
+ *   for a command that was not enabled: nothing (see layer_hooks.c).
  */
 #ifndef GPUTRACE_LAYER_DISPATCH_H
 #define GPUTRACE_LAYER_DISPATCH_H
@@ -17,33 +27,44 @@
 
 /* Instance-level functions layer_interface.c intercepts. vkCreateInstance,
  * vkCreateDevice and the vkGet*ProcAddr are not here: they are reached
- * through the loader's link info, not through a table. */
-#define GT_INSTANCE_HOOKS(X)                \
+ * through the loader's link info, not through a table.
+ *
+ * Every list comes in two parts. *_REQUIRED: Vulkan 1.0 core, which any
+ * working next entity has; the layer's own code may call them without a
+ * check, and an instance or device whose next entity lacks one of them is
+ * passed through untouched (layer_interface.c). *_OPTIONAL: newer core or
+ * extension functions, NULL wherever the instance or device did not enable
+ * them; every use checks. */
+#define GT_INSTANCE_HOOKS_REQUIRED(X)       \
    X(DestroyInstance)                       \
    X(EnumeratePhysicalDevices)              \
-   X(EnumeratePhysicalDeviceGroups)         \
-   X(EnumeratePhysicalDeviceGroupsKHR)      \
    X(EnumerateDeviceExtensionProperties)
 
-#define GT_INSTANCE_CALLS(X)                     \
+#define GT_INSTANCE_HOOKS_OPTIONAL(X)       \
+   X(EnumeratePhysicalDeviceGroups)         \
+   X(EnumeratePhysicalDeviceGroupsKHR)
+
+#define GT_INSTANCE_CALLS_REQUIRED(X)            \
    X(GetPhysicalDeviceProperties)                \
+   X(GetPhysicalDeviceQueueFamilyProperties)     \
+   X(GetPhysicalDeviceMemoryProperties)
+
+#define GT_INSTANCE_CALLS_OPTIONAL(X)            \
    X(GetPhysicalDeviceProperties2)               \
    X(GetPhysicalDeviceProperties2KHR)            \
-   X(GetPhysicalDeviceQueueFamilyProperties)     \
    X(GetPhysicalDeviceFeatures2)                 \
    X(GetPhysicalDeviceFeatures2KHR)              \
-   X(GetPhysicalDeviceCalibrateableTimeDomainsEXT) \
-   X(GetPhysicalDeviceMemoryProperties)
+   X(GetPhysicalDeviceCalibrateableTimeDomainsEXT)
+
+#define GT_INSTANCE_HOOKS(X) GT_INSTANCE_HOOKS_REQUIRED(X) GT_INSTANCE_HOOKS_OPTIONAL(X)
+#define GT_INSTANCE_CALLS(X) GT_INSTANCE_CALLS_REQUIRED(X) GT_INSTANCE_CALLS_OPTIONAL(X)
 
 /* Device-level functions layer_hooks.c intercepts: the timeline's hook
  * points. vkDestroyDevice and vkGetDeviceProcAddr are handled in
  * layer_interface.c and always returned. */
-#define GT_DEVICE_HOOKS(X)              \
+#define GT_DEVICE_HOOKS_REQUIRED(X)     \
    X(GetDeviceQueue)                    \
-   X(GetDeviceQueue2)                   \
    X(QueueSubmit)                       \
-   X(QueueSubmit2)                      \
-   X(QueueSubmit2KHR)                   \
    X(QueueWaitIdle)                     \
    X(DeviceWaitIdle)                    \
    X(CreateCommandPool)                 \
@@ -55,12 +76,36 @@
    X(EndCommandBuffer)                  \
    X(ResetCommandBuffer)                \
    X(CreateRenderPass)                  \
-   X(CreateRenderPass2)                 \
-   X(CreateRenderPass2KHR)              \
    X(DestroyRenderPass)                 \
    X(CmdBeginRenderPass)                \
    X(CmdNextSubpass)                    \
    X(CmdEndRenderPass)                  \
+   X(CmdDispatch)                       \
+   X(CmdDispatchIndirect)               \
+   X(CmdCopyBuffer)                     \
+   X(CmdCopyImage)                      \
+   X(CmdCopyBufferToImage)              \
+   X(CmdCopyImageToBuffer)              \
+   X(CmdBlitImage)                      \
+   X(CmdClearColorImage)                \
+   X(CmdClearDepthStencilImage)         \
+   X(CmdClearAttachments)               \
+   X(CmdResolveImage)                   \
+   X(CmdFillBuffer)                     \
+   X(CmdUpdateBuffer)                   \
+   X(CmdExecuteCommands)                \
+   X(CmdPipelineBarrier)
+
+/* Debug-utils commands belong to an instance extension but dispatch on
+ * devices: the loader answers them through vkGetInstanceProcAddr for every
+ * instance, enabled or not, while the device-level lookup answers NULL
+ * unless the instance enabled VK_EXT_debug_utils. */
+#define GT_DEVICE_HOOKS_OPTIONAL(X)     \
+   X(GetDeviceQueue2)                   \
+   X(QueueSubmit2)                      \
+   X(QueueSubmit2KHR)                   \
+   X(CreateRenderPass2)                 \
+   X(CreateRenderPass2KHR)              \
    X(CmdBeginRenderPass2)               \
    X(CmdNextSubpass2)                   \
    X(CmdEndRenderPass2)                 \
@@ -71,14 +116,8 @@
    X(CmdEndRendering)                   \
    X(CmdBeginRenderingKHR)              \
    X(CmdEndRenderingKHR)                \
-   X(CmdDispatch)                       \
-   X(CmdDispatchIndirect)               \
    X(CmdDispatchBase)                   \
    X(CmdDispatchBaseKHR)                \
-   X(CmdCopyBuffer)                     \
-   X(CmdCopyImage)                      \
-   X(CmdCopyBufferToImage)              \
-   X(CmdCopyImageToBuffer)              \
    X(CmdCopyBuffer2)                    \
    X(CmdCopyImage2)                     \
    X(CmdCopyBufferToImage2)             \
@@ -87,39 +126,25 @@
    X(CmdCopyImage2KHR)                  \
    X(CmdCopyBufferToImage2KHR)          \
    X(CmdCopyImageToBuffer2KHR)          \
-   X(CmdBlitImage)                      \
    X(CmdBlitImage2)                     \
    X(CmdBlitImage2KHR)                  \
-   X(CmdClearColorImage)                \
-   X(CmdClearDepthStencilImage)         \
-   X(CmdClearAttachments)               \
-   X(CmdResolveImage)                   \
    X(CmdResolveImage2)                  \
    X(CmdResolveImage2KHR)               \
-   X(CmdFillBuffer)                     \
-   X(CmdUpdateBuffer)                   \
-   X(CmdExecuteCommands)                \
-   X(CmdPipelineBarrier)                \
    X(CmdPipelineBarrier2)               \
    X(CmdPipelineBarrier2KHR)            \
    X(CmdBeginDebugUtilsLabelEXT)        \
    X(CmdEndDebugUtilsLabelEXT)          \
    X(CmdInsertDebugUtilsLabelEXT)
 
-/* Device-level functions the layer (and later the timing code) calls on its
- * own behalf. */
-#define GT_DEVICE_CALLS(X)              \
+/* Device-level functions the layer (and the timing code) calls on its own
+ * behalf. */
+#define GT_DEVICE_CALLS_REQUIRED(X)     \
    X(DestroyDevice)                     \
    X(CreateQueryPool)                   \
    X(DestroyQueryPool)                  \
-   X(ResetQueryPool)                    \
-   X(ResetQueryPoolEXT)                 \
    X(GetQueryPoolResults)               \
    X(CmdResetQueryPool)                 \
    X(CmdWriteTimestamp)                 \
-   X(CmdWriteTimestamp2)                \
-   X(CmdWriteTimestamp2KHR)             \
-   X(GetCalibratedTimestampsEXT)        \
    X(CreateFence)                       \
    X(DestroyFence)                      \
    X(WaitForFences)                     \
@@ -135,6 +160,16 @@
    X(CmdCopyQueryPoolResults)           \
    X(FlushMappedMemoryRanges)           \
    X(InvalidateMappedMemoryRanges)
+
+#define GT_DEVICE_CALLS_OPTIONAL(X)     \
+   X(ResetQueryPool)                    \
+   X(ResetQueryPoolEXT)                 \
+   X(CmdWriteTimestamp2)                \
+   X(CmdWriteTimestamp2KHR)             \
+   X(GetCalibratedTimestampsEXT)
+
+#define GT_DEVICE_HOOKS(X) GT_DEVICE_HOOKS_REQUIRED(X) GT_DEVICE_HOOKS_OPTIONAL(X)
+#define GT_DEVICE_CALLS(X) GT_DEVICE_CALLS_REQUIRED(X) GT_DEVICE_CALLS_OPTIONAL(X)
 
 #define GT_DISPATCH_MEMBER(name) PFN_vk##name name;
 

@@ -5,6 +5,10 @@
  * hooks hold no state of their own; the list of hooks is GT_DEVICE_HOOKS in
  * layer_dispatch.h, and a name listed there without a gt_<name> here does
  * not compile.
+ *
+ * Every hook starts with GT_HOOK_ENTER, which is also the only place a hook
+ * reads its next pointer: the rule that a hook never calls a NULL next
+ * pointer lives in one macro.
  */
 #include <stddef.h>
 #include <string.h>
@@ -12,6 +16,12 @@
 #include "layer_interface.h"
 #include "log.h"
 #include "timeline.h"
+
+/* What a VkResult hook returns when the next entity has no such command on
+ * this device (see GT_HOOK_ENTER). No result code means "not enabled"; this
+ * one names the cause, is an error every caller treats as failure, and
+ * cannot be mistaken for a lost device. */
+#define GT_RESULT_ABSENT VK_ERROR_EXTENSION_NOT_PRESENT
 
 /* The handle came from a device we never saw created: only possible with a
  * broken application or loader. Log it and fail the call rather than
@@ -25,53 +35,68 @@ device_of(const void *handle, const char *api)
    return dev;
 }
 
+/* Opens a hook for vk<name> on `handle`: declares `dev` and `next` (the
+ * next entity's vk<name> for this device), or returns `unknown` for a
+ * handle of no known device and `absent` when `next` is NULL. The latter
+ * happens when the application calls what vkGetInstanceProcAddr gave it for
+ * a command its device (or instance) did not enable: that answer holds for
+ * the instance, not for a device. The loader answers the debug-utils
+ * commands for every instance, and libplacebo (mpv) records
+ * vkCmdBeginDebugUtilsLabelEXT fetched that way without enabling
+ * VK_EXT_debug_utils; the loader's terminator then does nothing, and so
+ * does the hook: no timeline callback either, since nothing happened. Not
+ * logged: it may happen for every command an application records.
+ * For void hooks both return values are empty. */
+#define GT_HOOK_ENTER(handle, name, unknown, absent)      \
+   struct gt_device *dev = device_of(handle, "vk" #name); \
+   if (!dev)                                              \
+      return unknown;                                     \
+   const PFN_vk##name next = dev->vk.name;                \
+   if (!next)                                             \
+      return absent;
+
 /* ---- queues ----------------------------------------------------------- */
 
 static VKAPI_ATTR void VKAPI_CALL
 gt_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue *queue)
 {
-   struct gt_device *dev = device_of(device, "vkGetDeviceQueue");
-   if (!dev)
-      return;
-   dev->vk.GetDeviceQueue(device, family, index, queue);
-   if (*queue)
+   *queue = VK_NULL_HANDLE; /* what the caller finds if there is nothing to call */
+   GT_HOOK_ENTER(device, GetDeviceQueue, , )
+   next(device, family, index, queue);
+   if (!dev->disabled && *queue)
       tl_queue_acquired(dev, *queue, family, index);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 gt_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info, VkQueue *queue)
 {
-   struct gt_device *dev = device_of(device, "vkGetDeviceQueue2");
-   if (!dev)
-      return;
-   dev->vk.GetDeviceQueue2(device, info, queue);
-   if (*queue)
+   *queue = VK_NULL_HANDLE;
+   GT_HOOK_ENTER(device, GetDeviceQueue2, , )
+   next(device, info, queue);
+   if (!dev->disabled && *queue)
       tl_queue_acquired(dev, *queue, info->queueFamilyIndex, info->queueIndex);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *submits, VkFence fence)
 {
-   struct gt_device *dev = device_of(queue, "vkQueueSubmit");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
+   GT_HOOK_ENTER(queue, QueueSubmit, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   if (dev->disabled)
+      return next(queue, count, submits, fence);
    const struct tl_submit submit = {
       .api = "vkQueueSubmit", .count = count, .submits = submits, .fence = fence};
    tl_queue_submit_pre(dev, queue, &submit);
-   VkResult res = dev->vk.QueueSubmit(queue, count, submits, fence);
+   VkResult res = next(queue, count, submits, fence);
    tl_queue_submit_post(dev, queue, &submit, res);
    return res;
 }
 
 static VkResult
-queue_submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence,
-              const char *api, size_t next_offset)
+queue_submit2(struct gt_device *dev, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t count,
+              const VkSubmitInfo2 *submits, VkFence fence, const char *api)
 {
-   struct gt_device *dev = device_of(queue, api);
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   PFN_vkQueueSubmit2 next =
-      *(const PFN_vkQueueSubmit2 *)(const void *)((const char *)&dev->vk + next_offset);
+   if (dev->disabled)
+      return next(queue, count, submits, fence);
    const struct tl_submit submit = {
       .api = api, .count = count, .submits2 = submits, .fence = fence};
    tl_queue_submit_pre(dev, queue, &submit);
@@ -83,25 +108,23 @@ queue_submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFen
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence)
 {
-   return queue_submit2(queue, count, submits, fence, "vkQueueSubmit2",
-                        offsetof(struct gt_device_dispatch, QueueSubmit2));
+   GT_HOOK_ENTER(queue, QueueSubmit2, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   return queue_submit2(dev, next, queue, count, submits, fence, "vkQueueSubmit2");
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_QueueSubmit2KHR(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence)
 {
-   return queue_submit2(queue, count, submits, fence, "vkQueueSubmit2KHR",
-                        offsetof(struct gt_device_dispatch, QueueSubmit2KHR));
+   GT_HOOK_ENTER(queue, QueueSubmit2KHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   return queue_submit2(dev, next, queue, count, submits, fence, "vkQueueSubmit2KHR");
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_QueueWaitIdle(VkQueue queue)
 {
-   struct gt_device *dev = device_of(queue, "vkQueueWaitIdle");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   VkResult res = dev->vk.QueueWaitIdle(queue);
-   if (res == VK_SUCCESS)
+   GT_HOOK_ENTER(queue, QueueWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   VkResult res = next(queue);
+   if (!dev->disabled && res == VK_SUCCESS)
       tl_queue_idle(dev, queue);
    return res;
 }
@@ -109,11 +132,9 @@ gt_QueueWaitIdle(VkQueue queue)
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_DeviceWaitIdle(VkDevice device)
 {
-   struct gt_device *dev = device_of(device, "vkDeviceWaitIdle");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   VkResult res = dev->vk.DeviceWaitIdle(device);
-   if (res == VK_SUCCESS)
+   GT_HOOK_ENTER(device, DeviceWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   VkResult res = next(device);
+   if (!dev->disabled && res == VK_SUCCESS)
       tl_device_idle(dev);
    return res;
 }
@@ -124,11 +145,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 gt_CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo *info,
                      const VkAllocationCallbacks *alloc, VkCommandPool *pool)
 {
-   struct gt_device *dev = device_of(device, "vkCreateCommandPool");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   VkResult res = dev->vk.CreateCommandPool(device, info, alloc, pool);
-   if (res == VK_SUCCESS)
+   GT_HOOK_ENTER(device, CreateCommandPool, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   VkResult res = next(device, info, alloc, pool);
+   if (!dev->disabled && res == VK_SUCCESS)
       tl_command_pool_created(dev, *pool, info);
    return res;
 }
@@ -136,33 +155,28 @@ gt_CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo *info,
 static VKAPI_ATTR void VKAPI_CALL
 gt_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc)
 {
-   struct gt_device *dev = device_of(device, "vkDestroyCommandPool");
-   if (!dev)
-      return;
-   if (pool != VK_NULL_HANDLE)
+   GT_HOOK_ENTER(device, DestroyCommandPool, , )
+   if (!dev->disabled && pool != VK_NULL_HANDLE)
       tl_command_pool_destroy(dev, pool);
-   dev->vk.DestroyCommandPool(device, pool, alloc);
+   next(device, pool, alloc);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags)
 {
-   struct gt_device *dev = device_of(device, "vkResetCommandPool");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   tl_command_pool_reset(dev, pool, flags);
-   return dev->vk.ResetCommandPool(device, pool, flags);
+   GT_HOOK_ENTER(device, ResetCommandPool, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   if (!dev->disabled)
+      tl_command_pool_reset(dev, pool, flags);
+   return next(device, pool, flags);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo *info,
                           VkCommandBuffer *buffers)
 {
-   struct gt_device *dev = device_of(device, "vkAllocateCommandBuffers");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   VkResult res = dev->vk.AllocateCommandBuffers(device, info, buffers);
-   if (res == VK_SUCCESS)
+   GT_HOOK_ENTER(device, AllocateCommandBuffers, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   VkResult res = next(device, info, buffers);
+   if (!dev->disabled && res == VK_SUCCESS)
       tl_command_buffers_allocated(dev, info, buffers);
    return res;
 }
@@ -171,21 +185,18 @@ static VKAPI_ATTR void VKAPI_CALL
 gt_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
                       const VkCommandBuffer *buffers)
 {
-   struct gt_device *dev = device_of(device, "vkFreeCommandBuffers");
-   if (!dev)
-      return;
-   tl_command_buffers_free(dev, pool, count, buffers);
-   dev->vk.FreeCommandBuffers(device, pool, count, buffers);
+   GT_HOOK_ENTER(device, FreeCommandBuffers, , )
+   if (!dev->disabled)
+      tl_command_buffers_free(dev, pool, count, buffers);
+   next(device, pool, count, buffers);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 {
-   struct gt_device *dev = device_of(cb, "vkBeginCommandBuffer");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   VkResult res = dev->vk.BeginCommandBuffer(cb, info);
-   if (res == VK_SUCCESS)
+   GT_HOOK_ENTER(cb, BeginCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   VkResult res = next(cb, info);
+   if (!dev->disabled && res == VK_SUCCESS)
       tl_cmd_begin(dev, cb, info);
    return res;
 }
@@ -193,21 +204,19 @@ gt_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_EndCommandBuffer(VkCommandBuffer cb)
 {
-   struct gt_device *dev = device_of(cb, "vkEndCommandBuffer");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   tl_cmd_end(dev, cb);
-   return dev->vk.EndCommandBuffer(cb);
+   GT_HOOK_ENTER(cb, EndCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   if (!dev->disabled)
+      tl_cmd_end(dev, cb);
+   return next(cb);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 {
-   struct gt_device *dev = device_of(cb, "vkResetCommandBuffer");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   tl_command_buffer_reset(dev, cb, flags);
-   return dev->vk.ResetCommandBuffer(cb, flags);
+   GT_HOOK_ENTER(cb, ResetCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   if (!dev->disabled)
+      tl_command_buffer_reset(dev, cb, flags);
+   return next(cb, flags);
 }
 
 /* ---- render passes ---------------------------------------------------- */
@@ -216,27 +225,20 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 gt_CreateRenderPass(VkDevice device, const VkRenderPassCreateInfo *info,
                     const VkAllocationCallbacks *alloc, VkRenderPass *rp)
 {
-   struct gt_device *dev = device_of(device, "vkCreateRenderPass");
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   VkResult res = dev->vk.CreateRenderPass(device, info, alloc, rp);
-   if (res == VK_SUCCESS)
+   GT_HOOK_ENTER(device, CreateRenderPass, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   VkResult res = next(device, info, alloc, rp);
+   if (!dev->disabled && res == VK_SUCCESS)
       tl_render_pass_created(dev, *rp, info, NULL);
    return res;
 }
 
 static VkResult
-create_render_pass2(VkDevice device, const VkRenderPassCreateInfo2 *info,
-                    const VkAllocationCallbacks *alloc, VkRenderPass *rp, const char *api,
-                    size_t next_offset)
+create_render_pass2(struct gt_device *dev, PFN_vkCreateRenderPass2 next, VkDevice device,
+                    const VkRenderPassCreateInfo2 *info, const VkAllocationCallbacks *alloc,
+                    VkRenderPass *rp)
 {
-   struct gt_device *dev = device_of(device, api);
-   if (!dev)
-      return VK_ERROR_DEVICE_LOST;
-   PFN_vkCreateRenderPass2 next =
-      *(const PFN_vkCreateRenderPass2 *)(const void *)((const char *)&dev->vk + next_offset);
    VkResult res = next(device, info, alloc, rp);
-   if (res == VK_SUCCESS)
+   if (!dev->disabled && res == VK_SUCCESS)
       tl_render_pass_created(dev, *rp, NULL, info);
    return res;
 }
@@ -245,43 +247,43 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 gt_CreateRenderPass2(VkDevice device, const VkRenderPassCreateInfo2 *info,
                      const VkAllocationCallbacks *alloc, VkRenderPass *rp)
 {
-   return create_render_pass2(device, info, alloc, rp, "vkCreateRenderPass2",
-                              offsetof(struct gt_device_dispatch, CreateRenderPass2));
+   GT_HOOK_ENTER(device, CreateRenderPass2, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   return create_render_pass2(dev, next, device, info, alloc, rp);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_CreateRenderPass2KHR(VkDevice device, const VkRenderPassCreateInfo2 *info,
                         const VkAllocationCallbacks *alloc, VkRenderPass *rp)
 {
-   return create_render_pass2(device, info, alloc, rp, "vkCreateRenderPass2KHR",
-                              offsetof(struct gt_device_dispatch, CreateRenderPass2KHR));
+   GT_HOOK_ENTER(device, CreateRenderPass2KHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+   return create_render_pass2(dev, next, device, info, alloc, rp);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 gt_DestroyRenderPass(VkDevice device, VkRenderPass rp, const VkAllocationCallbacks *alloc)
 {
-   struct gt_device *dev = device_of(device, "vkDestroyRenderPass");
-   if (!dev)
-      return;
-   if (rp != VK_NULL_HANDLE)
+   GT_HOOK_ENTER(device, DestroyRenderPass, , )
+   if (!dev->disabled && rp != VK_NULL_HANDLE)
       tl_render_pass_destroy(dev, rp);
-   dev->vk.DestroyRenderPass(device, rp, alloc);
+   next(device, rp, alloc);
 }
 
 /* ---- recorded commands ------------------------------------------------ */
 
 /* One hook for a command: PARAMS must call the command buffer `cb`, ARGS
  * passes them on, the rest (designated initializers) fills tl_cmd.u. */
-#define GT_CMD_HOOK(name, kind_, PARAMS, ARGS, ...)                          \
-   static VKAPI_ATTR void VKAPI_CALL gt_##name PARAMS                        \
-   {                                                                         \
-      struct gt_device *dev = device_of(cb, "vk" #name);                     \
-      if (!dev)                                                              \
-         return;                                                             \
+#define GT_CMD_HOOK(name, kind_, PARAMS, ARGS, ...)                              \
+   static VKAPI_ATTR void VKAPI_CALL gt_##name PARAMS                            \
+   {                                                                             \
+      GT_HOOK_ENTER(cb, name, , )                                                \
+      if (dev->disabled) {                                                       \
+         next ARGS;                                                              \
+         return;                                                                 \
+      }                                                                          \
       const struct tl_cmd cmd = {.kind = kind_, .api = "vk" #name, __VA_ARGS__}; \
-      tl_cmd_pre(dev, cb, &cmd);                                             \
-      dev->vk.name ARGS;                                                     \
-      tl_cmd_post(dev, cb, &cmd);                                            \
+      tl_cmd_pre(dev, cb, &cmd);                                                 \
+      next ARGS;                                                                 \
+      tl_cmd_post(dev, cb, &cmd);                                                \
    }
 
 #define NO_PAYLOAD .u.label = NULL

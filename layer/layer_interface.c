@@ -226,7 +226,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 gt_EnumeratePhysicalDevices(VkInstance instance, uint32_t *count, VkPhysicalDevice *handles)
 {
    struct gt_instance *inst = gt_instance_get(instance);
-   if (!inst)
+   if (!inst || !inst->vk.EnumeratePhysicalDevices)
       return VK_ERROR_INITIALIZATION_FAILED;
    VkResult res = inst->vk.EnumeratePhysicalDevices(instance, count, handles);
    if ((res == VK_SUCCESS || res == VK_INCOMPLETE) && handles) {
@@ -246,6 +246,10 @@ enumerate_groups(VkInstance instance, uint32_t *count, VkPhysicalDeviceGroupProp
       return VK_ERROR_INITIALIZATION_FAILED;
    PFN_vkEnumeratePhysicalDeviceGroups next = khr ? inst->vk.EnumeratePhysicalDeviceGroupsKHR
                                                   : inst->vk.EnumeratePhysicalDeviceGroups;
+   /* Handed out only where the next entity has it, but a pointer fetched
+    * from one instance may be called with another. */
+   if (!next)
+      return VK_ERROR_EXTENSION_NOT_PRESENT;
    VkResult res = next(instance, count, groups);
    if ((res == VK_SUCCESS || res == VK_INCOMPLETE) && groups) {
       for (uint32_t i = 0; i < *count; i++) {
@@ -280,6 +284,20 @@ fill_instance_dispatch(struct gt_instance *inst)
    GT_INSTANCE_HOOKS(GT_FILL)
    GT_INSTANCE_CALLS(GT_FILL)
 #undef GT_FILL
+}
+
+/* The first Vulkan 1.0 function the layer needs from the next entity that
+ * it does not have, or NULL. */
+static const char *
+instance_lacks(const struct gt_instance *inst)
+{
+#define GT_LACKS(name)      \
+   if (!inst->vk.name)      \
+      return "vk" #name;
+   GT_INSTANCE_HOOKS_REQUIRED(GT_LACKS)
+   GT_INSTANCE_CALLS_REQUIRED(GT_LACKS)
+#undef GT_LACKS
+   return NULL;
 }
 
 static bool
@@ -337,6 +355,13 @@ gt_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
       goto fail_free;
    }
 
+   const char *lacking = inst->disabled ? NULL : instance_lacks(inst);
+   if (lacking) {
+      /* A broken layer below us: stay in the chain, touch nothing. */
+      gt_warn("next layer has no %s: passing this instance's calls through", lacking);
+      inst->disabled = true;
+   }
+
    if (!inst->disabled) {
       res = tl_instance_init(inst);
       if (res != VK_SUCCESS)
@@ -349,10 +374,10 @@ gt_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
       goto fail_timeline;
    }
 
-   if (inst->disabled)
+   if (inst->disabled && !lacking)
       gt_info("layer disabled by GPUTRACE_DISABLE: passing calls through (pid %d)",
               (int)getpid());
-   else
+   else if (!inst->disabled)
       gt_info("layer active (pid %d, %s %d, Vulkan %u.%u requested)", (int)getpid(),
               GT_LAYER_NAME, GT_LAYER_IMPLEMENTATION_VERSION,
               VK_API_VERSION_MAJOR(inst->api_version), VK_API_VERSION_MINOR(inst->api_version));
@@ -409,6 +434,18 @@ fill_device_dispatch(struct gt_device *dev)
    }
 }
 
+static const char *
+device_lacks(const struct gt_device *dev)
+{
+#define GT_LACKS(name)      \
+   if (!dev->vk.name)       \
+      return "vk" #name;
+   GT_DEVICE_HOOKS_REQUIRED(GT_LACKS)
+   GT_DEVICE_CALLS_REQUIRED(GT_LACKS)
+#undef GT_LACKS
+   return NULL;
+}
+
 static const char *const calibrated_names[] = {
    [GT_CALIBRATED_NONE] = "none",
    [GT_CALIBRATED_EXT] = "VK_EXT_calibrated_timestamps",
@@ -462,6 +499,9 @@ gt_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
       dev->api_version = setup.api_version;
       dev->calibrated_timestamps = setup.calibrated_timestamps;
       dev->host_query_reset = setup.host_query_reset;
+      for (uint32_t i = 0; i < setup.added_count; i++)
+         dev->layer_extensions[i] = setup.added[i];
+      dev->layer_extension_count = setup.added_count;
    }
 
    res = next_create(pd, down, callbacks, device);
@@ -476,6 +516,14 @@ gt_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
       gt_error("next layer returned no vkDestroyDevice");
       res = VK_ERROR_INITIALIZATION_FAILED;
       goto fail_free;
+   }
+   const char *lacking = dev->disabled ? NULL : device_lacks(dev);
+   if (lacking) {
+      /* Extensions the layer added stay enabled (and hidden): the device
+       * exists now, only the timing is off. */
+      gt_warn("device %p: next layer has no %s: passing this device's calls through",
+              (void *)*device, lacking);
+      dev->disabled = true;
    }
 
    if (!dev->disabled) {
@@ -555,50 +603,42 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gt_GetInstanceProcAddr(VkInstanc
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gt_GetDeviceProcAddr(VkDevice device,
                                                                       const char *name);
 
-/* Entry points returned whatever the next entity says (even when the layer
- * is disabled): they are how the layer takes part in the chain at all, or
- * they answer for the layer itself. */
+/* Entry points that are how the layer takes part in the chain at all, or
+ * that answer for the layer itself: returned whatever the next entity says,
+ * also when the layer is disabled. */
 static const struct {
    const char *name;
    PFN_vkVoidFunction fn;
+   bool global; /* answered with any instance handle or none */
 } always_instance[] = {
-   {"vkGetInstanceProcAddr", (PFN_vkVoidFunction)gt_GetInstanceProcAddr},
-   {"vkCreateInstance", (PFN_vkVoidFunction)gt_CreateInstance},
-   {"vkEnumerateInstanceLayerProperties", (PFN_vkVoidFunction)gt_EnumerateInstanceLayerProperties},
+   /* The global ones also for an instance we do not know: the loader asks
+    * for vkCreateInstance with the handle of the instance being created. */
+   {"vkGetInstanceProcAddr", (PFN_vkVoidFunction)gt_GetInstanceProcAddr, true},
+   {"vkCreateInstance", (PFN_vkVoidFunction)gt_CreateInstance, true},
+   {"vkEnumerateInstanceLayerProperties", (PFN_vkVoidFunction)gt_EnumerateInstanceLayerProperties,
+    true},
    {"vkEnumerateInstanceExtensionProperties",
-    (PFN_vkVoidFunction)gt_EnumerateInstanceExtensionProperties},
-   {"vkDestroyInstance", (PFN_vkVoidFunction)gt_DestroyInstance},
-   {"vkCreateDevice", (PFN_vkVoidFunction)gt_CreateDevice},
-   {"vkEnumerateDeviceLayerProperties", (PFN_vkVoidFunction)gt_EnumerateDeviceLayerProperties},
+    (PFN_vkVoidFunction)gt_EnumerateInstanceExtensionProperties, true},
+   /* vkCreateDevice also without an instance: layers above us (MangoHud,
+    * vkBasalt) look it up with a NULL instance while chaining device
+    * creation. */
+   {"vkCreateDevice", (PFN_vkVoidFunction)gt_CreateDevice, true},
+   {"vkDestroyInstance", (PFN_vkVoidFunction)gt_DestroyInstance, false},
+   {"vkEnumerateDeviceLayerProperties", (PFN_vkVoidFunction)gt_EnumerateDeviceLayerProperties,
+    false},
    {"vkEnumerateDeviceExtensionProperties",
-    (PFN_vkVoidFunction)gt_EnumerateDeviceExtensionProperties},
-   {"vkGetDeviceProcAddr", (PFN_vkVoidFunction)gt_GetDeviceProcAddr},
-   {"vkDestroyDevice", (PFN_vkVoidFunction)gt_DestroyDevice},
+    (PFN_vkVoidFunction)gt_EnumerateDeviceExtensionProperties, false},
+   {"vkGetDeviceProcAddr", (PFN_vkVoidFunction)gt_GetDeviceProcAddr, false},
+   {"vkDestroyDevice", (PFN_vkVoidFunction)gt_DestroyDevice, false},
 };
 
-/* Instance-level hooks returned only if the next entity has the function. */
-static const struct gt_hook instance_hooks[] = {
-   {"vkEnumeratePhysicalDevices", (PFN_vkVoidFunction)gt_EnumeratePhysicalDevices,
-    offsetof(struct gt_instance_dispatch, EnumeratePhysicalDevices)},
-   {"vkEnumeratePhysicalDeviceGroups", (PFN_vkVoidFunction)gt_EnumeratePhysicalDeviceGroups,
-    offsetof(struct gt_instance_dispatch, EnumeratePhysicalDeviceGroups)},
-   {"vkEnumeratePhysicalDeviceGroupsKHR", (PFN_vkVoidFunction)gt_EnumeratePhysicalDeviceGroupsKHR,
-    offsetof(struct gt_instance_dispatch, EnumeratePhysicalDeviceGroupsKHR)},
-};
-
-/* Names needing no instance: only these may be asked for with NULL. */
-static bool
-is_global(const char *name)
-{
-   /* vkCreateDevice too: layers above us (MangoHud, vkBasalt) look it up
-    * with a NULL instance while chaining device creation, and the loader's
-    * layer interface allows that. */
-   return strcmp(name, "vkCreateInstance") == 0 ||
-          strcmp(name, "vkCreateDevice") == 0 ||
-          strcmp(name, "vkGetInstanceProcAddr") == 0 ||
-          strcmp(name, "vkEnumerateInstanceLayerProperties") == 0 ||
-          strcmp(name, "vkEnumerateInstanceExtensionProperties") == 0;
-}
+/* Instance-level hooks returned only if the next entity has the function.
+ * vkDestroyInstance and vkEnumerateDeviceExtensionProperties are found in
+ * always_instance first. */
+#define GT_INSTANCE_HOOK_ENTRY(name) \
+   {"vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(struct gt_instance_dispatch, name)},
+static const struct gt_hook instance_hooks[] = {GT_INSTANCE_HOOKS(GT_INSTANCE_HOOK_ENTRY)};
+#undef GT_INSTANCE_HOOK_ENTRY
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
 gt_GetInstanceProcAddr(VkInstance instance, const char *name)
@@ -606,11 +646,9 @@ gt_GetInstanceProcAddr(VkInstance instance, const char *name)
    if (!name)
       return NULL;
    for (size_t i = 0; i < sizeof always_instance / sizeof always_instance[0]; i++) {
-      if (strcmp(always_instance[i].name, name) == 0) {
-         if (instance == VK_NULL_HANDLE && !is_global(name))
-            break;
-         return always_instance[i].fn;
-      }
+      if (strcmp(always_instance[i].name, name) == 0)
+         return instance != VK_NULL_HANDLE || always_instance[i].global ? always_instance[i].fn
+                                                                         : NULL;
    }
    if (instance == VK_NULL_HANDLE)
       return NULL;
@@ -624,8 +662,11 @@ gt_GetInstanceProcAddr(VkInstance instance, const char *name)
          return gt_hook_next(&inst->vk, &instance_hooks[i]) ? instance_hooks[i].fn : NULL;
    }
    if (!inst->disabled) {
-      /* Device-level names asked through the instance: no device table yet,
-       * so ask the next entity directly whether it has the function. */
+      /* Device-level names asked through the instance: there is no device
+       * to ask, so follow the next entity's instance-level answer. It may
+       * be non-NULL for a command no device enabled (the loader answers
+       * the debug-utils commands for every instance): the hooks check
+       * their device's table on every call (GT_HOOK_ENTER). */
       const struct gt_hook *hook = gt_device_hook_find(name);
       if (hook)
          return inst->next_gipa(instance, name) ? hook->fn : NULL;
@@ -645,7 +686,12 @@ gt_GetDeviceProcAddr(VkDevice device, const char *name)
    struct gt_device *dev = gt_device_get(device);
    if (!dev)
       return NULL;
+   /* Also when disabled: the extensions were added before we knew. */
+   if (gt_device_setup_hides(dev, name))
+      return NULL;
    if (!dev->disabled) {
+      /* The device's own table, filled from the next entity's
+       * vkGetDeviceProcAddr: what this device has enabled. */
       const struct gt_hook *hook = gt_device_hook_find(name);
       if (hook)
          return gt_hook_next(&dev->vk, hook) ? hook->fn : NULL;

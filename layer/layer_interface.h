@@ -29,6 +29,10 @@
 #define VK_KHR_CALIBRATED_TIMESTAMPS_EXTENSION_NAME "VK_KHR_calibrated_timestamps"
 #endif
 
+/* How many device extensions the layer may add to vkCreateDevice
+ * (device_setup.c: calibrated timestamps, host query reset). */
+#define GT_MAX_LAYER_EXTENSIONS 2
+
 /* Application allocator, copied because the application's struct need not
  * outlive the call that passed it. */
 struct gt_allocator {
@@ -89,12 +93,21 @@ struct gt_device {
    PFN_vkSetDeviceLoaderData set_loader_data;
 
    uint32_t api_version; /* min(instance's, physical device's); 0 if disabled */
+   /* Pass-through: GPUTRACE_DISABLE, or the next entity lacks a Vulkan 1.0
+    * function the layer needs (layer_dispatch.h, *_REQUIRED). Hooks that
+    * are reached anyway (handed out through vkGetInstanceProcAddr) only
+    * call down. */
    bool disabled;
 
    /* What the layer made sure is enabled for the timing code; NONE when the
     * device cannot do it, or when the layer is disabled. */
    enum gt_calibrated_timestamps calibrated_timestamps;
    enum gt_host_query_reset host_query_reset;
+   /* Device extensions the layer enabled for itself that the application
+    * did not: vkGetDeviceProcAddr hides their commands
+    * (gt_device_setup_hides). Static strings. */
+   const char *layer_extensions[GT_MAX_LAYER_EXTENSIONS];
+   uint32_t layer_extension_count;
    /* Resolved for whichever calibrated-timestamps extension is enabled. */
    PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps;
    PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT get_time_domains;
