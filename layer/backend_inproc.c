@@ -1,13 +1,24 @@
 /* backend_inproc.c — the in-process backend (GPUTRACE_OUTPUT=path): the
  * tracing library's embedded service writing one .pftrace, tracing from
  * creation until destruction (final flush, last clock snapshot,
- * TraceStats). */
+ * TraceStats).
+ *
+ * It also finishes the file when the process is told to end: SIGINT and
+ * SIGTERM get a handler of ours while a backend exists (see "Signals"
+ * below and docs/layer.md), unless GPUTRACE_SIGNAL_WAIT_MS=0. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "config.h"
 #include "inproc_backend.h"
+#include "log.h"
 
 /* Sequences are numbered by the backend; the session has only one. */
 #define INPROC_INSTANCE 1
@@ -16,6 +27,202 @@ struct inproc {
    struct tl_backend base;
    gt_backend *be;
 };
+
+/* ---- Signals ------------------------------------------------------------------
+ *
+ * The default action of SIGINT and SIGTERM ends the process at once: no
+ * destructor runs, so the file would end wherever the last write-out left
+ * it, without TraceStats. Our handler asks the backend's I/O thread to
+ * write everything out with a TraceStats and waits for it, bounded by
+ * GPUTRACE_SIGNAL_WAIT_MS; then the signal takes its course:
+ *   - the application had the default action: we restore it and raise the
+ *     signal again, so the process still dies of it (exit status, core
+ *     rules and parent's view unchanged); the file is sealed first (nothing
+ *     is written after the TraceStats);
+ *   - the application had a handler of its own: we call it, as the kernel
+ *     would have (its flags and mask were copied into ours); the file got
+ *     an interim TraceStats and tracing goes on, since the handler may let
+ *     the program carry on or end it cleanly;
+ *   - the application ignores the signal: we install nothing.
+ * Installed at backend creation (the first vkCreateDevice), so a handler
+ * the application installs later simply replaces ours; we never put ours
+ * back over it. Removed when the backend goes, if it is still ours. If it
+ * is not (the application replaced it and may call it as its "previous"
+ * handler), the library is pinned in memory so that pointer stays valid,
+ * and that signal is left alone for the rest of the process.
+ *
+ * The handler uses only async-signal-safe calls: getpid, atomics,
+ * sem_post, clock_gettime, nanosleep, sigaction, raise. It waits by
+ * polling (sem_timedwait is not on POSIX's list); it never takes a lock,
+ * so a lock held by the interrupted thread can at worst make it wait out
+ * its bound. */
+
+static const int finish_signals[] = {SIGINT, SIGTERM};
+#define NUM_FINISH_SIGNALS (sizeof finish_signals / sizeof finish_signals[0])
+
+static struct {
+   /* What the application had; read by the handler. */
+   struct sigaction previous[NUM_FINISH_SIGNALS];
+   bool installed[NUM_FINISH_SIGNALS];
+   /* Replaced by someone else while ours: never touched again. */
+   bool displaced[NUM_FINISH_SIGNALS];
+   pid_t pid; /* a fork() child keeps our handler but not our I/O thread */
+   uint32_t wait_ms;
+   _Atomic(gt_backend *) target;
+   atomic_int handlers_inside; /* handlers that may still use target */
+} sig;
+
+static void on_finish_signal(int signo, siginfo_t *info, void *uctx);
+
+static bool
+is_ours(const struct sigaction *sa)
+{
+   return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_finish_signal;
+}
+
+static bool
+is_default(const struct sigaction *sa)
+{
+   return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_DFL;
+}
+
+static bool
+is_ignored(const struct sigaction *sa)
+{
+   return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_IGN;
+}
+
+static void
+on_finish_signal(int signo, siginfo_t *info, void *uctx)
+{
+   int saved_errno = errno;
+   size_t i = 0;
+   while (i < NUM_FINISH_SIGNALS && finish_signals[i] != signo)
+      i++;
+   if (i == NUM_FINISH_SIGNALS)
+      return;
+   const struct sigaction *prev = &sig.previous[i];
+   bool dies = is_default(prev);
+
+   if (getpid() == sig.pid) {
+      atomic_fetch_add(&sig.handlers_inside, 1);
+      gt_backend *be = atomic_load(&sig.target);
+      if (be)
+         gt_inproc_finish_from_signal(be, dies, sig.wait_ms);
+      atomic_fetch_sub(&sig.handlers_inside, 1);
+   }
+
+   if (dies) {
+      /* The signal is blocked while we run; raised again with the default
+       * action, it ends the process as soon as we return. */
+      struct sigaction dfl;
+      memset(&dfl, 0, sizeof dfl);
+      dfl.sa_handler = SIG_DFL;
+      sigemptyset(&dfl.sa_mask);
+      sigaction(signo, &dfl, NULL);
+      raise(signo);
+   } else if (prev->sa_flags & SA_SIGINFO) {
+      prev->sa_sigaction(signo, info, uctx);
+   } else if (!is_ignored(prev)) {
+      prev->sa_handler(signo);
+   }
+   errno = saved_errno;
+}
+
+static void
+install_signal_handlers(gt_backend *be, uint32_t wait_ms)
+{
+   sig.pid = getpid();
+   sig.wait_ms = wait_ms;
+   atomic_store(&sig.target, be);
+   for (size_t i = 0; i < NUM_FINISH_SIGNALS; i++) {
+      int signo = finish_signals[i];
+      const char *name = sigabbrev_np(signo);
+      struct sigaction cur;
+      if (sig.displaced[i] || sigaction(signo, NULL, &cur) != 0)
+         continue;
+      if (is_ignored(&cur)) {
+         gt_debug("SIG%s is ignored by the application: left alone", name);
+         continue;
+      }
+      sig.previous[i] = cur;
+      struct sigaction ours;
+      memset(&ours, 0, sizeof ours);
+      ours.sa_sigaction = on_finish_signal;
+      if (is_default(&cur)) {
+         /* Whatever we interrupt resumes only for a moment. */
+         ours.sa_flags = SA_SIGINFO | SA_RESTART;
+         sigemptyset(&ours.sa_mask);
+      } else {
+         /* What the application asked for its handler, which we call. */
+         ours.sa_flags = SA_SIGINFO | (cur.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER |
+                                                       SA_RESETHAND));
+         ours.sa_mask = cur.sa_mask;
+      }
+      struct sigaction was;
+      if (sigaction(signo, &ours, &was) != 0)
+         continue;
+      /* Another thread changed it between our look and our swap: theirs
+       * wins. */
+      if ((was.sa_flags & SA_SIGINFO) != (cur.sa_flags & SA_SIGINFO) ||
+          was.sa_handler != cur.sa_handler) {
+         sigaction(signo, &was, NULL);
+         continue;
+      }
+      sig.installed[i] = true;
+      gt_debug("SIG%s: the trace is finished before %s", name,
+               is_default(&cur) ? "the default action" : "the application's handler runs");
+   }
+}
+
+/* Keeps this library mapped for the rest of the process: someone holds a
+ * pointer to our handler. */
+static void
+pin_library(void)
+{
+   static bool pinned;
+   Dl_info info;
+   if (pinned || !dladdr((void *)on_finish_signal, &info) || !info.dli_fname)
+      return;
+   if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+      pinned = true;
+   else
+      gt_warn("cannot pin the layer in memory (%s): unloading it could leave a signal "
+              "handler pointing nowhere",
+              dlerror());
+}
+
+/* Before the backend goes. */
+static void
+remove_signal_handlers(void)
+{
+   atomic_store(&sig.target, NULL);
+   /* A handler that saw the backend keeps using it until it returns; its
+    * wait is bounded by wait_ms. */
+   struct timespec nap = {0, 1000000L};
+   for (uint32_t waited = 0;
+        atomic_load(&sig.handlers_inside) > 0 && waited < sig.wait_ms + 1000u; waited++)
+      nanosleep(&nap, NULL);
+   for (size_t i = 0; i < NUM_FINISH_SIGNALS; i++) {
+      if (!sig.installed[i])
+         continue;
+      sig.installed[i] = false;
+      int signo = finish_signals[i];
+      struct sigaction cur;
+      if (sigaction(signo, NULL, &cur) != 0)
+         continue;
+      if (is_ours(&cur)) {
+         sigaction(signo, &sig.previous[i], NULL);
+         continue;
+      }
+      gt_info("SIG%s: the application replaced the layer's handler; leaving it alone",
+              sigabbrev_np(signo));
+      sig.displaced[i] = true;
+      pin_library();
+   }
+}
+
+/* ---- backend ------------------------------------------------------------------ */
 
 static tw_writer *
 inproc_new_writer(struct tl_backend *base, uint64_t instance)
@@ -37,6 +244,10 @@ static void
 inproc_destroy(struct tl_backend *base)
 {
    struct inproc *b = (struct inproc *)base;
+   /* The handlers stay while the final flush runs: a signal meanwhile
+    * waits for it to end instead of cutting it short. */
+   gt_inproc_stop(b->be);
+   remove_signal_handlers();
    gt_inproc_destroy(b->be);
    free(b);
 }
@@ -48,6 +259,13 @@ static const struct tl_backend_ops inproc_ops = {
    .destroy = inproc_destroy,
 };
 
+static void
+report(void *ctx, gt_inproc_report_level level, const char *msg)
+{
+   (void)ctx;
+   gt_log(level == GT_INPROC_REPORT_WARN ? GT_LOG_WARN : GT_LOG_INFO, "%s", msg);
+}
+
 struct tl_backend *
 tl_backend_inproc_create(const char *path, const struct tl_backend_events *events)
 {
@@ -57,6 +275,7 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
    gt_inproc_config cfg;
    gt_inproc_config_default(&cfg);
    cfg.output_path = path;
+   cfg.report = report;
    /* A GPU producer writes in bursts after each completion: room for a
     * few seconds of them without ever blocking the collector. The ring
     * (GPUTRACE_BUFFER_KB, 32 MiB by default) bounds what a long run keeps
@@ -71,6 +290,11 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
       errno = err;
       return NULL;
    }
+   /* The session names the path it asked for; a fallback was reported. */
+   if (strcmp(gt_inproc_output_path(b->be), path) != 0 && strchr(path, '%'))
+      gt_info("in-process backend: trace file %s (from %s)", gt_inproc_output_path(b->be), path);
+   if (gt_config()->signal_wait_ms)
+      install_signal_handlers(b->be, gt_config()->signal_wait_ms);
    events->started(events->ctx, INPROC_INSTANCE);
    return &b->base;
 }

@@ -100,6 +100,7 @@ config_init(void)
     * service that accepts connections but does not answer (docs/ci.md). */
    config.startup_wait_ms = (uint32_t)env_u64("GPUTRACE_STARTUP_WAIT_MS", 0, 60000, 500);
    config.buffer_kb = (uint32_t)env_u64("GPUTRACE_BUFFER_KB", 64, 1u << 20, 32768);
+   config.signal_wait_ms = (uint32_t)env_u64("GPUTRACE_SIGNAL_WAIT_MS", 0, 60000, 2000);
    config.clock_source = (enum gt_clock_source_choice)env_choice(
       "GPUTRACE_CLOCK_SOURCE", clock_sources, sizeof clock_sources / sizeof clock_sources[0],
       GT_CLOCK_SOURCE_AUTO);

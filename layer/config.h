@@ -62,6 +62,10 @@ struct gt_config {
     * default 32768. Its pages are touched as it first fills, so RSS grows
     * by up to this much before it wraps (which the soak must allow for). */
    uint32_t buffer_kb;
+   /* GPUTRACE_SIGNAL_WAIT_MS: the embedded backend finishes its file on
+    * SIGINT/SIGTERM before the signal takes its course, waiting at most
+    * this long (default 2000); 0 leaves both signals alone. */
+   uint32_t signal_wait_ms;
 };
 
 const struct gt_config *gt_config(void);

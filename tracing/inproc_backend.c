@@ -12,6 +12,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +28,7 @@
 
 struct gt_backend {
     gt_inproc_config cfg;
+    char path[4096]; /* the file actually written */
     smb_arbiter *arb;
     cb_buffer *cb;
     svc_out out; /* the file; written by the service thread only */
@@ -30,13 +36,23 @@ struct gt_backend {
     tw_config writer_cfg;
 
     pthread_t thread;
+    bool thread_running; /* not yet joined (creating/stopping thread only) */
+    /* Wakes the service thread: posted by writers (notify hook), flush,
+     * stop, and signal handlers (sem_post is async-signal-safe, unlike
+     * a condition variable). */
+    sem_t wake;
     pthread_mutex_t mu;
-    pthread_cond_t cv;      /* wakes the service thread */
     pthread_cond_t done_cv; /* flush completions */
-    bool wake;
     bool stop;
+    bool thread_done; /* the service thread serves no more flushes */
     uint64_t flush_req;
     uint64_t flush_done;
+
+    /* Finishing from a signal handler: lock-free. */
+    atomic_uint sig_requested;
+    atomic_uint sig_served;
+    atomic_bool sig_last;
+    atomic_bool io_ended; /* the service thread has returned */
 
     /* Service thread only. */
     smb_commit_batch batch;
@@ -47,7 +63,26 @@ struct gt_backend {
     /* cb bytes_written at the last read-out: what came in since is an upper
      * bound on what the ring holds unread. */
     uint64_t written_at_last_read;
+    /* Write failures already reported, and the errno of the last report. */
+    uint64_t failures_reported;
+    int error_reported;
+    bool failing;
 };
+
+static void report(const gt_backend *be, gt_inproc_report_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void report(const gt_backend *be, gt_inproc_report_level level, const char *fmt, ...)
+{
+    if (!be->cfg.report)
+        return;
+    char msg[4608];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    be->cfg.report(be->cfg.report_ctx, level, msg);
+}
 
 /* ---- output (service_output.h) ------------------------------------------ */
 
@@ -58,7 +93,9 @@ static void sync_writer_loss(gt_backend *be)
     be->writer_loss_reported = lost;
 }
 
-static void emit_trace_stats(gt_backend *be)
+/* interim: tracing goes on after this one. last_words: written on the way
+ * to a signal's death, with data still in the producers. */
+static void emit_trace_stats(gt_backend *be, bool interim, bool last_words)
 {
     sync_writer_loss(be);
     svc_session_stats ss = {
@@ -66,8 +103,44 @@ static void emit_trace_stats(gt_backend *be)
         .producers_seen = 1,
         .flushes_requested = be->flushes_requested,
         .flushes_succeeded = be->flushes_succeeded,
+        .final_flush_failed = last_words,
+        .interim = interim,
     };
     svc_out_trace_stats(&be->out, be->cb, &ss);
+}
+
+static const char *error_text(int err, char *buf, size_t cap)
+{
+    /* GNU strerror_r: thread-safe, may return a static string. */
+    return strerror_r(err, buf, cap);
+}
+
+/* After each write-out: a warning for the first failure and for each new
+ * errno (not one per write-out of a full disk), a note when writes work
+ * again. */
+static void out_flush(gt_backend *be)
+{
+    bool ok = svc_out_flush(&be->out);
+    const svc_out *o = &be->out;
+    if (o->write_failures != be->failures_reported) {
+        if (!be->failing || o->last_error != be->error_reported) {
+            char eb[128];
+            report(be, GT_INPROC_REPORT_WARN,
+                   "writing trace file %s failed: %s; %llu bytes of trace data dropped so "
+                   "far (%llu failed write-out(s)), counted in its TraceStats%s",
+                   be->path, error_text(o->last_error, eb, sizeof eb),
+                   (unsigned long long)o->bytes_dropped, (unsigned long long)o->write_failures,
+                   o->broken ? "; the file could not be cut back to whole packets, nothing "
+                               "more is written to it"
+                             : "");
+            be->error_reported = o->last_error;
+        }
+        be->failures_reported = o->write_failures;
+        be->failing = true;
+    } else if (ok && be->failing && be->out.file_size > 0) {
+        report(be, GT_INPROC_REPORT_INFO, "writing trace file %s works again", be->path);
+        be->failing = false;
+    }
 }
 
 /* ---- moving chunks ------------------------------------------------------ */
@@ -95,7 +168,7 @@ static void read_out(gt_backend *be, bool final_read)
     cb_begin_read(be->cb, final_read);
     while (cb_read_next(be->cb, &p))
         svc_out_writer_packet(&be->out, &p, be->uid, be->pid);
-    svc_out_flush(&be->out);
+    out_flush(be);
     be->written_at_last_read = cb_get_stats(be->cb)->bytes_written;
 }
 
@@ -127,15 +200,54 @@ static uint64_t mono_ms(void)
     return clk_monotonic_ns() / 1000000u;
 }
 
+/* A clock snapshot and a TraceStats. A last one that finds no room (full
+ * disk, RLIMIT_FSIZE) gets some: whole packets are cut off the end of the
+ * file (and counted) so the file can still tell what it lost. */
+static void write_trailer(gt_backend *be, bool interim, bool last_words)
+{
+    svc_out_clock_snapshot(&be->out);
+    emit_trace_stats(be, interim, last_words);
+    uint64_t failures = be->out.write_failures;
+    size_t size = be->out.len;
+    out_flush(be);
+    /* Room for it and then some: blocks, and counters that grew. */
+    if (!interim && be->out.write_failures != failures &&
+        svc_out_make_room(&be->out, size + 4096)) {
+        emit_trace_stats(be, interim, last_words);
+        out_flush(be);
+        if (be->out.write_failures == failures + 1)
+            report(be, GT_INPROC_REPORT_WARN,
+                   "trace file %s: the last packets were cut off to make room for its "
+                   "TraceStats",
+                   be->path);
+    }
+}
+
+/* Everything so far and a trailer, for a signal handler waiting in
+ * gt_inproc_finish_from_signal(). */
+static void serve_signal(gt_backend *be, unsigned ticket, bool last)
+{
+    flush_all(be, last);
+    write_trailer(be, !last, last);
+    atomic_store(&be->sig_served, ticket);
+}
+
+static bool signal_pending(gt_backend *be, unsigned *ticket)
+{
+    *ticket = atomic_load(&be->sig_requested);
+    return *ticket != atomic_load(&be->sig_served);
+}
+
 static void *service_main(void *arg)
 {
     gt_backend *be = arg;
     svc_out_trace_uuid(&be->out);
     svc_out_clock_snapshot(&be->out);
-    svc_out_flush(&be->out);
+    out_flush(be);
     uint64_t now = mono_ms();
     uint64_t next_write = now + be->cfg.write_period_ms;
     uint64_t next_snapshot = now + be->cfg.clock_snapshot_period_ms;
+    bool sealed = false; /* a dying process's last words are written */
 
     for (;;) {
         now = mono_ms();
@@ -145,15 +257,25 @@ static void *service_main(void *arg)
         if (next_snapshot < wake_at)
             wake_at = next_snapshot;
         struct timespec ts = {(time_t)(wake_at / 1000), (long)(wake_at % 1000) * 1000000L};
+        while (sem_clockwait(&be->wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR)
+            ;
+        /* One pass serves every wake-up so far. */
+        while (sem_trywait(&be->wake) == 0)
+            ;
+
+        unsigned ticket;
+        if (signal_pending(be, &ticket)) {
+            bool last = atomic_load(&be->sig_last);
+            serve_signal(be, ticket, last);
+            if (last) {
+                sealed = true;
+                break;
+            }
+        }
 
         pthread_mutex_lock(&be->mu);
-        while (!be->wake && !be->stop && be->flush_req == be->flush_done) {
-            if (pthread_cond_timedwait(&be->cv, &be->mu, &ts) == ETIMEDOUT)
-                break;
-        }
         bool stopping = be->stop;
         uint64_t req = be->flush_req;
-        be->wake = false;
         pthread_mutex_unlock(&be->mu);
 
         if (stopping)
@@ -165,8 +287,9 @@ static void *service_main(void *arg)
         }
         if (req != be->flush_done) {
             be->flushes_requested++;
+            uint64_t failures = be->out.write_failures;
             flush_all(be, false);
-            if (!be->out.io_error)
+            if (!be->out.broken && be->out.write_failures == failures)
                 be->flushes_succeeded++;
             pthread_mutex_lock(&be->mu);
             be->flush_done = req;
@@ -182,15 +305,21 @@ static void *service_main(void *arg)
         }
     }
 
-    flush_all(be, true);
-    svc_out_clock_snapshot(&be->out);
-    emit_trace_stats(be);
-    svc_out_flush(&be->out);
+    if (!sealed) {
+        flush_all(be, true);
+        write_trailer(be, false, false);
+    }
+    /* A handler that came in meanwhile: the file is as finished as it gets. */
+    unsigned ticket;
+    if (signal_pending(be, &ticket))
+        atomic_store(&be->sig_served, ticket);
     /* Let any late flush waiter go. */
     pthread_mutex_lock(&be->mu);
     be->flush_done = be->flush_req;
+    be->thread_done = true;
     pthread_cond_broadcast(&be->done_cv);
     pthread_mutex_unlock(&be->mu);
+    atomic_store(&be->io_ended, true);
     return NULL;
 }
 
@@ -198,10 +327,7 @@ static void notify_service(void *ctx, bool urgent)
 {
     (void)urgent;
     gt_backend *be = ctx;
-    pthread_mutex_lock(&be->mu);
-    be->wake = true;
-    pthread_cond_signal(&be->cv);
-    pthread_mutex_unlock(&be->mu);
+    sem_post(&be->wake);
 }
 
 /* ---- public API --------------------------------------------------------- */
@@ -219,6 +345,61 @@ void gt_inproc_config_default(gt_inproc_config *cfg)
     cfg->clock_snapshot_period_ms = 10000;
     cfg->writer_policy = SMB_POLICY_DROP;
     cfg->stall_timeout_ms = 100;
+}
+
+/* Opens the file the careful way (service_output.h) and says what
+ * happened. */
+static bool open_output(gt_backend *be)
+{
+    char expanded[sizeof be->path];
+    unsigned unknown = 0;
+    if (!svc_out_expand_path(be->cfg.output_path, expanded, sizeof expanded, &unknown)) {
+        report(be, GT_INPROC_REPORT_WARN, "trace file name %s: too long once expanded",
+               be->cfg.output_path);
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    if (unknown)
+        report(be, GT_INPROC_REPORT_WARN,
+               "trace file name %s: %u unknown %%-escape(s) kept as written (known: %%p %%t "
+               "%%h %%e %%%%)",
+               be->cfg.output_path, unknown);
+    svc_out_file f;
+    svc_out_create_file(expanded, &f);
+    snprintf(be->path, sizeof be->path, "%s", f.path);
+    if (f.fd < 0) {
+        int err = errno;
+        if (f.refused)
+            report(be, GT_INPROC_REPORT_WARN, "trace file %s %s; not writing it", f.path,
+                   f.refused);
+        errno = err;
+        return false;
+    }
+    if (f.fell_back)
+        report(be, GT_INPROC_REPORT_INFO,
+               "trace file %s is being written by another process; writing %s instead",
+               expanded, f.path);
+    svc_out_init(&be->out, f.fd);
+    be->out_open = true;
+    return true;
+}
+
+/* The service thread takes no asynchronous signal: the application's
+ * handlers never run on it, a signal handler of ours waiting for it can
+ * never be waiting on itself, and SIGXFSZ (a write past RLIMIT_FSIZE)
+ * stays pending on it instead of killing the process: the write just
+ * fails with EFBIG. Faults stay deliverable. */
+static int start_thread(gt_backend *be)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&all, faults[i]);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&be->thread, NULL, service_main, be);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
@@ -252,6 +433,10 @@ gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
     };
     be->uid = (int32_t)geteuid();
     be->pid = (int32_t)getpid();
+    if (sem_init(&be->wake, 0, 0) != 0) {
+        free(be);
+        return NULL;
+    }
 
     smb_arbiter_config ac = {
         .smb_size = be->cfg.smb_size,
@@ -267,35 +452,45 @@ gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
         errno = errno ? errno : ENOMEM;
         goto fail;
     }
-    int fd = open(cfg->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    if (!open_output(be))
         goto fail;
-    svc_out_init(&be->out, fd);
-    be->out_open = true;
 
     pthread_mutex_init(&be->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&be->cv, &ca);
     pthread_cond_init(&be->done_cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (pthread_create(&be->thread, NULL, service_main, be) != 0) {
-        pthread_cond_destroy(&be->cv);
+    int rc = start_thread(be);
+    if (rc != 0) {
         pthread_cond_destroy(&be->done_cv);
         pthread_mutex_destroy(&be->mu);
+        errno = rc;
         goto fail;
     }
+    be->thread_running = true;
     return be;
 
-fail:
-    if (be->out_open)
+fail: {
+    int err = errno;
+    if (be->out_open) {
         svc_out_close(&be->out);
+        /* Nothing was written: leave no empty file behind. */
+        unlink(be->path);
+    }
     free(be->scrape_buf);
     cb_destroy(be->cb);
     smb_arbiter_destroy(be->arb);
+    sem_destroy(&be->wake);
     free(be);
+    errno = err;
     return NULL;
+}
+}
+
+const char *gt_inproc_output_path(const gt_backend *be)
+{
+    return be->path;
 }
 
 tw_writer *gt_inproc_new_writer(gt_backend *be)
@@ -324,8 +519,13 @@ bool gt_inproc_flush(gt_backend *be, uint32_t timeout_ms)
         deadline.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&be->mu);
+    if (be->thread_done) {
+        /* Sealed by a signal, or stopped: nothing more reaches the file. */
+        pthread_mutex_unlock(&be->mu);
+        return false;
+    }
     uint64_t req = ++be->flush_req;
-    pthread_cond_signal(&be->cv);
+    sem_post(&be->wake);
     int rc = 0;
     while (be->flush_done < req && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&be->done_cv, &be->mu, &deadline);
@@ -334,21 +534,71 @@ bool gt_inproc_flush(gt_backend *be, uint32_t timeout_ms)
     return ok;
 }
 
+bool gt_inproc_finish_from_signal(gt_backend *be, bool last, uint32_t timeout_ms)
+{
+    /* Only atomics, sem_post, clock_gettime and nanosleep: all
+     * async-signal-safe (POSIX). A handler never takes be->mu: the thread
+     * it interrupted may hold it. */
+    if (atomic_load(&be->io_ended))
+        return true;
+    if (last)
+        atomic_store(&be->sig_last, true);
+    unsigned ticket = atomic_fetch_add(&be->sig_requested, 1) + 1;
+    sem_post(&be->wake);
+    struct timespec now, until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    for (;;) {
+        /* Served when sig_served reached our ticket (wrapping counters). */
+        if ((int)(atomic_load(&be->sig_served) - ticket) >= 0 || atomic_load(&be->io_ended))
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > until.tv_sec ||
+            (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
+            return false;
+        struct timespec nap = {0, 1000000L};
+        nanosleep(&nap, NULL);
+    }
+}
+
+bool gt_inproc_stop(gt_backend *be)
+{
+    if (!be)
+        return true;
+    if (be->thread_running) {
+        pthread_mutex_lock(&be->mu);
+        be->stop = true;
+        pthread_mutex_unlock(&be->mu);
+        sem_post(&be->wake);
+        pthread_join(be->thread, NULL);
+        be->thread_running = false;
+        if (be->out.write_failures)
+            report(be, GT_INPROC_REPORT_WARN,
+                   "trace file %s: %llu write-out(s) failed, %llu bytes of trace data "
+                   "dropped%s",
+                   be->path, (unsigned long long)be->out.write_failures,
+                   (unsigned long long)be->out.bytes_dropped,
+                   be->out.broken ? " (the file ends at the first failure)" : "");
+    }
+    return !be->out.io_error;
+}
+
 bool gt_inproc_destroy(gt_backend *be)
 {
     if (!be)
         return true;
-    pthread_mutex_lock(&be->mu);
-    be->stop = true;
-    pthread_cond_signal(&be->cv);
-    pthread_mutex_unlock(&be->mu);
-    pthread_join(be->thread, NULL);
+    gt_inproc_stop(be);
     bool ok = svc_out_close(&be->out);
     free(be->scrape_buf);
     smb_commit_batch_free(&be->batch);
     cb_destroy(be->cb);
     smb_arbiter_destroy(be->arb);
-    pthread_cond_destroy(&be->cv);
+    sem_destroy(&be->wake);
     pthread_cond_destroy(&be->done_cv);
     pthread_mutex_destroy(&be->mu);
     free(be);

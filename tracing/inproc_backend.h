@@ -24,8 +24,26 @@
 #include "trace_buffer.h"
 #include "trace_writer.h"
 
+/* What the backend has to say about its file (the caller decides where it
+ * goes: the layer's logger, stderr...). */
+typedef enum gt_inproc_report_level {
+    GT_INPROC_REPORT_WARN,
+    GT_INPROC_REPORT_INFO,
+} gt_inproc_report_level;
+
+typedef void (*gt_inproc_report_fn)(void *ctx, gt_inproc_report_level level, const char *msg);
+
 typedef struct gt_inproc_config {
+    /* The trace file; may hold the escapes of svc_out_expand_path() (%p,
+     * %t, %h, %e, %%) and is opened by svc_out_create_file(): no links,
+     * FIFOs or devices; a file another process is writing is left alone
+     * and "<stem>.<pid><ext>" written instead. */
     const char *output_path;
+    /* Optional: open outcome, failed writes (first one, each new errno, a
+     * summary at the end), recovery. Called from the creating thread and
+     * from the I/O thread. */
+    gt_inproc_report_fn report;
+    void *report_ctx;
     size_t buffer_size;          /* central buffer; default 8 MiB */
     cb_fill_policy fill_policy;  /* default CB_RING_BUFFER */
     size_t smb_size;             /* default 1 MiB */
@@ -50,10 +68,16 @@ typedef struct gt_backend gt_backend;
 /* Fills `cfg` with the defaults above (output_path NULL). */
 void gt_inproc_config_default(gt_inproc_config *cfg);
 
-/* Opens (truncates) the output file and starts the background thread.
- * NULL on error (errno set when the file could not be opened). Zeroed
- * fields of `cfg` take their defaults. */
+/* Opens the output file (see output_path) and starts the background
+ * thread, which blocks every asynchronous signal (the application's
+ * handlers never run on it, and a write past RLIMIT_FSIZE gets EFBIG
+ * instead of killing the process with SIGXFSZ). NULL on error (errno set;
+ * a refused path is reported through cfg->report). Zeroed fields of `cfg`
+ * take their defaults. */
 gt_backend *gt_inproc_create(const gt_inproc_config *cfg);
+
+/* The file actually written (expanded, maybe the per-pid fallback). */
+const char *gt_inproc_output_path(const gt_backend *be);
 
 /* A trace writer bound to a fresh writer ID (its own packet sequence).
  * Destroy it with tw_destroy() before gt_inproc_destroy(). */
@@ -65,8 +89,24 @@ tw_writer *gt_inproc_new_writer_with(gt_backend *be, const tw_config *cfg);
  * Blocks the caller (not the writers) until done or timeout. */
 bool gt_inproc_flush(gt_backend *be, uint32_t timeout_ms);
 
+/* Async-signal-safe: from a signal handler, asks the I/O thread to write
+ * out everything committed so far, a clock snapshot and a TraceStats, and
+ * waits (polling with nanosleep, at most timeout_ms) until that is in the
+ * file. `last`: the process is about to die: incomplete packets are
+ * dropped and marked, the TraceStats says the final flush failed (data
+ * still in the producers is lost) and nothing is written afterwards.
+ * Otherwise tracing goes on and the TraceStats is an interim one. True
+ * when done in time (or the I/O thread had already ended). */
+bool gt_inproc_finish_from_signal(gt_backend *be, bool last, uint32_t timeout_ms);
+
 /* Final flush (packets that can never complete are dropped and marked),
- * last clock snapshot, TraceStats, close. True when every write succeeded. */
+ * last clock snapshot, TraceStats; joins the I/O thread. The backend stays
+ * valid (gt_inproc_finish_from_signal returns at once) until destroyed.
+ * Idempotent. True when every write so far succeeded. */
+bool gt_inproc_stop(gt_backend *be);
+
+/* gt_inproc_stop() if not done yet, close, free. True when every write
+ * succeeded. */
 bool gt_inproc_destroy(gt_backend *be);
 
 /* The arbiter, for callers that create writers themselves. */
