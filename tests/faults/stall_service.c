@@ -121,14 +121,15 @@ static bool make_smb(peer *p)
     return true;
 }
 
-/* Chunks not free in the producer's SMB, and how many it has in all (an
- * unpartitioned page counts as its 4 chunks, all free). */
+/* Chunks not free in the producer's SMB, and how many it has in all (a
+ * page never partitioned counts as one chunk, free: all that matters is
+ * whether anything was left). */
 static void count_taken(const peer *p, size_t *taken, size_t *all)
 {
     *taken = *all = 0;
     for (size_t page = 0; page < p->abi.num_pages; page++) {
         uint32_t bitmap = smb_page_bitmap(&p->abi, page);
-        size_t n = smb_layout_of(bitmap) ? smb_num_chunks_of(bitmap) : 4;
+        size_t n = smb_layout_of(bitmap) ? smb_num_chunks_of(bitmap) : 1;
         *all += n;
         for (uint32_t c = 0; smb_layout_of(bitmap) && c < n; c++)
             *taken += smb_chunk_state_of(bitmap, c) != SMB_CHUNK_FREE;
@@ -141,9 +142,10 @@ static void note_usage(const peer *p)
         return;
     size_t taken, all;
     count_taken(p, &taken, &all);
-    if (taken > g.most_taken)
+    if (taken >= g.most_taken) {
         g.most_taken = taken;
-    g.smb_chunks = all;
+        g.smb_chunks = all;
+    }
 }
 
 static void write_config(perfetto_protos_DataSourceConfig *c)
