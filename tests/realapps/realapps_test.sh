@@ -84,9 +84,9 @@ start_xvfb() {
 
 # ---- the two runs -------------------------------------------------------------
 
-# use_layers MODE: Khronos validation (synchronization validation on, every
-# message except info to $tmp/MODE.validation; info too, for the start-up
-# message that proves these settings were read), and for MODE=ours our
+# use_layers MODE: Khronos validation with synchronization validation, all
+# messages to $tmp/MODE.validation (info too: its start-up message proves
+# these settings were read; info is not compared), and for MODE=ours our
 # layer above it, tracing to $tmp/trace.pftrace.
 use_layers() {
     mkdir -p "$tmp/settings-$1"
@@ -122,7 +122,8 @@ run_app() {
 
 # run_windowed MODE SECONDS WINDOW_NAME CMD...: starts CMD, waits for its
 # window, lets it draw for SECONDS, then focuses the window and presses
-# Escape. It must exit by itself within 60 s of that.
+# Escape, on which it must exit by itself (killed SECONDS + 120 s after
+# its start otherwise).
 run_windowed() {
     mode=$1 secs=$2 name=$3
     shift 3
