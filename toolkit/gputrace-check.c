@@ -32,6 +32,8 @@ static gint64 opt_max_latency_ns = 10000000000;
 static gint64 opt_tolerance_ns = 0;
 static gint64 opt_expect_gpu = -1;
 static gint64 opt_max_packet = TK_READER_DEFAULT_MAX_PACKET;
+static gint64 opt_max_inflated = (gint64)TK_INFLATE_DEFAULT_MAX_BYTES;
+static gint64 opt_max_inflate_ratio = TK_INFLATE_DEFAULT_MAX_RATIO;
 
 static const GOptionEntry entries[] = {
     {"json", 'j', 0, G_OPTION_ARG_NONE, &opt_json,
@@ -72,6 +74,12 @@ static const GOptionEntry entries[] = {
      "Add a recorded deviation to a clock's error bound (repeatable)", "ID=NS"},
     {"max-packet-size", 0, 0, G_OPTION_ARG_INT64, &opt_max_packet,
      "Reject packets larger than this (default 33554432)", "BYTES"},
+    {"max-inflated-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflated,
+     "Reject a file whose compressed_packets inflate to more than this in total "
+     "(default 1073741824; 0 no limit)", "BYTES"},
+    {"max-inflate-ratio", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflate_ratio,
+     "Reject a file whose compressed_packets inflate to more than N times their size, "
+     "beyond the first 16 MiB (default 100; 0 no limit)", "N"},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress,
      "Never print the progress line on a terminal", NULL},
     {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE…"},
@@ -101,10 +109,18 @@ static const char description[] =
     "with --allow-loss), warning only with --fatal-warnings. All files are checked;\n"
     "results are combined. See docs/toolkit.md for each check and the JSON schema.\n"
     "\n"
+    "A trace without TraceStats was cut short (its writer crashed or was killed):\n"
+    "that is data loss (no_trace_stats), as is an empty trace.\n"
+    "\n"
+    "Work is linear in the input: compressed_packets may inflate to at most\n"
+    "--max-inflate-ratio times their size (and --max-inflated-bytes in all), and\n"
+    "per-id tables are hashed and bounded (docs/toolkit.md, Resource bounds).\n"
+    "\n"
     "Exit status:\n"
     "  0  every file passed\n"
     "  1  at least one file has failing violations\n"
-    "  2  usage error, or an input could not be opened, read or decoded\n";
+    "  2  usage error, or an input could not be opened, read or decoded (also: a\n"
+    "     limit on packet size or inflated data exceeded)\n";
 
 /* ---- options ---------------------------------------------------------------- */
 
@@ -219,6 +235,11 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": --max-packet-size must be at least 64\n");
         return EXIT_USAGE;
     }
+    if (opt_max_inflated < 0 || opt_max_inflate_ratio < 0 || opt_max_inflate_ratio > UINT32_MAX) {
+        fprintf(stderr, PROG ": --max-inflated-bytes and --max-inflate-ratio take 0 (no limit) "
+                "or a positive number\n");
+        return EXIT_USAGE;
+    }
 
     g_autoptr(GArray) names = g_array_new(FALSE, TRUE, sizeof(tk_clock_name));
     g_autoptr(GPtrArray) name_storage = g_ptr_array_new_with_free_func(g_free);
@@ -276,6 +297,8 @@ int main(int argc, char **argv)
     o.deviations = (const tk_clock_deviation *)(void *)devs->data;
     o.n_deviations = devs->len;
     o.max_packet_size = (size_t)opt_max_packet;
+    o.inflate_limits.max_bytes = (uint64_t)opt_max_inflated;
+    o.inflate_limits.max_ratio = (uint32_t)opt_max_inflate_ratio;
     o.keep_plot_points = opt_plot != NULL;
 
     const bool tty = !opt_no_progress && isatty(STDERR_FILENO);

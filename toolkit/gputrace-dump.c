@@ -21,6 +21,8 @@
 
 static gboolean opt_verbose;
 static gint64 opt_max_packet = TK_READER_DEFAULT_MAX_PACKET;
+static gint64 opt_max_inflated = (gint64)TK_INFLATE_DEFAULT_MAX_BYTES;
+static gint64 opt_max_inflate_ratio = TK_INFLATE_DEFAULT_MAX_RATIO;
 static gchar **opt_files;
 
 static const GOptionEntry entries[] = {
@@ -29,6 +31,12 @@ static const GOptionEntry entries[] = {
      "specifications and other payloads", NULL},
     {"max-packet-size", 0, 0, G_OPTION_ARG_INT64, &opt_max_packet,
      "Reject packets larger than this (default 33554432)", "BYTES"},
+    {"max-inflated-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflated,
+     "Stop when a file's compressed_packets inflate to more than this in total "
+     "(default 1073741824; 0 no limit)", "BYTES"},
+    {"max-inflate-ratio", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflate_ratio,
+     "Stop when a file's compressed_packets inflate to more than N times their size, "
+     "beyond the first 16 MiB (default 100; 0 no limit)", "N"},
     {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE…"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -372,6 +380,8 @@ int main(int argc, char **argv)
         "[needs-state]), loss markers ([previous-dropped], [first]) and the payload\n"
         "fields. Packets inside compressed_packets are indented with \"> \" and carry the\n"
         "offset of the compressed packet. \"-\" reads standard input.\n"
+        "compressed_packets may inflate to at most --max-inflate-ratio times their size\n"
+        "and --max-inflated-bytes in all; beyond, the file is an input error.\n"
         "\n"
         "Exit status:\n"
         "  0  every file was read to the end\n"
@@ -389,6 +399,15 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": --max-packet-size must be at least 64\n");
         return 2;
     }
+    if (opt_max_inflated < 0 || opt_max_inflate_ratio < 0 || opt_max_inflate_ratio > UINT32_MAX) {
+        fprintf(stderr, PROG ": --max-inflated-bytes and --max-inflate-ratio take 0 (no limit) "
+                "or a positive number\n");
+        return 2;
+    }
+    tk_inflate_limits limits;
+    tk_inflate_limits_default(&limits);
+    limits.max_bytes = (uint64_t)opt_max_inflated;
+    limits.max_ratio = (uint32_t)opt_max_inflate_ratio;
     int status = 0;
     for (gchar **p = opt_files; *p; p++) {
         const bool is_stdin = strcmp(*p, "-") == 0;
@@ -401,6 +420,8 @@ int main(int argc, char **argv)
         if (opt_files[1])
             printf("== %s\n", *p);
         dump_ctx ctx = {.path = *p, .z = tk_inflater_new((size_t)opt_max_packet)};
+        if (ctx.z)
+            tk_inflater_set_limits(ctx.z, &limits);
         tk_reader rd;
         tk_reader_config cfg = {.max_packet_size = (size_t)opt_max_packet};
         tk_reader_init(&rd, &cfg);

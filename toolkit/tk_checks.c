@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "pb_reader.h"
+#include "tk_arith.h"
 #include "tk_fastpb.h"
 #include "tk_fields.h"
 #include "tk_map.h"
@@ -70,6 +71,7 @@ void tk_check_options_default(tk_check_options *o)
     o->submit_tolerance_ns = 0;
     o->expect_gpu_events = -1;
     o->max_packet_size = TK_READER_DEFAULT_MAX_PACKET;
+    tk_inflate_limits_default(&o->inflate_limits);
     o->block_size = TK_READER_DEFAULT_BLOCK;
     o->max_sequences = 1u << 16;
     tk_clock_limits_default(&o->clock_limits);
@@ -101,6 +103,11 @@ typedef struct seq_state {
     iid_set specs, contexts;
 } seq_state;
 
+typedef struct failed_clock {
+    int64_t id;
+    uint64_t count;
+} failed_clock;
+
 typedef struct machine {
     uint32_t id;
     tk_clock_graph *g;
@@ -115,7 +122,12 @@ typedef struct machine {
     int64_t latest_ts;
     bool has_pushed;
     int64_t max_pushed_ts;
-    tk_map failed_clocks; /* clock id -> failed conversions */
+    /* Clocks of timestamps that could not be converted, in order of first
+     * failure (reports must not depend on hash order), found by id through
+     * failed_index. */
+    failed_clock *failed;
+    uint32_t n_failed, cap_failed;
+    tk_map failed_index;
     tk_map ftrace_error_seqs;
 } machine;
 
@@ -135,6 +147,8 @@ typedef struct submit_slot {
 #define MAX_LEARNED_CLOCKS 64
 typedef struct learned_clock {
     char *name;
+    size_t name_len;
+    uint64_t name_hash; /* compared before the name itself */
     uint32_t id;
     bool has_id;
     int64_t deviation_ns;
@@ -147,6 +161,7 @@ struct tk_checker {
     tk_stats st;
     machine *m;
     uint32_t n_m;
+    tk_map machine_index; /* machine id -> index in m */
     tk_inflater *z;
     bool inflating;
 
@@ -164,7 +179,8 @@ struct tk_checker {
 
     /* details for messages */
     uint64_t gpu_dropped_no_event_id, gpu_dropped_unknown_queue;
-    int64_t worst_before_submit_ns, worst_after_window_ns, worst_ooo_ns;
+    uint64_t worst_before_submit_ns, worst_after_window_ns, worst_ooo_ns;
+    uint64_t raw_ts_overflows; /* packet timestamps >= 2^63 as written */
     uint32_t first_loss_seq, first_lost_state_seq, first_missing_state_seq;
     uint64_t first_loss_offset;
     const char *first_invalid_snapshot_reason;
@@ -190,9 +206,9 @@ static void iid_set_clear(iid_set *set)
 
 static machine *get_machine(tk_checker *c, uint32_t id)
 {
-    for (uint32_t i = 0; i < c->n_m; i++)
-        if (c->m[i].id == id)
-            return &c->m[i];
+    const uint64_t *known = tk_map_find(&c->machine_index, id);
+    if (known)
+        return &c->m[*known];
     if (c->n_m >= MAX_MACHINES)
         return NULL;
     machine *m = &c->m[c->n_m];
@@ -201,8 +217,13 @@ static machine *get_machine(tk_checker *c, uint32_t id)
     m->g = tk_clock_graph_new(&c->o.clock_limits);
     if (!m->g)
         return NULL;
+    bool inserted;
+    if (!tk_map_insert(&c->machine_index, id, c->n_m, &inserted)) {
+        tk_clock_graph_free(m->g);
+        return NULL;
+    }
     tk_map_init(&m->seq_index);
-    tk_map_init(&m->failed_clocks);
+    tk_map_init(&m->failed_index);
     tk_map_init(&m->ftrace_error_seqs);
     c->n_m++;
     return m;
@@ -224,6 +245,7 @@ tk_checker *tk_checker_new(const tk_check_options *o)
     if (!c->o.clock_limits.max_domains)
         tk_clock_limits_default(&c->o.clock_limits);
     tk_stats_init(&c->st);
+    tk_map_init(&c->machine_index);
     c->m = calloc(MAX_MACHINES, sizeof *c->m);
     c->subs = calloc(SUBMIT_SLOTS, sizeof *c->subs);
     c->z = tk_inflater_new(c->o.max_packet_size);
@@ -231,6 +253,7 @@ tk_checker *tk_checker_new(const tk_check_options *o)
         tk_checker_free(c);
         return NULL;
     }
+    tk_inflater_set_limits(c->z, &c->o.inflate_limits);
     return c;
 }
 
@@ -244,14 +267,16 @@ void tk_checker_free(tk_checker *c)
             free_seq(&m->seqs[s]);
         free_seq(&m->overflow);
         free(m->seqs);
+        free(m->failed);
         tk_map_free(&m->seq_index);
-        tk_map_free(&m->failed_clocks);
+        tk_map_free(&m->failed_index);
         tk_map_free(&m->ftrace_error_seqs);
         tk_clock_graph_free(m->g);
     }
     for (size_t i = 0; i < c->n_learned; i++)
         free(c->learned[i].name);
     free(c->m);
+    tk_map_free(&c->machine_index);
     free(c->subs);
     tk_inflater_free(c->z);
     tk_stats_free(&c->st);
@@ -509,9 +534,15 @@ static void learn_clock(tk_checker *c, const uint8_t *text, size_t len)
     size_t n;
     if (!find_token(text, len, "clock_domain=", &v, &n) || n > 512)
         return;
+    /* Every interned queue may carry a name: comparing hashes first keeps
+     * this cheap whatever names came before. */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ v[i]) * 0x100000001b3ull;
     learned_clock *lc = NULL;
     for (size_t i = 0; i < c->n_learned; i++) {
-        if (strlen(c->learned[i].name) == n && memcmp(c->learned[i].name, v, n) == 0) {
+        const learned_clock *k = &c->learned[i];
+        if (k->name_hash == h && k->name_len == n && memcmp(k->name, v, n) == 0) {
             lc = &c->learned[i];
             break;
         }
@@ -525,6 +556,8 @@ static void learn_clock(tk_checker *c, const uint8_t *text, size_t len)
         lc = &c->learned[c->n_learned++];
         memset(lc, 0, sizeof *lc);
         lc->name = name;
+        lc->name_len = n;
+        lc->name_hash = h;
     }
     char num[32];
     if (find_token(text, len, "clock_id=", &v, &n) && n < sizeof num) {
@@ -750,11 +783,7 @@ static void handle_trace_stats(tk_checker *c, machine *m, pb_bytes b)
 
     /* Per-buffer stats (index = position), then the writers. */
     int32_t buf_num = 0;
-    struct {
-        int32_t buffer;
-        uint64_t loss;
-    } per_buf[64];
-    size_t n_per_buf = 0;
+    bool any_writer = false;
     pb_reader_init(&r, b.data, b.size);
     while (pb_reader_next(&r, &f)) {
         if (f.wire_type != PB_WIRE_LEN)
@@ -790,28 +819,34 @@ static void handle_trace_stats(tk_checker *c, machine *m, pb_bytes b)
                 tk_stats_set_indexed(&c->st, rows[i].stat, buf_num, (int64_t)rows[i].value);
             buf_num++;
         } else if (f.id == TK_TS_WRITER_STATS) {
+            any_writer = true;
+        }
+    }
+    if (!any_writer)
+        return;
+    /* traced_buf_sequence_packet_loss[buffer] = the losses of the writers
+     * this packet lists for that buffer: reset the buffers named, then sum
+     * (through the stats' own index, so a long list stays linear). */
+    for (int pass = 0; pass < 2; pass++) {
+        pb_reader_init(&r, b.data, b.size);
+        while (pb_reader_next(&r, &f)) {
+            if (f.wire_type != PB_WIRE_LEN || f.id != TK_TS_WRITER_STATS)
+                continue;
             perfetto_protos_TraceStats_WriterStats_view ws;
             (void)perfetto_protos_TraceStats_WriterStats_decode(&ws, f.data, (size_t)f.value);
             uint64_t *idx = tk_map_find(&m->seq_index, (uint32_t)ws.sequence_id);
             if (!idx || !m->seqs[*idx].loss_key)
                 continue;
-            int32_t bkey = (int32_t)ws.buffer;
-            size_t k = 0;
-            while (k < n_per_buf && per_buf[k].buffer != bkey)
-                k++;
-            if (k == n_per_buf) {
-                if (n_per_buf == sizeof per_buf / sizeof per_buf[0])
-                    continue;
-                per_buf[n_per_buf].buffer = bkey;
-                per_buf[n_per_buf].loss = 0;
-                n_per_buf++;
-            }
-            per_buf[k].loss += m->seqs[*idx].data_loss;
+            const int32_t buffer = (int32_t)ws.buffer;
+            int64_t sum = 0;
+            if (pass == 1)
+                tk_stats_get_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer,
+                                     &sum);
+            tk_stats_set_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer,
+                                 pass == 0 ? 0
+                                           : tk_sat_add(sum, tk_sat_from_u64(m->seqs[*idx].data_loss)));
         }
     }
-    for (size_t k = 0; k < n_per_buf; k++)
-        tk_stats_set_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, per_buf[k].buffer,
-                             (int64_t)per_buf[k].loss);
 }
 
 /* ---- ftrace ------------------------------------------------------------------------ */
@@ -955,19 +990,34 @@ static submit_slot *submit_slot_for(tk_checker *c, uint32_t id)
     return s;
 }
 
+/* How far `later` is after `earlier` (0 when it is not): exact for any
+ * pair of timestamps, however absurd. */
+static inline uint64_t lead(int64_t earlier, int64_t later)
+{
+    return later > earlier ? tk_distance_u64(later, earlier) : 0;
+}
+
+/* submit_ts - gpu_ts > tolerance, without computing the difference in
+ * int64_t (it may not fit). A negative tolerance asks for a gap. */
+static bool starts_too_early(int64_t gpu_ts, int64_t submit_ts, int64_t tolerance)
+{
+    if (gpu_ts <= submit_ts)
+        return tolerance < 0 || tk_distance_u64(submit_ts, gpu_ts) > (uint64_t)tolerance;
+    return tolerance < 0 && tk_distance_u64(gpu_ts, submit_ts) < tk_abs_u64(tolerance);
+}
+
 static void judge_stage(tk_checker *c, const submit_slot *s, int64_t gpu_ts)
 {
-    if (gpu_ts < s->submit_ts - c->o.submit_tolerance_ns) {
+    const uint64_t early = lead(gpu_ts, s->submit_ts);
+    const uint64_t late = lead(s->submit_end, gpu_ts);
+    if (starts_too_early(gpu_ts, s->submit_ts, c->o.submit_tolerance_ns)) {
         tk_stats_add(&c->st, TK_STAT_gpu_stage_before_submit, 1);
-        int64_t d = s->submit_ts - gpu_ts;
-        if (d > c->worst_before_submit_ns)
-            c->worst_before_submit_ns = d;
-    } else if (c->o.max_submit_latency_ns >= 0 &&
-               gpu_ts > s->submit_end + c->o.max_submit_latency_ns) {
+        if (early > c->worst_before_submit_ns)
+            c->worst_before_submit_ns = early;
+    } else if (c->o.max_submit_latency_ns >= 0 && late > (uint64_t)c->o.max_submit_latency_ns) {
         tk_stats_add(&c->st, TK_STAT_gpu_stage_after_submit_window, 1);
-        int64_t d = gpu_ts - s->submit_end;
-        if (d > c->worst_after_window_ns)
-            c->worst_after_window_ns = d;
+        if (late > c->worst_after_window_ns)
+            c->worst_after_window_ns = late;
     }
 }
 
@@ -1072,7 +1122,9 @@ static void handle_vulkan_api_event(tk_checker *c, pb_bytes b, int64_t ts)
     submit_slot *sl = submit_slot_for(c, q.submission_id);
     bool had_gpu = (sl->state & 2) != 0;
     sl->submit_ts = ts;
-    sl->submit_end = (int64_t)((uint64_t)ts + q.duration_ns);
+    /* An absurd duration ends the submission at the end of time, not at a
+     * wrapped-around negative instant. */
+    sl->submit_end = tk_sat_add(ts, tk_sat_from_u64(q.duration_ns));
     sl->state |= 1;
     if (had_gpu) {
         /* Stages that arrived first: judge the extremes. */
@@ -1086,14 +1138,25 @@ static void handle_vulkan_api_event(tk_checker *c, pb_bytes b, int64_t ts)
 
 static void count_failed_clock(machine *m, int64_t id)
 {
-    bool ins;
-    uint64_t *v = tk_map_find(&m->failed_clocks, (uint64_t)id);
+    const uint64_t *v = tk_map_find(&m->failed_index, (uint64_t)id);
     if (v) {
-        (*v)++;
+        m->failed[*v].count++;
         return;
     }
-    if (m->failed_clocks.len < MAX_FAILED_CLOCKS)
-        tk_map_insert(&m->failed_clocks, (uint64_t)id, 1, &ins);
+    if (m->n_failed >= MAX_FAILED_CLOCKS)
+        return;
+    if (m->n_failed == m->cap_failed) {
+        uint32_t ncap = m->cap_failed ? m->cap_failed * 2 : 8;
+        failed_clock *nf = realloc(m->failed, ncap * sizeof *nf);
+        if (!nf)
+            return;
+        m->failed = nf;
+        m->cap_failed = ncap;
+    }
+    bool ins;
+    if (!tk_map_insert(&m->failed_index, (uint64_t)id, m->n_failed, &ins))
+        return;
+    m->failed[m->n_failed++] = (failed_clock){id, 1};
 }
 
 static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint64_t offset);
@@ -1105,6 +1168,12 @@ static bool inflate_cb(void *ctx, const uint8_t *data, size_t len, uint64_t offs
 
 static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint64_t offset)
 {
+    if (PB_UNLIKELY(len == 0)) {
+        /* An empty packet (compressed_packets deliver them; the tokenizer
+         * drops top-level ones) changes nothing but the count. */
+        c->packets++;
+        return true;
+    }
     pkt p;
     if (PB_UNLIKELY(!decode_packet(data, len, &p))) {
         stop_import(c, true, "packet at offset %" PRIu64 " is malformed; the trace is corrupt",
@@ -1237,6 +1306,10 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
 
     int64_t ts;
     if (p.has & H_TS) {
+        /* trace_processor reads the unsigned field as int64_t: 2^63 and
+         * more become negative times. */
+        if (PB_UNLIKELY(p.timestamp > INT64_MAX))
+            c->raw_ts_overflows++;
         ts = (int64_t)p.timestamp;
         uint32_t clock_id = (p.has & H_CLOCK) ? p.timestamp_clock_id
                             : s->has_defaults ? s->default_clock
@@ -1270,13 +1343,15 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
             ts = v;
         }
         /* Out of order beyond the window: what a bounded sorting window
-         * could not put right. */
-        if (c->o.ooo_window_ns >= 0 && m->has_pushed &&
-            ts < m->max_pushed_ts - c->o.ooo_window_ns) {
-            tk_stats_add(&c->st, TK_STAT_packets_out_of_order, 1);
-            int64_t lag = m->max_pushed_ts - ts;
-            if (lag > c->worst_ooo_ns)
-                c->worst_ooo_ns = lag;
+         * could not put right. The lag is exact even across a wrapped
+         * clock (which is reported as timestamp_overflow). */
+        if (c->o.ooo_window_ns >= 0 && m->has_pushed) {
+            const uint64_t lag = lead(ts, m->max_pushed_ts);
+            if (lag > (uint64_t)c->o.ooo_window_ns) {
+                tk_stats_add(&c->st, TK_STAT_packets_out_of_order, 1);
+                if (lag > c->worst_ooo_ns)
+                    c->worst_ooo_ns = lag;
+            }
         }
         if (!m->has_pushed || ts > m->max_pushed_ts)
             m->max_pushed_ts = ts;
@@ -1418,19 +1493,10 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
     const tk_check_options *o = &c->o;
     size_t n = tk_clock_graph_clock_count(m->g);
     /* Clocks that only appear in packets (never in a snapshot) too. */
-    size_t extra = 0;
-    for (size_t k = 0; k < m->failed_clocks.cap; k++) {
-        if (!m->failed_clocks.used[k])
-            continue;
-        bool known = false;
-        for (size_t i = 0; i < n && !known; i++) {
-            tk_clock_info info;
-            tk_clock_graph_clock_info(m->g, i, &info);
-            known = info.id == (int64_t)m->failed_clocks.keys[k];
-        }
-        if (!known)
+    size_t extra = 0, ignored;
+    for (uint32_t k = 0; k < m->n_failed; k++)
+        if (!tk_clock_graph_index_of(m->g, m->failed[k].id, &ignored))
             extra++;
-    }
     tk_clock_report *reps = realloc(res->clocks, (res->n_clocks + n + extra) * sizeof *reps);
     if (!reps)
         return;
@@ -1441,8 +1507,8 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
         memset(r, 0, sizeof *r);
         tk_clock_graph_clock_info(m->g, i, &r->info);
         r->resolvable = tk_clock_graph_resolvable(m->g, r->info.id);
-        const uint64_t *failed = tk_map_find(&m->failed_clocks, (uint64_t)r->info.id);
-        r->failed_conversions = failed ? *failed : 0;
+        const uint64_t *failed = tk_map_find(&m->failed_index, (uint64_t)r->info.id);
+        r->failed_conversions = failed ? m->failed[*failed].count : 0;
         if (r->info.scope == TK_SCOPE_BUILTIN)
             r->name = tk_clock_builtin_name(r->info.id);
         else if (r->info.scope == TK_SCOPE_GLOBAL)
@@ -1514,15 +1580,9 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
         }
     }
 
-    const size_t base = res->n_clocks - n; /* this machine's graph clocks */
-    for (size_t k = 0; k < m->failed_clocks.cap; k++) {
-        if (!m->failed_clocks.used[k])
-            continue;
-        int64_t id = (int64_t)m->failed_clocks.keys[k];
-        bool known = false;
-        for (size_t i = 0; i < n && !known; i++)
-            known = res->clocks[base + i].info.id == id;
-        if (known)
+    for (uint32_t k = 0; k < m->n_failed; k++) {
+        const int64_t id = m->failed[k].id;
+        if (tk_clock_graph_index_of(m->g, id, &ignored))
             continue;
         tk_clock_report *r = &res->clocks[res->n_clocks++];
         memset(r, 0, sizeof *r);
@@ -1539,11 +1599,15 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
             r->name = r->info.scope == TK_SCOPE_BUILTIN ? tk_clock_builtin_name(id)
                                                         : declared_name(o, (uint32_t)id);
         }
-        r->failed_conversions = m->failed_clocks.vals[k];
+        r->failed_conversions = m->failed[k].count;
     }
 }
 
 static int64_t stat_total(const tk_checker *c, tk_stat_id id) { return tk_stats_total(&c->st, id); }
+
+/* For counts read from TraceStats: a value of 2^63 or more reads as
+ * negative, and is no less a loss. */
+static bool stat_nonzero(const tk_checker *c, tk_stat_id id) { return tk_stats_nonzero(&c->st, id); }
 
 /* The trace itself records that packets of the producers' sequences were
  * lost: buffer chunks overwritten (ring wrap), discarded, unpatched or
@@ -1565,7 +1629,7 @@ static bool trace_recorded_loss(const tk_checker *c)
         TK_STAT_traced_final_flush_failed,
     };
     for (size_t i = 0; i < sizeof loss_stats / sizeof loss_stats[0]; i++)
-        if (stat_total(c, loss_stats[i]) > 0)
+        if (stat_nonzero(c, loss_stats[i]))
             return true;
     return false;
 }
@@ -1643,6 +1707,16 @@ tk_result *tk_checker_finish(tk_checker *c)
             tk_stats_add(&c->st, TK_STAT_gpu_stage_unmatched_submission,
                          (int64_t)c->subs[i].gpu_count);
 
+    tk_stats_add(&c->st, TK_STAT_timestamp_overflow, tk_sat_from_u64(c->raw_ts_overflows));
+    if (c->st.dropped_indices) {
+        tk_stats_add(&c->st, TK_STAT_state_limit_hits, tk_sat_from_u64(c->st.dropped_indices));
+        if (!c->first_limit_reason)
+            c->first_limit_reason = "more than 4096 buffers or cpus in one indexed stat";
+    }
+    if (c->o.self_check)
+        for (uint32_t i = 0; i < c->n_m; i++)
+            if (tk_clock_graph_verify_paths(c->m[i].g))
+                abort();
     uint64_t sequences = 0;
     for (uint32_t i = 0; i < c->n_m; i++) {
         machine *m = &c->m[i];
@@ -1650,6 +1724,8 @@ tk_result *tk_checker_finish(tk_checker *c)
         tk_stats_add(&c->st, TK_STAT_clock_sync_failure, (int64_t)gc->clock_sync_failure);
         tk_stats_add(&c->st, TK_STAT_clock_sync_cache_miss, (int64_t)gc->clock_sync_cache_miss);
         tk_stats_add(&c->st, TK_STAT_invalid_clock_snapshots, (int64_t)gc->invalid_clock_snapshots);
+        tk_stats_add(&c->st, TK_STAT_timestamp_overflow,
+                     tk_sat_from_u64(gc->timestamp_overflows));
         if (gc->history_misses) {
             tk_stats_add(&c->st, TK_STAT_state_limit_hits, (int64_t)gc->history_misses);
             if (!c->first_limit_reason)
@@ -1677,19 +1753,17 @@ tk_result *tk_checker_finish(tk_checker *c)
         size_t used = 0;
         int shown = 0;
         for (uint32_t i = 0; i < c->n_m && shown < 4; i++) {
-            tk_map *fm = &c->m[i].failed_clocks;
-            for (size_t k = 0; k < fm->cap && shown < 4; k++) {
-                if (!fm->used[k])
-                    continue;
-                int64_t id = (int64_t)fm->keys[k];
+            const machine *fm = &c->m[i];
+            for (uint32_t k = 0; k < fm->n_failed && shown < 4; k++) {
+                const int64_t id = fm->failed[k].id;
                 int w;
                 if (tk_clock_is_converted_sequence(id))
                     w = snprintf(detail + used, sizeof detail - used, "%sclock %u of sequence %u: %"
                                  PRIu64, shown ? ", " : "; ", (uint32_t)(id & 0xffffffff),
-                                 (uint32_t)((uint64_t)id >> 32), fm->vals[k]);
+                                 (uint32_t)((uint64_t)id >> 32), fm->failed[k].count);
                 else
                     w = snprintf(detail + used, sizeof detail - used, "%sclock %" PRId64 ": %"
-                                 PRIu64, shown ? ", " : "; ", id, fm->vals[k]);
+                                 PRIu64, shown ? ", " : "; ", id, fm->failed[k].count);
                 if (w > 0 && (size_t)w < sizeof detail - used)
                     used += (size_t)w;
                 shown++;
@@ -1712,31 +1786,32 @@ tk_result *tk_checker_finish(tk_checker *c)
         judge_clocks(c, &c->m[i], &vl, res);
 
     /* ---- data loss ---- */
-    if (stat_total(c, TK_STAT_traced_buf_chunks_overwritten) > 0)
+    if (stat_nonzero(c, TK_STAT_traced_buf_chunks_overwritten))
         add_violation(&vl, TK_V_buffer_chunks_overwritten,
                       "%" PRId64 " chunk(s) (%" PRId64 " bytes) overwritten in the ring buffer "
                       "before being read (%" PRId64 " wrap(s))",
                       stat_total(c, TK_STAT_traced_buf_chunks_overwritten),
                       stat_total(c, TK_STAT_traced_buf_bytes_overwritten),
                       stat_total(c, TK_STAT_traced_buf_write_wrap_count));
-    int64_t discarded = stat_total(c, TK_STAT_traced_buf_chunks_discarded) +
-                        stat_total(c, TK_STAT_traced_chunks_discarded);
-    if (discarded > 0)
+    const int64_t discarded = tk_sat_add(stat_total(c, TK_STAT_traced_buf_chunks_discarded),
+                                         stat_total(c, TK_STAT_traced_chunks_discarded));
+    if (stat_nonzero(c, TK_STAT_traced_buf_chunks_discarded) ||
+        stat_nonzero(c, TK_STAT_traced_chunks_discarded))
         add_violation(&vl, TK_V_buffer_chunks_discarded,
                       "%" PRId64 " chunk(s) discarded (buffer full, or no buffer)", discarded);
-    if (stat_total(c, TK_STAT_traced_buf_patches_failed) > 0)
+    if (stat_nonzero(c, TK_STAT_traced_buf_patches_failed))
         add_violation(&vl, TK_V_buffer_patches_failed, "%" PRId64 " chunk patch(es) failed",
                       stat_total(c, TK_STAT_traced_buf_patches_failed));
-    if (stat_total(c, TK_STAT_traced_buf_abi_violations) > 0)
+    if (stat_nonzero(c, TK_STAT_traced_buf_abi_violations))
         add_violation(&vl, TK_V_buffer_abi_violations,
                       "%" PRId64 " shared-memory ABI violation(s) by producers",
                       stat_total(c, TK_STAT_traced_buf_abi_violations));
-    if (stat_total(c, TK_STAT_traced_buf_trace_writer_packet_loss) > 0)
+    if (stat_nonzero(c, TK_STAT_traced_buf_trace_writer_packet_loss))
         add_violation(&vl, TK_V_writer_packet_loss,
                       "writers reported %" PRId64 " lost packet(s) (shared memory full)",
                       stat_total(c, TK_STAT_traced_buf_trace_writer_packet_loss));
-    if (stat_total(c, TK_STAT_sequence_packet_loss) > 0 ||
-        stat_total(c, TK_STAT_traced_buf_sequence_packet_loss) > 0)
+    if (stat_nonzero(c, TK_STAT_sequence_packet_loss) ||
+        stat_nonzero(c, TK_STAT_traced_buf_sequence_packet_loss))
         add_violation(&vl, TK_V_sequence_packet_loss,
                       "%" PRId64 " packet(s) after a gap (previous_packet_dropped, first packet "
                       "of each sequence excluded); first on sequence %u at offset %" PRIu64,
@@ -1759,10 +1834,10 @@ tk_result *tk_checker_finish(tk_checker *c)
                       "%" PRId64 " interned-data problem(s) (lookup of an unknown iid, entry "
                       "without iid, or sequence state without sequence id)",
                       stat_total(c, TK_STAT_interned_data_tokenizer_errors));
-    if (stat_total(c, TK_STAT_traced_flushes_failed) > 0)
+    if (stat_nonzero(c, TK_STAT_traced_flushes_failed))
         add_violation(&vl, TK_V_flushes_failed, "%" PRId64 " flush(es) failed",
                       stat_total(c, TK_STAT_traced_flushes_failed));
-    if (stat_total(c, TK_STAT_traced_final_flush_failed) > 0)
+    if (stat_nonzero(c, TK_STAT_traced_final_flush_failed))
         add_violation(&vl, TK_V_final_flush_failed,
                       "the final flush failed: data still in producers was lost");
     bool ftrace_overrun = any_indexed_positive(&c->st, TK_STAT_ftrace_cpu_overrun_delta);
@@ -1792,9 +1867,24 @@ tk_result *tk_checker_finish(tk_checker *c)
                       "%" PRId64 " packet(s) more than %.3f s older than a packet before them "
                       "(worst %.3f s)", stat_total(c, TK_STAT_packets_out_of_order),
                       (double)o->ooo_window_ns / 1e9, (double)c->worst_ooo_ns / 1e9);
-    if (c->packets > 0 && stat_total(c, TK_STAT_trace_stats_packets) == 0 && !c->stop)
+    if (stat_total(c, TK_STAT_timestamp_overflow) > 0)
+        add_violation(&vl, TK_V_timestamp_overflow,
+                      "%" PRId64 " timestamp(s) do not fit in 64 signed bits: written as 2^63 or "
+                      "more, or overflowing when scaled by unit_multiplier_ns, summed as "
+                      "incremental deltas or shifted by a clock offset; trace_processor wraps them "
+                      "into meaningless times", stat_total(c, TK_STAT_timestamp_overflow));
+    /* traced and our backends write TraceStats when a session ends: a trace
+     * without one was cut short (the application or the service crashed or
+     * was killed), and whatever was still buffered is lost. */
+    const bool unfinished = !c->stop && stat_total(c, TK_STAT_trace_stats_packets) == 0;
+    if (unfinished && c->packets > 0)
         add_violation(&vl, TK_V_no_trace_stats,
-                      "no TraceStats packet: buffer losses cannot be assessed");
+                      "no TraceStats packet: the trace was not finished (its writer crashed, was "
+                      "killed or never stopped the session), so data still buffered was lost and "
+                      "losses before that cannot be assessed");
+    else if (unfinished)
+        add_violation(&vl, TK_V_no_trace_stats,
+                      "the trace holds no packets: nothing was written before it ended");
 
     /* ---- GPU ---- */
     if (stat_total(c, TK_STAT_gpu_render_stage_parser_errors) > 0)
@@ -1810,7 +1900,7 @@ tk_result *tk_checker_finish(tk_checker *c)
     if (stat_total(c, TK_STAT_gpu_stage_before_submit) > 0)
         add_violation(&vl, TK_V_gpu_stage_before_submit,
                       "%" PRId64 " GPU stage(s) start before the vkQueueSubmit that carries "
-                      "them (worst by %" PRId64 " ns): the clocks are not correlated",
+                      "them (worst by %" PRIu64 " ns): the clocks are not correlated",
                       stat_total(c, TK_STAT_gpu_stage_before_submit), c->worst_before_submit_ns);
     if (stat_total(c, TK_STAT_gpu_stage_after_submit_window) > 0)
         add_violation(&vl, TK_V_gpu_stage_after_submit_window,
@@ -1823,11 +1913,13 @@ tk_result *tk_checker_finish(tk_checker *c)
                       "%" PRIu64 " GPU render stage event(s) imported, expected at least %" PRId64,
                       c->gpu_events, o->expect_gpu_events);
 
-    /* Symptoms the recorded loss accounts for are loss, not errors. */
-    if (trace_recorded_loss(c))
-        for (size_t i = 0; i < vl.n; i++)
-            if (loss_explains(c, vl.v[i].code))
-                vl.v[i].severity = TK_SEV_DATA_LOSS;
+    /* Symptoms the recorded loss accounts for are loss, not errors. A trace
+     * cut short lost its end: missing GPU events, nothing else. */
+    const bool recorded_loss = trace_recorded_loss(c);
+    for (size_t i = 0; i < vl.n; i++)
+        if ((recorded_loss && loss_explains(c, vl.v[i].code)) ||
+            (unfinished && vl.v[i].code == TK_V_gpu_events_missing))
+            vl.v[i].severity = TK_SEV_DATA_LOSS;
 
     if (stat_total(c, TK_STAT_zstd_compressed_packets) > 0)
         add_violation(&vl, TK_V_zstd_unsupported,

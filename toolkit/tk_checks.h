@@ -59,7 +59,8 @@ const char *tk_severity_name(tk_severity s);
     X(ftrace_dropped_events, TK_SEV_DATA_LOSS)                   \
     X(ftrace_lost_events, TK_SEV_DATA_LOSS)                      \
     X(packets_out_of_order, TK_SEV_WARNING)                      \
-    X(no_trace_stats, TK_SEV_WARNING)                            \
+    X(timestamp_overflow, TK_SEV_ERROR)                          \
+    X(no_trace_stats, TK_SEV_DATA_LOSS)                          \
     X(gpu_render_stage_parser_errors, TK_SEV_ERROR)              \
     X(gpu_stage_dropped, TK_SEV_WARNING)                         \
     X(gpu_stage_before_submit, TK_SEV_ERROR)                     \
@@ -118,11 +119,16 @@ typedef struct tk_check_options {
     const tk_clock_deviation *deviations;
     size_t n_deviations;
     size_t max_packet_size;
+    /* What compressed_packets may inflate to (tk_inflate_limits_default). */
+    tk_inflate_limits inflate_limits;
     size_t block_size;
     uint32_t max_sequences;
     tk_clock_limits clock_limits;
     /* Keep per-clock offset/residual points for --plot. */
     bool keep_plot_points;
+    /* For fuzzing: at the end, check the clock graphs' path index against a
+     * full search and abort() on a difference. */
+    bool self_check;
 } tk_check_options;
 
 void tk_check_options_default(tk_check_options *o);

@@ -1,4 +1,4 @@
-/* Clock graph: snapshot storage, path search, conversion with the
+/* Clock graph: snapshot storage, path finding, conversion with the
  * trace_processor cache, and per-clock drift/error bookkeeping.
  * See tk_clock_graph.h for the semantics this file must preserve. */
 #include "tk_clock_graph.h"
@@ -8,15 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tk_arith.h"
 #include "tk_map.h"
 
 /* ---- wrapping arithmetic ---------------------------------------------------
  * trace_processor does these in int64_t and relies on two's complement
- * wrap-around for absurd inputs; C makes signed overflow undefined, so go
- * through uint64_t to get the same bits without UB. */
-static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t wsub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
-static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+ * wrap-around for absurd inputs; we compute the same bits (tk_arith.h) and
+ * note in *ovf that it happened. */
+static inline int64_t wadd(int64_t a, int64_t b, bool *ovf) { return tk_wrap_add(a, b, ovf); }
+static inline int64_t wsub(int64_t a, int64_t b, bool *ovf) { return tk_wrap_sub(a, b, ovf); }
+static inline int64_t wmul(int64_t a, int64_t b, bool *ovf) { return tk_wrap_mul(a, b, ovf); }
+/* Differences of readings for our statistics: the overflow is not news. */
+static inline int64_t wdiff(int64_t a, int64_t b)
+{
+    bool ignored = false;
+    return tk_wrap_sub(a, b, &ignored);
+}
 
 /* ---- bounded history ring ------------------------------------------------
  * Logical element 0 is the first ever pushed and is never evicted; the rest
@@ -63,11 +70,27 @@ typedef struct series {
 _Static_assert(sizeof(entry) <= RING_MAX_ELEM, "entry fits a ring slot");
 _Static_assert(sizeof(tk_clock_obs) <= RING_MAX_ELEM, "observation fits a ring slot");
 
+/* An edge from one clock to another, labelled with the hash of the
+ * snapshot shape that relates them; the series indices say where that
+ * shape's readings are kept in either clock. */
 typedef struct edge {
     int64_t target;
     uint32_t hash;
     uint32_t target_idx;
+    uint32_t from_series;
+    uint32_t to_series;
 } edge;
+
+/* The same edge as seen from its target. */
+typedef struct in_edge {
+    uint32_t from_idx;
+    uint32_t hash;
+    uint32_t from_series;
+    uint32_t to_series;
+} in_edge;
+
+/* No path to the trace clock within TK_CLOCK_MAX_PATH hops. */
+#define DIST_NONE 0xff
 
 typedef struct domain {
     int64_t id;
@@ -79,6 +102,14 @@ typedef struct domain {
     uint32_t n_series, cap_series;
     edge *edges; /* outgoing, sorted by (target, hash) */
     uint32_t n_edges, cap_edges;
+    in_edge *in; /* incoming, in insertion order */
+    uint32_t n_in, cap_in;
+
+    /* Path index: hops to the trace clock (DIST_NONE: none within the limit)
+     * and the first hop of the path trace_processor's search would take. */
+    uint8_t dist;
+    bool has_next;
+    edge next;
 
     uint64_t readings;
     uint64_t conversions;
@@ -89,6 +120,7 @@ typedef struct domain {
 
     ring obs; /* tk_clock_obs with a reference, in snapshot order */
     tk_clock_obs first_obs, last_obs;
+    uint32_t last_obs_series; /* series holding last_obs's reading */
     uint64_t intervals;
     double max_drift_ppm;
     int64_t max_resid_ns;
@@ -122,13 +154,19 @@ struct tk_clock_graph {
 
     domain *dom;
     uint32_t n_dom, cap_dom;
-    tk_map index; /* clock id -> domain index */
+    tk_map index;        /* clock id -> domain index */
+    tk_map series_index; /* domain index << 32 | snapshot hash -> series index */
+    uint64_t n_edges_total;
+
+    /* The path index is valid for dist_target unless dist_dirty. */
+    bool dist_dirty;
+    int64_t dist_target;
 
     cache_entry cache[2];
     uint64_t rnd; /* std::minstd_rand, default seed */
 
-    /* BFS scratch, sized to cap_dom */
-    uint32_t *bfs_stamp, *bfs_parent, *bfs_hash, *bfs_queue;
+    /* Search scratch, sized to cap_dom */
+    uint32_t *bfs_stamp, *bfs_parent, *bfs_edge, *bfs_queue;
     uint8_t *bfs_depth;
     uint32_t stamp;
 };
@@ -136,8 +174,7 @@ struct tk_clock_graph {
 typedef struct path {
     uint32_t len;
     uint32_t from[TK_CLOCK_MAX_PATH];
-    uint32_t to[TK_CLOCK_MAX_PATH];
-    uint32_t hash[TK_CLOCK_MAX_PATH];
+    edge hop[TK_CLOCK_MAX_PATH];
 } path;
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -186,6 +223,7 @@ void tk_clock_limits_default(tk_clock_limits *l)
     l->max_domains = 1024;
     l->max_clocks_per_snapshot = 64;
     l->max_series_per_domain = 64;
+    l->max_edges = 65536;
     l->max_history_bytes = 16u << 20;
     l->min_drift_interval_ns = 1000000;
 }
@@ -265,18 +303,27 @@ static bool ring_push(tk_clock_graph *g, ring *r, const void *elem, void *evicte
     return true;
 }
 
-static inline domain *find_domain(const tk_clock_graph *g, int64_t id)
+static inline domain *find_domain(tk_clock_graph *g, int64_t id)
 {
     const uint64_t *v = tk_map_find(&g->index, (uint64_t)id);
     return v ? &g->dom[*v] : NULL;
 }
 
-static series *find_series(domain *d, uint32_t hash)
+static inline uint32_t dom_index(const tk_clock_graph *g, const domain *d)
 {
-    for (uint32_t i = 0; i < d->n_series; i++)
-        if (d->series[i].hash == hash)
-            return &d->series[i];
-    return NULL;
+    return (uint32_t)(d - g->dom);
+}
+
+static inline uint64_t series_key(uint32_t dom_idx, uint32_t hash)
+{
+    return (uint64_t)dom_idx << 32 | hash;
+}
+
+/* Index of the series of shape `hash` in clock dom_idx, or -1. */
+static int64_t find_series_idx(tk_clock_graph *g, uint32_t dom_idx, uint32_t hash)
+{
+    const uint64_t *v = tk_map_find(&g->series_index, series_key(dom_idx, hash));
+    return v ? (int64_t)*v : -1;
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -292,9 +339,13 @@ tk_clock_graph *tk_clock_graph_new(const tk_clock_limits *limits)
         tk_clock_limits_default(&g->lim);
     if (g->lim.max_domains < 2)
         g->lim.max_domains = 2;
+    if (!g->lim.max_edges)
+        g->lim.max_edges = 65536;
     g->trace_clock = TK_CLOCK_BOOTTIME;
+    g->dist_target = g->trace_clock;
     g->rnd = 1;
     tk_map_init(&g->index);
+    tk_map_init(&g->series_index);
     return g;
 }
 
@@ -308,13 +359,15 @@ void tk_clock_graph_free(tk_clock_graph *g)
             free(d->series[k].r.data);
         free(d->series);
         free(d->edges);
+        free(d->in);
         free(d->obs.data);
     }
     free(g->dom);
     tk_map_free(&g->index);
+    tk_map_free(&g->series_index);
     free(g->bfs_stamp);
     free(g->bfs_parent);
-    free(g->bfs_hash);
+    free(g->bfs_edge);
     free(g->bfs_queue);
     free(g->bfs_depth);
     free(g);
@@ -334,9 +387,9 @@ static domain *create_domain(tk_clock_graph *g, int64_t id)
         uint32_t *b = realloc(g->bfs_parent, ncap * sizeof *b);
         if (b)
             g->bfs_parent = b;
-        uint32_t *c = realloc(g->bfs_hash, ncap * sizeof *c);
+        uint32_t *c = realloc(g->bfs_edge, ncap * sizeof *c);
         if (c)
-            g->bfs_hash = c;
+            g->bfs_edge = c;
         uint32_t *q = realloc(g->bfs_queue, ncap * sizeof *q);
         if (q)
             g->bfs_queue = q;
@@ -357,40 +410,182 @@ static domain *create_domain(tk_clock_graph *g, int64_t id)
     d->id = id;
     d->unit = 1;
     d->obs.elem = sizeof(tk_clock_obs);
+    d->dist = id == g->dist_target ? 0 : DIST_NONE;
     return d;
 }
 
-static series *create_series(tk_clock_graph *g, domain *d, uint32_t hash)
+static int64_t create_series(tk_clock_graph *g, domain *d, uint32_t hash)
 {
-    (void)g;
     if (d->n_series == d->cap_series) {
         uint32_t ncap = d->cap_series ? d->cap_series * 2 : 2;
         series *ns = realloc(d->series, ncap * sizeof *ns);
         if (!ns)
-            return NULL;
+            return -1;
         d->series = ns;
         d->cap_series = ncap;
     }
-    series *s = &d->series[d->n_series++];
+    bool inserted;
+    if (!tk_map_insert(&g->series_index, series_key(dom_index(g, d), hash), d->n_series,
+                       &inserted))
+        return -1;
+    series *s = &d->series[d->n_series];
     memset(s, 0, sizeof *s);
     s->hash = hash;
     s->r.elem = sizeof(entry);
-    return s;
+    return d->n_series++;
 }
 
-static bool add_edge(domain *from, int64_t target, uint32_t target_idx, uint32_t hash)
+/* ---- path index -------------------------------------------------------------
+ * trace_processor searches breadth first over whole paths (no visited set,
+ * at most four hops, edges in (target, hash) order) and takes the first
+ * path that ends on the target: the lexicographically smallest of the
+ * shortest paths. With every clock's distance to the target known, that
+ * path is found greedily: from each clock, the first edge (in that order)
+ * to a clock one hop closer. So each clock keeps its distance and that
+ * first edge, and conversions just follow them. */
+
+static inline bool edge_before(const edge *a, const edge *b)
 {
-    /* Sorted insert; the (target, hash) pair is unique like std::set's. */
-    uint32_t lo = 0, hi = from->n_edges;
+    return a->target < b->target || (a->target == b->target && a->hash < b->hash);
+}
+
+/* Position of the first edge of `d` not before (target, hash). */
+static uint32_t edge_lower_bound(const domain *d, int64_t target, uint32_t hash)
+{
+    uint32_t lo = 0, hi = d->n_edges;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        const edge *e = &from->edges[mid];
+        const edge *e = &d->edges[mid];
         if (e->target < target || (e->target == target && e->hash < hash))
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < from->n_edges && from->edges[lo].target == target && from->edges[lo].hash == hash)
+    return lo;
+}
+
+static bool has_edge(const domain *d, int64_t target, uint32_t hash)
+{
+    uint32_t k = edge_lower_bound(d, target, hash);
+    return k < d->n_edges && d->edges[k].target == target && d->edges[k].hash == hash;
+}
+
+/* Chooses the first hop of clock x from scratch. */
+static void choose_next(tk_clock_graph *g, uint32_t x)
+{
+    domain *d = &g->dom[x];
+    d->has_next = false;
+    if (d->dist == 0 || d->dist == DIST_NONE)
+        return;
+    for (uint32_t k = 0; k < d->n_edges; k++) {
+        g->c.path_steps++;
+        if (g->dom[d->edges[k].target_idx].dist == d->dist - 1) {
+            d->next = d->edges[k];
+            d->has_next = true;
+            return;
+        }
+    }
+}
+
+/* Edge e of clock y now leads one hop closer: it becomes y's first hop if
+ * it comes before the current one. */
+static void offer_next(tk_clock_graph *g, uint32_t y, const edge *e)
+{
+    domain *d = &g->dom[y];
+    if (d->dist == 0 || d->dist == DIST_NONE || g->dom[e->target_idx].dist != d->dist - 1)
+        return;
+    if (!d->has_next || edge_before(e, &d->next)) {
+        d->next = *e;
+        d->has_next = true;
+    }
+}
+
+/* Clock `start` just got closer to the target: carry that to every clock
+ * with an edge into it, nearest first. A distance only ever shrinks here,
+ * and it has five values, so each clock passes through at most five times
+ * over the whole trace. */
+static void propagate(tk_clock_graph *g, uint32_t start)
+{
+    uint32_t qh = 0, qt = 0;
+    g->bfs_queue[qt++] = start;
+    while (qh < qt) {
+        const uint32_t x = g->bfs_queue[qh++];
+        choose_next(g, x);
+        const domain *dx = &g->dom[x];
+        if (dx->dist >= TK_CLOCK_MAX_PATH)
+            continue;
+        const uint8_t via = (uint8_t)(dx->dist + 1);
+        for (uint32_t k = 0; k < dx->n_in; k++) {
+            g->c.path_steps++;
+            const in_edge *ie = &dx->in[k];
+            domain *dy = &g->dom[ie->from_idx];
+            if (dy->non_monotonic)
+                continue; /* its edges are gone */
+            if (via < dy->dist) {
+                dy->dist = via;
+                if (qt < g->n_dom)
+                    g->bfs_queue[qt++] = ie->from_idx;
+                else
+                    g->dist_dirty = true; /* cannot happen; rebuild to be safe */
+            } else if (via == dy->dist) {
+                const edge e = {dx->id, ie->hash, x, ie->from_series, ie->to_series};
+                offer_next(g, ie->from_idx, &e);
+            }
+        }
+    }
+}
+
+/* Distances and first hops from scratch: a breadth-first search backwards
+ * from the trace clock, then every clock's first hop. Linear in the graph. */
+static void rebuild_paths(tk_clock_graph *g)
+{
+    g->dist_dirty = false;
+    g->dist_target = g->trace_clock;
+    for (uint32_t i = 0; i < g->n_dom; i++) {
+        g->dom[i].dist = DIST_NONE;
+        g->dom[i].has_next = false;
+    }
+    const uint64_t *t = tk_map_find(&g->index, (uint64_t)g->dist_target);
+    if (!t)
+        return;
+    uint32_t qh = 0, qt = 0;
+    g->bfs_queue[qt++] = (uint32_t)*t;
+    g->dom[*t].dist = 0;
+    while (qh < qt) {
+        const uint32_t x = g->bfs_queue[qh++];
+        const domain *dx = &g->dom[x];
+        g->c.path_steps++;
+        if (dx->dist >= TK_CLOCK_MAX_PATH)
+            continue;
+        for (uint32_t k = 0; k < dx->n_in; k++) {
+            g->c.path_steps++;
+            const uint32_t y = dx->in[k].from_idx;
+            domain *dy = &g->dom[y];
+            if (dy->non_monotonic || dy->dist != DIST_NONE)
+                continue;
+            dy->dist = (uint8_t)(dx->dist + 1);
+            g->bfs_queue[qt++] = y;
+        }
+    }
+    for (uint32_t i = 0; i < g->n_dom; i++)
+        choose_next(g, i);
+}
+
+static inline void paths_ready(tk_clock_graph *g)
+{
+    if (g->dist_dirty || g->dist_target != g->trace_clock)
+        rebuild_paths(g);
+}
+
+/* Inserts the edge from -> target (sorted, unique like std::set's) and
+ * updates the path index. */
+static bool add_edge(tk_clock_graph *g, uint32_t from_idx, uint32_t target_idx, uint32_t hash,
+                     uint32_t from_series, uint32_t to_series)
+{
+    domain *from = &g->dom[from_idx];
+    domain *to = &g->dom[target_idx];
+    const uint32_t lo = edge_lower_bound(from, to->id, hash);
+    if (lo < from->n_edges && from->edges[lo].target == to->id && from->edges[lo].hash == hash)
         return true;
     if (from->n_edges == from->cap_edges) {
         uint32_t ncap = from->cap_edges ? from->cap_edges * 2 : 4;
@@ -400,12 +595,41 @@ static bool add_edge(domain *from, int64_t target, uint32_t target_idx, uint32_t
         from->edges = ne;
         from->cap_edges = ncap;
     }
+    if (to->n_in == to->cap_in) {
+        uint32_t ncap = to->cap_in ? to->cap_in * 2 : 4;
+        in_edge *ni = realloc(to->in, ncap * sizeof *ni);
+        if (!ni)
+            return false;
+        to->in = ni;
+        to->cap_in = ncap;
+    }
+    const edge e = {to->id, hash, target_idx, from_series, to_series};
     memmove(&from->edges[lo + 1], &from->edges[lo], (from->n_edges - lo) * sizeof(edge));
-    from->edges[lo].target = target;
-    from->edges[lo].hash = hash;
-    from->edges[lo].target_idx = target_idx;
+    from->edges[lo] = e;
     from->n_edges++;
+    to->in[to->n_in++] = (in_edge){from_idx, hash, from_series, to_series};
+    g->n_edges_total++;
+
+    if (g->dist_dirty || to->dist == DIST_NONE || to->dist >= TK_CLOCK_MAX_PATH)
+        return true;
+    const uint8_t via = (uint8_t)(to->dist + 1);
+    if (via < from->dist) {
+        from->dist = via;
+        propagate(g, from_idx);
+    } else if (via == from->dist) {
+        offer_next(g, from_idx, &e);
+    }
     return true;
+}
+
+/* A clock went backwards: it keeps only its incoming edges. Distances of
+ * clocks whose paths ran through it may grow, which the incremental update
+ * cannot express: rebuild on the next use (once per clock at most). */
+static void drop_out_edges(tk_clock_graph *g, domain *d)
+{
+    d->non_monotonic = true;
+    d->n_edges = 0;
+    g->dist_dirty = true;
 }
 
 /* ---- error bookkeeping -------------------------------------------------------
@@ -455,8 +679,24 @@ static uint32_t snapshot_hash(const reading *r, size_t n)
     return (uint32_t)h;
 }
 
+/* New edges a snapshot could add (an upper bound), for the edge limit. */
+static uint64_t new_edges_bound(tk_clock_graph *g, const reading *r, size_t n, uint32_t hash)
+{
+    uint64_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const domain *di = find_domain(g, r[i].id);
+        if (di && di->non_monotonic)
+            continue;
+        for (size_t j = 0; j < n; j++)
+            if (j != i && (!di || !has_edge(di, r[j].id, hash)))
+                count++;
+    }
+    return count;
+}
+
 static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size_t n,
-                                       uint32_t *out_id, const char **reason)
+                                       uint32_t *didx, uint32_t *sidx, uint32_t *out_id,
+                                       const char **reason)
 {
     const uint32_t hash = snapshot_hash(r, n);
 
@@ -467,7 +707,8 @@ static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size
         domain *d = find_domain(g, r[i].id);
         if (!d)
             new_domains++;
-        else if (!find_series(d, hash) && d->n_series >= g->lim.max_series_per_domain) {
+        else if (find_series_idx(g, dom_index(g, d), hash) < 0 &&
+                 d->n_series >= g->lim.max_series_per_domain) {
             *reason = "too many distinct snapshot shapes for one clock";
             g->c.limit_hits++;
             return TK_SNAPSHOT_LIMIT;
@@ -475,6 +716,12 @@ static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size
     }
     if (g->n_dom + new_domains > g->lim.max_domains) {
         *reason = "too many distinct clocks";
+        g->c.limit_hits++;
+        return TK_SNAPSHOT_LIMIT;
+    }
+    if (g->n_edges_total + (uint64_t)n * (n - (n > 0)) > g->lim.max_edges &&
+        g->n_edges_total + new_edges_bound(g, r, n, hash) > g->lim.max_edges) {
+        *reason = "too many clock graph edges";
         g->c.limit_hits++;
         return TK_SNAPSHOT_LIMIT;
     }
@@ -491,6 +738,7 @@ static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size
             g->c.limit_hits++;
             return TK_SNAPSHOT_LIMIT;
         }
+        didx[i] = dom_index(g, d);
         if (d->n_series == 0) {
             if (r[i].incremental && !tk_clock_is_converted_sequence(r[i].id)) {
                 g->c.invalid_clock_snapshots++;
@@ -504,15 +752,21 @@ static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size
             *reason = "clock changed unit_multiplier_ns or is_incremental";
             return TK_SNAPSHOT_INVALID;
         }
-        const int64_t ts_ns = wmul(r[i].ts, d->unit);
+        /* A raw reading or unit of 2^63 or more reads as negative. */
+        bool ovf = r[i].ts < 0 || d->unit < 0;
+        const int64_t ts_ns = wmul(r[i].ts, d->unit, &ovf);
+        if (ovf)
+            g->c.timestamp_overflows++;
         d->last_ts_ns = ts_ns;
 
-        series *s = find_series(d, hash);
-        if (!s && !(s = create_series(g, d, hash))) {
+        int64_t si = find_series_idx(g, didx[i], hash);
+        if (si < 0 && (si = create_series(g, d, hash)) < 0) {
             *reason = "out of memory";
             g->c.limit_hits++;
             return TK_SNAPSHOT_LIMIT;
         }
+        sidx[i] = (uint32_t)si;
+        series *s = &d->series[si];
         if (s->r.len) {
             const entry *back = ring_at(&s->r, s->r.len - 1);
             if (back->snapshot_id == snapshot_id) {
@@ -528,8 +782,7 @@ static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size
                 }
                 /* Usable as a target only from now on (REALTIME across a
                  * daylight-saving change maps one value to two instants). */
-                d->non_monotonic = true;
-                d->n_edges = 0;
+                drop_out_edges(g, d);
             }
         }
         entry e = {.ts_ns = ts_ns, .snapshot_id = snapshot_id};
@@ -547,32 +800,23 @@ static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size
 
     for (size_t i = 0; i < n; i++) {
         for (size_t j = i + 1; j < n; j++) {
-            uint64_t ii = *tk_map_find(&g->index, (uint64_t)r[i].id);
-            uint64_t jj = *tk_map_find(&g->index, (uint64_t)r[j].id);
-            domain *di = &g->dom[ii], *dj = &g->dom[jj];
-            if (!di->non_monotonic)
-                add_edge(di, r[j].id, (uint32_t)jj, hash);
-            if (!dj->non_monotonic)
-                add_edge(dj, r[i].id, (uint32_t)ii, hash);
+            if (!g->dom[didx[i]].non_monotonic)
+                add_edge(g, didx[i], didx[j], hash, sidx[i], sidx[j]);
+            if (!g->dom[didx[j]].non_monotonic)
+                add_edge(g, didx[j], didx[i], hash, sidx[j], sidx[i]);
         }
     }
     return TK_SNAPSHOT_OK;
 }
 
 /* ---- path search ------------------------------------------------------------
- * trace_processor runs a BFS over whole paths without a visited set, capped
- * at four hops, exploring edges in (target, hash) order, and takes the first
- * path that ends on the target. That is the lexicographically smallest of
- * the shortest paths, which a BFS with a visited set (marked on enqueue) and
- * the same neighbour order also finds, without exponential blow-up on dense
- * graphs. */
-static bool find_path(tk_clock_graph *g, int64_t src, int64_t target, path *p)
+ * Paths to the trace clock come from the index. Other targets (conversions
+ * between two arbitrary clocks, and the index's own check) use a
+ * breadth-first search with a visited set marked on enqueue and the same
+ * neighbour order, which finds the same path as trace_processor's search
+ * over whole paths without its exponential blow-up on dense graphs. */
+static bool search_path(tk_clock_graph *g, uint32_t s, uint32_t t, path *p)
 {
-    const uint64_t *si = tk_map_find(&g->index, (uint64_t)src);
-    const uint64_t *ti = tk_map_find(&g->index, (uint64_t)target);
-    if (!si || !ti)
-        return false;
-    uint32_t s = (uint32_t)*si, t = (uint32_t)*ti;
     if (++g->stamp == 0) {
         memset(g->bfs_stamp, 0, g->cap_dom * sizeof *g->bfs_stamp);
         g->stamp = 1;
@@ -583,13 +827,14 @@ static bool find_path(tk_clock_graph *g, int64_t src, int64_t target, path *p)
     g->bfs_depth[s] = 0;
     while (qh < qt) {
         uint32_t u = g->bfs_queue[qh++];
+        g->c.path_steps++;
         if (u == t) {
             p->len = g->bfs_depth[u];
             for (uint32_t k = p->len; k > 0; k--) {
-                p->to[k - 1] = u;
-                p->hash[k - 1] = g->bfs_hash[u];
-                u = g->bfs_parent[u];
-                p->from[k - 1] = u;
+                const uint32_t parent = g->bfs_parent[u];
+                p->hop[k - 1] = g->dom[parent].edges[g->bfs_edge[u]];
+                p->from[k - 1] = parent;
+                u = parent;
             }
             return p->len > 0;
         }
@@ -597,17 +842,50 @@ static bool find_path(tk_clock_graph *g, int64_t src, int64_t target, path *p)
             continue;
         const domain *d = &g->dom[u];
         for (uint32_t k = 0; k < d->n_edges; k++) {
+            g->c.path_steps++;
             uint32_t v = d->edges[k].target_idx;
             if (g->bfs_stamp[v] == g->stamp)
                 continue;
             g->bfs_stamp[v] = g->stamp;
             g->bfs_parent[v] = u;
-            g->bfs_hash[v] = d->edges[k].hash;
+            g->bfs_edge[v] = k;
             g->bfs_depth[v] = (uint8_t)(g->bfs_depth[u] + 1);
             g->bfs_queue[qt++] = v;
         }
     }
     return false;
+}
+
+/* The indexed path from clock s to the trace clock. */
+static bool index_path(tk_clock_graph *g, uint32_t s, path *p)
+{
+    paths_ready(g);
+    const domain *d = &g->dom[s];
+    if (d->dist == 0 || d->dist == DIST_NONE)
+        return false;
+    p->len = d->dist;
+    uint32_t x = s;
+    for (uint32_t k = 0; k < p->len; k++) {
+        const domain *dx = &g->dom[x];
+        g->c.path_steps++;
+        if (!dx->has_next)
+            return false; /* cannot happen: a distance implies a first hop */
+        p->from[k] = x;
+        p->hop[k] = dx->next;
+        x = dx->next.target_idx;
+    }
+    return true;
+}
+
+static bool find_path(tk_clock_graph *g, int64_t src, int64_t target, path *p)
+{
+    const uint64_t *si = tk_map_find(&g->index, (uint64_t)src);
+    const uint64_t *ti = tk_map_find(&g->index, (uint64_t)target);
+    if (!si || !ti)
+        return false;
+    if (target == g->trace_clock)
+        return index_path(g, (uint32_t)*si, p);
+    return search_path(g, (uint32_t)*si, (uint32_t)*ti, p);
 }
 
 bool tk_clock_graph_resolvable(tk_clock_graph *g, int64_t src)
@@ -620,11 +898,11 @@ bool tk_clock_graph_resolvable(tk_clock_graph *g, int64_t src)
 
 /* ---- conversion -------------------------------------------------------------- */
 
-static inline int64_t to_ns(domain *d, int64_t ts)
+static inline int64_t to_ns(domain *d, int64_t ts, bool *ovf)
 {
     if (!d->incremental)
-        return wmul(ts, d->unit);
-    d->last_ts_ns = wadd(d->last_ts_ns, wmul(ts, d->unit));
+        return wmul(ts, d->unit, ovf);
+    d->last_ts_ns = wadd(d->last_ts_ns, wmul(ts, d->unit, ovf), ovf);
     return d->last_ts_ns;
 }
 
@@ -686,7 +964,8 @@ static entry *find_snapshot(const ring *r, uint32_t snapshot_id)
     return NULL;
 }
 
-static bool convert_slow(tk_clock_graph *g, int64_t src, int64_t ts, int64_t target, int64_t *out)
+static bool convert_slow(tk_clock_graph *g, int64_t src, int64_t ts, int64_t target, int64_t *out,
+                         bool *ovf)
 {
     g->c.clock_sync_cache_miss++;
     path p;
@@ -697,15 +976,14 @@ static bool convert_slow(tk_clock_graph *g, int64_t src, int64_t ts, int64_t tar
     const bool cacheable = p.len == 1;
     cache_entry ce;
     memset(&ce, 0, sizeof ce);
-
     domain *sd = &g->dom[p.from[0]];
-    int64_t ns = to_ns(sd, ts);
+    int64_t ns = to_ns(sd, ts, ovf);
     for (uint32_t i = 0; i < p.len; i++) {
         domain *cur = &g->dom[p.from[i]];
-        domain *next = &g->dom[p.to[i]];
-        series *cs = find_series(cur, p.hash[i]);
-        series *nx = find_series(next, p.hash[i]);
-        if (!cs || !cs->r.len || !nx)
+        domain *next = &g->dom[p.hop[i].target_idx];
+        series *cs = &cur->series[p.hop[i].from_series];
+        series *nx = &next->series[p.hop[i].to_series];
+        if (!cs->r.len)
             continue;
         uint32_t idx = upper_bound(&cs->r, ns);
         if (idx == 1 && cs->r.evicted)
@@ -723,8 +1001,8 @@ static bool convert_slow(tk_clock_graph *g, int64_t src, int64_t ts, int64_t tar
              * for us a reading evicted from a full ring). */
             continue;
         }
-        const int64_t adj = wsub(ne->ts_ns, e->ts_ns);
-        ns = wadd(ns, adj);
+        const int64_t adj = wsub(ne->ts_ns, e->ts_ns, ovf);
+        ns = wadd(ns, adj, ovf);
         if (cacheable) {
             ce.min_ns = idx == 0 ? INT64_MIN : e->ts_ns;
             ce.max_ns = idx + 1 == cs->r.len ? INT64_MAX
@@ -750,23 +1028,30 @@ static bool convert_slow(tk_clock_graph *g, int64_t src, int64_t ts, int64_t tar
 static inline bool convert(tk_clock_graph *g, int64_t src, int64_t ts, int64_t target,
                            int64_t *out)
 {
-    for (int i = 0; i < 2; i++) {
+    /* One count per timestamp, however many steps overflowed. */
+    bool ovf = false;
+    bool ok = false;
+    for (int i = 0; i < 2 && !ok; i++) {
         cache_entry *c = &g->cache[i];
         if (!c->valid || c->src != src || c->target != target)
             continue;
         domain *d = &g->dom[c->src_idx];
-        int64_t ns = to_ns(d, ts);
+        int64_t ns = to_ns(d, ts, &ovf);
         if (ns >= c->min_ns && ns < c->max_ns) {
+            *out = wadd(ns, c->translation, &ovf);
             if (!g->in_snapshot) {
                 if (c->hop_entry)
                     note_distance(d, c->hop_series, c->hop_entry, ns);
                 d->conversions++;
             }
-            *out = wadd(ns, c->translation);
-            return true;
+            ok = true;
         }
     }
-    return convert_slow(g, src, ts, target, out);
+    if (!ok)
+        ok = convert_slow(g, src, ts, target, out, &ovf);
+    if (ok && ovf && !g->in_snapshot)
+        g->c.timestamp_overflows++;
+    return ok;
 }
 
 bool tk_clock_graph_to_trace_time(tk_clock_graph *g, int64_t clock_id, int64_t ts, int64_t *out)
@@ -791,30 +1076,21 @@ bool tk_clock_graph_convert(tk_clock_graph *g, int64_t src, int64_t ts, int64_t 
 
 /* ---- ClockSnapshot packets ---------------------------------------------------- */
 
-static entry *find_reading(domain *d, uint32_t snapshot_id)
-{
-    for (uint32_t k = 0; k < d->n_series; k++) {
-        entry *e = find_snapshot(&d->series[k].r, snapshot_id);
-        if (e)
-            return e;
-    }
-    return NULL;
-}
-
-static void add_observation(tk_clock_graph *g, domain *d, const tk_clock_obs *o)
+static void add_observation(tk_clock_graph *g, domain *d, uint32_t series_idx,
+                            const tk_clock_obs *o)
 {
     if (d->obs.len) {
         const tk_clock_obs *a = &d->last_obs;
-        int64_t dc = wsub(o->clock_ns, a->clock_ns);
-        int64_t dr = wsub(o->ref_ns, a->ref_ns);
-        int64_t resid = wsub(dr, dc);
+        int64_t dc = wdiff(o->clock_ns, a->clock_ns);
+        int64_t dr = wdiff(o->ref_ns, a->ref_ns);
+        int64_t resid = wdiff(dr, dc);
         const bool measured = dc > 0 && dc >= g->lim.min_drift_interval_ns;
         double ppm = 0;
         if (measured) {
             ppm = (double)resid / (double)dc * 1e6;
             if (d->intervals == 0 || fabs(ppm) > fabs(d->max_drift_ppm))
                 d->max_drift_ppm = ppm;
-            if (d->intervals == 0 || llabs(resid) > llabs(d->max_resid_ns))
+            if (d->intervals == 0 || tk_abs_u64(resid) > tk_abs_u64(d->max_resid_ns))
                 d->max_resid_ns = resid;
             if (!d->has_first_drift) {
                 d->has_first_drift = true;
@@ -827,7 +1103,7 @@ static void add_observation(tk_clock_graph *g, domain *d, const tk_clock_obs *o)
         if (dr > d->max_gap_ns)
             d->max_gap_ns = dr;
         /* The previous reading's interval is over: settle its bound. */
-        entry *e = find_reading(d, a->snapshot_id);
+        entry *e = find_snapshot(&d->series[d->last_obs_series].r, a->snapshot_id);
         if (e && !e->settled && d->has_last_drift) {
             e->settled = 1;
             e->drift_ppm = measured ? ppm : d->last_drift_ppm;
@@ -838,6 +1114,7 @@ static void add_observation(tk_clock_graph *g, domain *d, const tk_clock_obs *o)
         d->first_obs = *o;
     }
     d->last_obs = *o;
+    d->last_obs_series = series_idx;
     ring_push(g, &d->obs, o, NULL, NULL);
 }
 
@@ -873,12 +1150,15 @@ tk_snapshot_status tk_clock_graph_add_clock_snapshot(tk_clock_graph *g, uint32_t
     reading r_stack[16];
     int64_t conv_stack[16];
     bool ok_stack[16];
+    uint32_t didx_stack[16], sidx_stack[16];
     const bool heap = n > 16;
     reading *r = heap ? malloc(n * sizeof *r) : r_stack;
     int64_t *conv = heap ? malloc(n * sizeof *conv) : conv_stack;
     bool *ok = heap ? malloc(n * sizeof *ok) : ok_stack;
+    uint32_t *didx = heap ? malloc(n * sizeof *didx) : didx_stack;
+    uint32_t *sidx = heap ? malloc(n * sizeof *sidx) : sidx_stack;
     tk_snapshot_status st = TK_SNAPSHOT_OK;
-    if (!r || !conv || !ok) {
+    if (!r || !conv || !ok || !didx || !sidx) {
         *reason = "out of memory";
         g->c.limit_hits++;
         st = TK_SNAPSHOT_LIMIT;
@@ -901,7 +1181,7 @@ tk_snapshot_status tk_clock_graph_add_clock_snapshot(tk_clock_graph *g, uint32_t
     }
 
     uint32_t snapshot_id = 0;
-    st = add_snapshot(g, r, n, &snapshot_id, reason);
+    st = add_snapshot(g, r, n, didx, sidx, &snapshot_id, reason);
     if (st != TK_SNAPSHOT_OK)
         goto out;
 
@@ -930,9 +1210,7 @@ tk_snapshot_status tk_clock_graph_add_clock_snapshot(tk_clock_graph *g, uint32_t
     /* Our bookkeeping: the trace time of this instant, taken from another
      * clock of the snapshot, next to each clock's own reading. */
     for (size_t i = 0; i < n; i++) {
-        domain *d = find_domain(g, r[i].id);
-        if (!d)
-            continue;
+        domain *d = &g->dom[didx[i]];
         if (!d->seq_known) {
             d->seq_known = true;
             d->first_seq = seq_id;
@@ -941,7 +1219,8 @@ tk_snapshot_status tk_clock_graph_add_clock_snapshot(tk_clock_graph *g, uint32_t
         }
         if (r[i].id == g->trace_clock)
             continue;
-        tk_clock_obs o = {.snapshot_id = snapshot_id, .clock_ns = wmul(r[i].ts, d->unit)};
+        bool ignored = false;
+        tk_clock_obs o = {.snapshot_id = snapshot_id, .clock_ns = wmul(r[i].ts, d->unit, &ignored)};
         if (has_trace_reading && trace_idx != i) {
             o.has_ref = true;
             o.ref_ns = trace_reading;
@@ -955,7 +1234,7 @@ tk_snapshot_status tk_clock_graph_add_clock_snapshot(tk_clock_graph *g, uint32_t
             }
         }
         if (o.has_ref)
-            add_observation(g, d, &o);
+            add_observation(g, d, sidx[i], &o);
     }
 
 out:
@@ -963,6 +1242,8 @@ out:
         free(r);
         free(conv);
         free(ok);
+        free(didx);
+        free(sidx);
     }
     return st;
 }
@@ -970,6 +1251,14 @@ out:
 /* ---- reporting ----------------------------------------------------------------- */
 
 size_t tk_clock_graph_clock_count(const tk_clock_graph *g) { return g->n_dom; }
+
+bool tk_clock_graph_index_of(tk_clock_graph *g, int64_t id, size_t *i)
+{
+    const uint64_t *v = tk_map_find(&g->index, (uint64_t)id);
+    if (v)
+        *i = (size_t)*v;
+    return v != NULL;
+}
 
 void tk_clock_graph_clock_info(const tk_clock_graph *g, size_t i, tk_clock_info *info)
 {
@@ -1002,10 +1291,10 @@ void tk_clock_graph_clock_info(const tk_clock_graph *g, size_t i, tk_clock_info 
         info->has_ref = true;
         info->first_ref_ns = d->first_obs.ref_ns;
         info->last_ref_ns = d->last_obs.ref_ns;
-        int64_t dc = wsub(d->last_obs.clock_ns, d->first_obs.clock_ns);
-        int64_t dr = wsub(d->last_obs.ref_ns, d->first_obs.ref_ns);
+        int64_t dc = wdiff(d->last_obs.clock_ns, d->first_obs.clock_ns);
+        int64_t dr = wdiff(d->last_obs.ref_ns, d->first_obs.ref_ns);
         if (dc > 0 && dc >= g->lim.min_drift_interval_ns)
-            info->drift_ppm = (double)wsub(dr, dc) / (double)dc * 1e6;
+            info->drift_ppm = (double)wdiff(dr, dc) / (double)dc * 1e6;
     }
 }
 
@@ -1047,4 +1336,29 @@ size_t tk_clock_graph_observation_count(const tk_clock_graph *g, size_t i)
 void tk_clock_graph_observation(const tk_clock_graph *g, size_t i, size_t k, tk_clock_obs *out)
 {
     *out = *(const tk_clock_obs *)ring_at(&g->dom[i].obs, (uint32_t)k);
+}
+
+size_t tk_clock_graph_verify_paths(tk_clock_graph *g)
+{
+    size_t bad = 0;
+    const uint64_t *t = tk_map_find(&g->index, (uint64_t)g->trace_clock);
+    paths_ready(g);
+    for (uint32_t s = 0; s < g->n_dom; s++) {
+        if (t && s == *t)
+            continue;
+        path a, b;
+        const bool found_a = index_path(g, s, &a);
+        const bool found_b = t && search_path(g, s, (uint32_t)*t, &b);
+        bool same = found_a == found_b;
+        if (same && found_a) {
+            same = a.len == b.len;
+            for (uint32_t k = 0; same && k < a.len; k++)
+                same = a.from[k] == b.from[k] && a.hop[k].target_idx == b.hop[k].target_idx &&
+                       a.hop[k].hash == b.hop[k].hash &&
+                       a.hop[k].from_series == b.hop[k].from_series &&
+                       a.hop[k].to_series == b.hop[k].to_series;
+        }
+        bad += !same;
+    }
+    return bad;
 }

@@ -20,7 +20,18 @@
  *    where trace_processor stops, and count in invalid_clock_snapshots;
  *  - failed conversions count in clock_sync_failure; each path search counts
  *    in clock_sync_cache_miss, behind the same two-entry cache with the same
- *    pseudo-random replacement (it is observable with incremental clocks).
+ *    pseudo-random replacement (it is observable with incremental clocks);
+ *  - arithmetic wraps in 64 bits as trace_processor's does, but every
+ *    overflow is counted (timestamp_overflows) instead of passing silently.
+ *
+ * Time is bounded too: the path to the trace clock is not searched per
+ * conversion. Each clock keeps its distance to the trace clock (at most 4
+ * hops) and the first hop of its path; a new edge updates these
+ * incrementally (each distance can only shrink, at most four times), and
+ * only a clock losing its edges (going backwards) or a change of trace clock
+ * rebuilds them, in time linear in the graph. The path found is the one
+ * trace_processor's search finds: of the shortest paths, the first in
+ * (target id, snapshot hash) order at every hop.
  *
  * Memory is bounded: every series keeps its first reading and a ring of the
  * most recent ones under a global budget; a conversion that might have
@@ -77,6 +88,7 @@ typedef struct tk_clock_limits {
     uint32_t max_domains;            /* distinct clocks */
     uint32_t max_clocks_per_snapshot;
     uint32_t max_series_per_domain;  /* distinct snapshot shapes per clock */
+    uint32_t max_edges;              /* graph edges, all clocks */
     uint64_t max_history_bytes;      /* readings + observations, all clocks */
     /* Snapshots closer than this are not used to measure drift: the few tens
      * of ns between the readings of one snapshot would dominate. */
@@ -147,6 +159,13 @@ typedef struct tk_clock_graph_counters {
     uint64_t limit_hits;                 /* snapshots/clocks dropped by our limits */
     uint64_t history_evictions;          /* readings dropped from full rings */
     uint64_t history_misses;             /* conversions that may have needed one */
+    /* Readings or converted timestamps that do not fit 64 signed bits: raw
+     * values >= 2^63, or an overflow scaling by unit_multiplier_ns, adding an
+     * incremental delta or an offset. trace_processor wraps them. */
+    uint64_t timestamp_overflows;
+    /* Work of path finding: edges and clocks examined. Bounded by the
+     * graph's size times a constant, not by the number of conversions. */
+    uint64_t path_steps;
 } tk_clock_graph_counters;
 
 const tk_clock_graph_counters *tk_clock_graph_counters_get(const tk_clock_graph *g);
@@ -189,6 +208,8 @@ typedef struct tk_clock_info {
 } tk_clock_info;
 
 size_t tk_clock_graph_clock_count(const tk_clock_graph *g);
+/* Index (for the functions below) of the clock with global id `id`. */
+bool tk_clock_graph_index_of(tk_clock_graph *g, int64_t id, size_t *i);
 /* Fills `info` for the i-th clock (in order of first appearance). */
 void tk_clock_graph_clock_info(const tk_clock_graph *g, size_t i, tk_clock_info *info);
 
@@ -204,5 +225,10 @@ bool tk_clock_graph_max_error(const tk_clock_graph *g, size_t i, int64_t deviati
  * retained most recent ones; for plots. */
 size_t tk_clock_graph_observation_count(const tk_clock_graph *g, size_t i);
 void tk_clock_graph_observation(const tk_clock_graph *g, size_t i, size_t k, tk_clock_obs *out);
+
+/* For tests and fuzzing: compares the path of every clock to the trace
+ * clock, as the incremental index has it, with a full breadth-first search.
+ * Returns the number of clocks where they differ (0 when all agree). */
+size_t tk_clock_graph_verify_paths(tk_clock_graph *g);
 
 #endif /* TK_CLOCK_GRAPH_H */

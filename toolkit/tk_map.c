@@ -1,8 +1,35 @@
 /* Growth and insertion for tk_map (lookups are inline in the header). */
 #include "tk_map.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t tk_map_process_seed(void)
+{
+    static _Atomic uint64_t seed;
+    uint64_t s = atomic_load_explicit(&seed, memory_order_relaxed);
+    if (s)
+        return s;
+    if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
+        /* No entropy yet (early boot): time and addresses still keep the
+         * seed out of an attacker's reach in practice. */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        s = tk_hash_u64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+                        (uint64_t)(uintptr_t)&seed ^ ((uint64_t)getpid() << 17));
+    }
+    s |= 1;
+    /* Racing threads may each pick one; any of them will do, as long as a
+     * map keeps the seed it started with. */
+    uint64_t expected = 0;
+    if (!atomic_compare_exchange_strong(&seed, &expected, s))
+        s = expected;
+    return s;
+}
 
 void tk_map_free(tk_map *m)
 {
@@ -31,13 +58,17 @@ static bool grow(tk_map *m)
         free(nu);
         return false;
     }
+    if (!m->seed)
+        m->seed = tk_map_process_seed();
     size_t mask = ncap - 1;
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->used[i])
             continue;
-        size_t j = (size_t)tk_hash_u64(m->keys[i]) & mask;
-        while (nu[j])
+        size_t j = (size_t)tk_hash_u64(m->keys[i] ^ m->seed) & mask;
+        while (nu[j]) {
             j = (j + 1) & mask;
+            m->probes++;
+        }
         nu[j] = 1;
         nk[j] = m->keys[i];
         nv[j] = m->vals[i];
@@ -59,11 +90,13 @@ uint64_t *tk_map_insert(tk_map *m, uint64_t key, uint64_t val, bool *inserted)
     if ((m->len + 1) * 2 > m->cap && !grow(m))
         return NULL;
     size_t mask = m->cap - 1;
-    size_t i = (size_t)tk_hash_u64(key) & mask;
-    while (m->used[i]) {
+    size_t i = (size_t)tk_hash_u64(key ^ m->seed) & mask;
+    for (;; i = (i + 1) & mask) {
+        m->probes++;
+        if (!m->used[i])
+            break;
         if (m->keys[i] == key)
             return &m->vals[i];
-        i = (i + 1) & mask;
     }
     m->used[i] = 1;
     m->keys[i] = key;

@@ -147,7 +147,7 @@ void tk_report_human(FILE *out, const tk_file_result *files, size_t n, const tk_
                 f->path, r->bytes, r->packets, r->sequences, r->gpu_render_stage_events,
                 r->vulkan_api_events, tk_clock_display_name(r->trace_clock, tc, sizeof tc));
         if (r->has_time_range)
-            fprintf(out, ", %.3f s", (double)(r->last_ts - r->first_ts) / 1e9);
+            fprintf(out, ", %.3f s", ((double)r->last_ts - (double)r->first_ts) / 1e9);
         fputc('\n', out);
 
         size_t builtin = 0, custom = 0;

@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tk_arith.h"
+#include "tk_map.h"
+
 typedef enum tk_stat_severity { TK_STAT_INFO, TK_STAT_DATA_LOSS, TK_STAT_ERROR } tk_stat_severity;
 typedef enum tk_stat_source { TK_SRC_TP, TK_SRC_OURS } tk_stat_source;
 
@@ -91,6 +94,7 @@ typedef enum tk_stat_source { TK_SRC_TP, TK_SRC_OURS } tk_stat_source;
     X(incremental_state_skipped_after_loss, false, TK_STAT_DATA_LOSS, TK_SRC_OURS) \
     X(incremental_state_skipped_never_cleared, false, TK_STAT_ERROR, TK_SRC_OURS) \
     X(packets_out_of_order, false, TK_STAT_INFO, TK_SRC_OURS)             \
+    X(timestamp_overflow, false, TK_STAT_ERROR, TK_SRC_OURS)              \
     X(timestamps_converted, false, TK_STAT_INFO, TK_SRC_OURS)             \
     X(gpu_render_stage_events_dropped, false, TK_STAT_INFO, TK_SRC_OURS)  \
     X(gpu_stage_before_submit, false, TK_STAT_ERROR, TK_SRC_OURS)         \
@@ -121,7 +125,8 @@ typedef struct tk_stat_desc {
 const tk_stat_desc *tk_stat_describe(tk_stat_id id);
 const char *tk_stat_severity_name(tk_stat_severity s);
 
-/* At most this many indices per indexed stat (cpus, buffers). */
+/* At most this many indices per indexed stat (cpus, buffers); values for
+ * further indices are dropped and counted in `dropped_indices`. */
 #define TK_STAT_MAX_INDICES 4096
 
 typedef struct tk_stat_slot {
@@ -132,9 +137,21 @@ typedef struct tk_stat_slot {
 typedef struct tk_stats {
     int64_t single[TK_STAT_COUNT];
     bool present[TK_STAT_COUNT];
+    /* Per indexed stat, its indices in order of first appearance. */
     tk_stat_slot *slots[TK_STAT_COUNT];
     uint32_t n_slots[TK_STAT_COUNT];
     uint32_t cap_slots[TK_STAT_COUNT];
+    /* Where each index sits in slots[stat]: indices 0..TK_STAT_MAX_INDICES-1
+     * (buffers and cpus, normally) in a direct table (position + 1, 0 when
+     * absent), any other in the hash index (stat << 32 | index). Either way
+     * one lookup per value, however many indices a trace declares. */
+    uint16_t *direct[TK_STAT_COUNT];
+    uint32_t n_hashed[TK_STAT_COUNT];
+    tk_map index;
+    uint64_t dropped_indices;
+    /* Index entries examined by lookups and inserts: the work, for tests
+     * that bound it by the number of values stored. */
+    uint64_t probes;
 } tk_stats;
 
 void tk_stats_init(tk_stats *s);
@@ -147,15 +164,18 @@ static inline void tk_stats_set(tk_stats *s, tk_stat_id id, int64_t v)
 }
 static inline void tk_stats_add(tk_stats *s, tk_stat_id id, int64_t by)
 {
-    s->single[id] = (int64_t)((uint64_t)s->single[id] + (uint64_t)by);
+    s->single[id] = tk_sat_add(s->single[id], by);
     s->present[id] = true;
 }
 static inline int64_t tk_stats_get(const tk_stats *s, tk_stat_id id) { return s->single[id]; }
 
 void tk_stats_set_indexed(tk_stats *s, tk_stat_id id, int32_t idx, int64_t v);
-bool tk_stats_get_indexed(const tk_stats *s, tk_stat_id id, int32_t idx, int64_t *v);
-/* Single value, or the sum over indices (wrapping). */
+bool tk_stats_get_indexed(tk_stats *s, tk_stat_id id, int32_t idx, int64_t *v);
+/* Single value, or the sum over indices, clamped to [INT64_MIN, INT64_MAX]
+ * (values are read from the trace and may be absurd). */
 int64_t tk_stats_total(const tk_stats *s, tk_stat_id id);
+/* Any value of the stat (any index) is not zero. */
+bool tk_stats_nonzero(const tk_stats *s, tk_stat_id id);
 /* Adds every value of `from` into `into` (indexed: per index). */
 void tk_stats_merge(tk_stats *into, const tk_stats *from);
 

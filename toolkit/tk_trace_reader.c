@@ -278,12 +278,12 @@ tk_read_status tk_reader_read_fd(tk_reader *r, int fd, tk_packet_cb cb, void *ct
         tk_read_status st;
         size_t used = tokenize(r, r->buf, r->len, r->offset, cb, ctx, &st);
         r->offset += used;
-        if (st != TK_READ_OK)
-            return st;
         if (used) {
             memmove(r->buf, r->buf + used, r->len - used);
             r->len -= used;
         }
+        if (st != TK_READ_OK)
+            return st; /* offset + len: the bytes read so far, each once */
         if (progress)
             progress(progress_ctx, r->offset + r->len);
     }
@@ -297,8 +297,17 @@ struct tk_inflater {
     uint8_t *out;
     size_t cap, len;
     size_t max_packet;
+    tk_inflate_limits lim;
+    uint64_t total_in, total_out; /* over every field inflated */
     char err[200];
 };
+
+void tk_inflate_limits_default(tk_inflate_limits *l)
+{
+    l->max_bytes = TK_INFLATE_DEFAULT_MAX_BYTES;
+    l->max_ratio = TK_INFLATE_DEFAULT_MAX_RATIO;
+    l->ratio_floor = TK_INFLATE_DEFAULT_RATIO_FLOOR;
+}
 
 tk_inflater *tk_inflater_new(size_t max_packet_size)
 {
@@ -306,7 +315,40 @@ tk_inflater *tk_inflater_new(size_t max_packet_size)
     if (!z)
         return NULL;
     z->max_packet = max_packet_size ? max_packet_size : TK_READER_DEFAULT_MAX_PACKET;
+    tk_inflate_limits_default(&z->lim);
     return z;
+}
+
+void tk_inflater_set_limits(tk_inflater *z, const tk_inflate_limits *l) { z->lim = *l; }
+
+/* Inflated bytes allowed in total now, given the compressed bytes seen. */
+static uint64_t inflate_allowance(const tk_inflater *z)
+{
+    uint64_t allowed = UINT64_MAX;
+    if (z->lim.max_ratio) {
+        uint64_t by_ratio;
+        if (__builtin_mul_overflow(z->total_in, (uint64_t)z->lim.max_ratio, &by_ratio))
+            by_ratio = UINT64_MAX;
+        if (by_ratio < z->lim.ratio_floor)
+            by_ratio = z->lim.ratio_floor;
+        allowed = by_ratio;
+    }
+    if (z->lim.max_bytes && z->lim.max_bytes < allowed)
+        allowed = z->lim.max_bytes;
+    return allowed;
+}
+
+static void set_limit_err(tk_inflater *z, uint64_t offset)
+{
+    if (z->lim.max_bytes && z->total_out > z->lim.max_bytes)
+        set_err(z->err, "compressed_packets at offset %" PRIu64 ": the inflated data exceeds "
+                "%" PRIu64 " bytes (--max-inflated-bytes); not checked further", offset,
+                z->lim.max_bytes);
+    else
+        set_err(z->err, "compressed_packets at offset %" PRIu64 ": inflates to more than %u "
+                "times its compressed size (over %" PRIu64 " bytes from %" PRIu64
+                " compressed; --max-inflate-ratio): a decompression bomb? not checked further",
+                offset, z->lim.max_ratio, z->total_out - 1, z->total_in);
 }
 
 void tk_inflater_free(tk_inflater *z)
@@ -406,6 +448,8 @@ tk_read_status tk_inflate_packets(tk_inflater *z, const uint8_t *data, size_t le
     }
     z->zs.next_in = (Bytef *)(uintptr_t)data;
     z->zs.avail_in = (uInt)len;
+    z->total_in += len;
+    const uint64_t allowed = inflate_allowance(z);
     for (;;) {
         if (z->len == z->cap) {
             /* One record fills the window: widen it up to the packet limit. */
@@ -424,13 +468,22 @@ tk_read_status tk_inflate_packets(tk_inflater *z, const uint8_t *data, size_t le
         size_t room = z->cap - z->len;
         if (room > UINT32_MAX)
             room = UINT32_MAX;
+        /* Never more than one byte past the allowance: enough to tell that
+         * the stream goes on beyond it. */
+        if (allowed != UINT64_MAX && room > allowed - z->total_out + 1)
+            room = (size_t)(allowed - z->total_out + 1);
         z->zs.next_out = z->out + z->len;
         z->zs.avail_out = (uInt)room;
         zr = inflate(&z->zs, Z_NO_FLUSH);
         size_t produced = room - z->zs.avail_out;
         z->len += produced;
+        z->total_out += produced;
         if (inflated)
             *inflated += produced;
+        if (z->total_out > allowed) {
+            set_limit_err(z, offset);
+            return TK_READ_ERR_INFLATE_LIMIT;
+        }
         bool done = zr == Z_STREAM_END;
         if (zr != Z_OK && zr != Z_STREAM_END) {
             if (zr == Z_BUF_ERROR)

@@ -33,6 +33,7 @@ typedef enum tk_read_status {
     TK_READ_ERR_TOO_BIG,   /* a packet above max_packet_size */
     TK_READ_ERR_NOMEM,
     TK_READ_ERR_ABORTED,   /* the packet callback asked to stop */
+    TK_READ_ERR_INFLATE_LIMIT, /* compressed_packets expand beyond tk_inflate_limits */
 } tk_read_status;
 
 /* Called for every packet, in file order. `offset` is the position of the
@@ -82,14 +83,35 @@ tk_read_status tk_reader_read_fd(tk_reader *r, int fd, tk_packet_cb cb, void *ct
 
 /* ---- compressed_packets ------------------------------------------------------ */
 
+/* What compressed_packets may expand to, over all the fields one inflater
+ * sees (one input file). A few hundred bytes of deflate can expand a
+ * thousandfold, into millions of tiny packets: without a bound a small file
+ * keeps the checker busy for minutes. With the ratio bound the inflated
+ * total, and so the work, stays proportional to the input's size. */
+typedef struct tk_inflate_limits {
+    uint64_t max_bytes;  /* inflated bytes in total; 0 = no limit */
+    uint32_t max_ratio;  /* inflated total <= max_ratio x compressed total; 0 = no limit */
+    uint64_t ratio_floor; /* inflated bytes allowed whatever the ratio */
+} tk_inflate_limits;
+
+#define TK_INFLATE_DEFAULT_MAX_BYTES (1ull << 30)
+#define TK_INFLATE_DEFAULT_MAX_RATIO 100u
+#define TK_INFLATE_DEFAULT_RATIO_FLOOR (16ull << 20)
+
+void tk_inflate_limits_default(tk_inflate_limits *l);
+
 typedef struct tk_inflater tk_inflater;
 
+/* The new inflater has the default limits. */
 tk_inflater *tk_inflater_new(size_t max_packet_size);
 void tk_inflater_free(tk_inflater *z);
+void tk_inflater_set_limits(tk_inflater *z, const tk_inflate_limits *l);
 
 /* Inflates one compressed_packets payload and delivers each packet inside.
- * On failure returns the status and leaves a message in tk_inflater_error().
- * Bytes inflated so far are added to *inflated (may be NULL). */
+ * On failure returns the status and leaves a message in tk_inflater_error();
+ * TK_READ_ERR_INFLATE_LIMIT once the limits are exceeded (packets of the
+ * window that crossed them are not delivered). Bytes inflated so far are
+ * added to *inflated (may be NULL). */
 tk_read_status tk_inflate_packets(tk_inflater *z, const uint8_t *data, size_t len, uint64_t offset,
                                   tk_packet_cb cb, void *ctx, uint64_t *inflated);
 const char *tk_inflater_error(const tk_inflater *z);

@@ -1,6 +1,7 @@
 /* Fuzz target: the whole gputrace-check pipeline (tokenizer, inflater,
  * packet import, clock graph, checks, JSON/human rendering) on one
- * in-memory trace. Any crash, sanitizer report or leak is a bug. */
+ * in-memory trace. Any crash, sanitizer report or leak is a bug, and so is
+ * a clock graph whose path index disagrees with a full search (abort). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +16,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tk_check_options o;
     tk_check_options_default(&o);
     o.keep_plot_points = true;
+    o.self_check = true;
     o.max_packet_size = 1u << 20;
+    /* Small inflate limits keep every run short (the seeds include a
+     * decompression bomb). */
+    o.inflate_limits.ratio_floor = 1u << 20;
+    o.inflate_limits.max_bytes = 64u << 20;
     static const tk_clock_name names[] = {{false, 0, "com.example.gpu"}};
     o.names = names;
     o.n_names = 1;

@@ -3,8 +3,12 @@
  *
  * usage: make_traces OUTDIR [CASE...]   write all cases, or the named ones
  *        make_traces --list             print the case names
- *        make_traces --args CASE        print the options the case needs */
+ *        make_traces --args CASE        print the options the case needs
+ *        make_traces --corpus DIR       write the fuzzer seeds of the hostile
+ *                                       cases (their small variants), e.g.
+ *                                       into tests/toolkit/corpus */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +16,10 @@
 
 #include "trace_cases.h"
 
-static int write_case(const char *dir, const tk_case *c)
+static int write_case(const char *dir, const tk_case *c, bool seed)
 {
     tk_case_out r = {0};
-    c->make(&r);
+    (seed ? c->make_seed : c->make)(&r);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.pftrace", dir, c->name);
     FILE *f = fopen(path, "wb");
@@ -53,8 +57,16 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: make_traces OUTDIR [CASE...] | --list | --args CASE\n");
+        fprintf(stderr, "usage: make_traces OUTDIR [CASE...] | --list | --args CASE | "
+                "--corpus DIR\n");
         return 2;
+    }
+    if (argc == 3 && strcmp(argv[1], "--corpus") == 0) {
+        int rc = 0;
+        for (size_t i = 0; i < tk_n_cases; i++)
+            if (tk_cases[i].make_seed)
+                rc |= write_case(argv[2], &tk_cases[i], true);
+        return rc;
     }
     if (mkdir(argv[1], 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "make_traces: %s: %s\n", argv[1], strerror(errno));
@@ -63,14 +75,14 @@ int main(int argc, char **argv)
     int rc = 0;
     if (argc == 2) {
         for (size_t i = 0; i < tk_n_cases; i++)
-            rc |= write_case(argv[1], &tk_cases[i]);
+            rc |= write_case(argv[1], &tk_cases[i], false);
         return rc;
     }
     for (int a = 2; a < argc; a++) {
         const tk_case *c = find(argv[a]);
         if (!c)
             return 2;
-        rc |= write_case(argv[1], c);
+        rc |= write_case(argv[1], c, false);
     }
     return rc;
 }

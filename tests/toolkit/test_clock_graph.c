@@ -3,6 +3,7 @@
  * ClockTracker (v47) that tk_clock_graph reproduces. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -317,6 +318,131 @@ static void test_limits(void **state)
     tk_clock_graph_free(g);
 }
 
+/* ---- hostile input: paths and arithmetic -------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* The incremental path index against a full search, over random snapshot
+ * sequences: clocks joining, parallel shapes, clocks going backwards (which
+ * drop their edges), a primary trace clock chosen first. Every clock's path
+ * must equal the one the search finds, at every step. */
+static void test_path_index_matches_search(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 60; round++) {
+        tk_clock_graph *g = new_graph();
+        uint32_t ids[24];
+        uint64_t now[24];
+        const uint32_t n_ids = 8 + rnd(16);
+        for (uint32_t i = 0; i < n_ids; i++) {
+            ids[i] = i == 0 ? BOOT : i == 1 ? MONO : i == 2 ? REAL : 0x80000100u + rnd(40);
+            now[i] = 1000000 + rnd(1000);
+        }
+        if (round % 5 == 0) {
+            tk_snapshot_clock none[1];
+            tk_clock_graph_add_clock_snapshot(g, 1, MONO, none, 0, NULL);
+        }
+        for (int step = 0; step < 120; step++) {
+            tk_snapshot_clock c[6];
+            const uint32_t k = 2 + rnd(4);
+            uint32_t picked[6];
+            uint32_t n = 0;
+            while (n < k) {
+                uint32_t j = rnd(n_ids), dup = 0;
+                for (uint32_t q = 0; q < n; q++)
+                    dup |= ids[picked[q]] == ids[j];
+                if (dup)
+                    continue;
+                picked[n] = j;
+                now[j] += 1 + rnd(100000);
+                uint64_t ts = now[j];
+                /* Now and then a custom clock jumps back. */
+                if (j > 2 && rnd(40) == 0)
+                    ts -= 500000;
+                c[n] = (tk_snapshot_clock){ids[j], ts, 0, false};
+                n++;
+            }
+            tk_clock_graph_add_clock_snapshot(g, 1 + rnd(3), 0, c, n, NULL);
+            assert_int_equal(tk_clock_graph_verify_paths(g), 0);
+            int64_t out;
+            (void)tk_clock_graph_to_trace_time(g, ids[rnd(n_ids)], (int64_t)now[0], &out);
+        }
+        tk_clock_graph_free(g);
+    }
+}
+
+/* A dense component with no path to the trace clock (16 snapshots of 64
+ * clocks, 64512 edges) and a four-hop chain: 200000 conversions cost a
+ * few index steps each. A search per conversion took thousands. */
+static void test_path_work_bounded(void **state)
+{
+    (void)state;
+    tk_clock_graph *g = new_graph();
+    const uint32_t dense0 = 0x80001000u, chain0 = 0x80002000u;
+    const int64_t s = 1000000000;
+    assert_int_equal(snap2(g, 1, BOOT, 1000 * (uint64_t)s, chain0 + 1, 100 * (uint64_t)s),
+                     TK_SNAPSHOT_OK);
+    for (uint32_t k = 1; k < 4; k++)
+        assert_int_equal(snap2(g, 1, chain0 + k, 100 * (uint64_t)s + k, chain0 + k + 1,
+                               200 * (uint64_t)s), TK_SNAPSHOT_OK);
+    for (uint32_t k = 0; k < 16; k++) {
+        tk_snapshot_clock c[64];
+        for (uint32_t j = 0; j < 64; j++)
+            c[j] = (tk_snapshot_clock){dense0 + k * 32 + j, 5 * (uint64_t)s + j, 0, false};
+        assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, c, 64, NULL), TK_SNAPSHOT_OK);
+    }
+    int64_t out;
+    assert_false(tk_clock_graph_to_trace_time(g, dense0, 1, &out));
+    const uint64_t steps0 = tk_clock_graph_counters_get(g)->path_steps;
+    const uint64_t fail0 = failures(g);
+    for (uint32_t i = 0; i < 100000; i++) {
+        assert_false(tk_clock_graph_to_trace_time(g, dense0 + (i * 7) % 544, 5 * s, &out));
+        /* Each hop back along the chain subtracts 100 s and adds k ns
+         * (k = 3, 2, 1), the last adds 900 s: 800 s + 6 ns. */
+        assert_int_equal(to_trace(g, chain0 + 4, 200 * s + i), 800 * s + 6 + i);
+    }
+    const uint64_t steps = tk_clock_graph_counters_get(g)->path_steps - steps0;
+    print_message("path index: %" PRIu64 " steps for 200000 conversions\n", steps);
+    assert_true(steps <= 5 * 200000);
+    assert_int_equal(failures(g) - fail0, 100000);
+    assert_int_equal(tk_clock_graph_verify_paths(g), 0);
+    tk_clock_graph_free(g);
+}
+
+/* Arithmetic past 64 bits keeps trace_processor's wrapped result and is
+ * counted: an incremental clock whose deltas add up beyond INT64_MAX, a
+ * reading scaled by its unit beyond it, a reading of 2^63 or more. */
+static void test_timestamp_overflow_counted(void **state)
+{
+    (void)state;
+    tk_clock_graph *g = new_graph();
+    tk_snapshot_clock c[2] = {{64, 1000, 0, true}, {BOOT, 5000, 0, false}};
+    assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, c, 2, NULL), TK_SNAPSHOT_OK);
+    const int64_t clock = tk_clock_sequence_to_global(1, 64);
+    const int64_t quarter = INT64_C(1) << 62;
+    assert_int_equal(to_trace(g, clock, quarter), quarter + 5000);
+    assert_int_equal(tk_clock_graph_counters_get(g)->timestamp_overflows, 0);
+    assert_int_equal(to_trace(g, clock, quarter), INT64_MIN + 5000);
+    assert_int_equal(tk_clock_graph_counters_get(g)->timestamp_overflows, 1);
+    assert_int_equal(to_trace(g, clock, quarter), INT64_MIN + quarter + 5000);
+    assert_int_equal(tk_clock_graph_counters_get(g)->timestamp_overflows, 1);
+
+    tk_snapshot_clock u[2] = {{0x80000200u, (uint64_t)1 << 60, 1000, false}, {BOOT, 6000, 0, false}};
+    assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 2, 0, u, 2, NULL), TK_SNAPSHOT_OK);
+    assert_int_equal(tk_clock_graph_counters_get(g)->timestamp_overflows, 2);
+    tk_snapshot_clock b[2] = {{0x80000300u, 1, 0, false}, {BOOT, (uint64_t)1 << 63, 0, false}};
+    tk_clock_graph_add_clock_snapshot(g, 2, 0, b, 2, NULL);
+    assert_true(tk_clock_graph_counters_get(g)->timestamp_overflows >= 3);
+    tk_clock_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +459,9 @@ int main(void)
         cmocka_unit_test(test_cache_miss_accounting),
         cmocka_unit_test(test_drift_and_error_bound),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_path_index_matches_search),
+        cmocka_unit_test(test_path_work_bounded),
+        cmocka_unit_test(test_timestamp_overflow_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -431,6 +431,12 @@ GPU_CASE(c_final_flush, (o.top = k_final_flush, o.ntop = 1))
 /* A ring-buffer wrap (or lost packets) accounts for what is missing. */
 GPU_CASE(c_wrap_lost_clear, (o.no_clear = true, o.buf = k_overwritten, o.nbuf = 3))
 GPU_CASE(c_wrap_lost_queue, (o.queue_iid = 9, o.buf = k_overwritten, o.nbuf = 3))
+/* Discard counts of 2^63 - 1 in the buffer and in the service: their sum
+ * does not fit (it is clamped, not overflowed). */
+static const kv k_discarded_max[] = {{18, (uint64_t)INT64_MAX}};
+static const kv k_top_discarded_max[] = {{8, (uint64_t)INT64_MAX}};
+GPU_CASE(c_discarded_saturated,
+         (o.buf = k_discarded_max, o.nbuf = 1, o.top = k_top_discarded_max, o.ntop = 1))
 
 static void c_minimal(out *r)
 {
@@ -798,6 +804,312 @@ static void c_state_limit(out *r)
     finish_into(&t, r);
 }
 
+
+/* ---- hostile inputs -------------------------------------------------------
+ * Regression cases for attacks on the checker itself: arithmetic on absurd
+ * timestamps (undefined behaviour before it was made explicit) and inputs
+ * whose cost used to grow faster than their size. The large ones also have
+ * a small variant with the same outcome, the seed make_traces --corpus
+ * writes into tests/toolkit/corpus for the fuzzer. */
+
+/* An incremental sequence clock whose deltas wrap its sum past INT64_MAX,
+ * after a packet written at 2^63 on the trace clock. Each used to overflow
+ * the out-of-order window arithmetic. */
+static void c_ts_overflow(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 2, 1ull << 63, 0, SEQ_CLEARED, true);
+    ts_packet(&t, 2, boot0 + MS, 0, 0, false);
+    clk c[2] = {{64, 1000, 0, true}, {BOOT, boot0 + 2 * MS, 0, false}};
+    snapshot_ex(&t, 2, c, 2, 0);
+    for (int i = 0; i < 3; i++)
+        ts_packet(&t, 2, 1ull << 62, 64, 0, false);
+    traced_snapshot(&t, boot0 + S);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+/* A submission at the end of time and stages at both ends of it: the
+ * before-submit and latency arithmetic used to overflow. */
+static void c_ts_overflow_gpu(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    intern_specs(&t, 2, true, NULL);
+    vk_submit(&t, 3, (uint64_t)INT64_MAX - 30000, 77, true);
+    stage early = {.ts = (1ull << 63) + 5, .clock = BOOT, .queue_iid = 1, .submission_id = 77};
+    gpu_stage(&t, 2, &early);
+    stage late = {.ts = (uint64_t)INT64_MAX - 5, .clock = BOOT, .queue_iid = 1,
+                  .submission_id = 77};
+    gpu_stage(&t, 2, &late);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+/* Trace clock readings from 2^63 up (negative as int64_t, yet increasing)
+ * against a custom clock: the second interval's offset change is exactly
+ * INT64_MIN, whose absolute value used to be taken with llabs. */
+static void c_ts_overflow_drift(out *r)
+{
+    const uint32_t id = fnv_id("com.gputrace.test.absurd");
+    const uint64_t r0 = (1ull << 63) + 10;
+    tb t;
+    tb_init(&t);
+    snapshot2(&t, 2, id, 5 * S, BOOT, r0);
+    ts_packet(&t, 2, 5 * S + MS, id, SEQ_CLEARED, false);
+    snapshot2(&t, 2, id, 6 * S, BOOT, r0 + S);
+    snapshot2(&t, 2, id, 7 * S, BOOT, 2 * S + 10);
+    trace_stats(&t, 3 * S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static uint8_t *xmalloc(size_t n)
+{
+    uint8_t *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "make_traces: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* One TraceStats holding `n` empty BufferStats (2 bytes each): 800000 make
+ * 1.6 MB, which took 35 s when every value searched the buffers linearly. */
+static void stats_buffers(out *r, uint32_t n)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 2, boot0 + MS, 0, SEQ_CLEARED, true);
+    uint8_t *buf = xmalloc(2 * (size_t)n);
+    for (size_t i = 0; i < n; i++) {
+        buf[2 * i] = 0x0a; /* buffer_stats (1), length 0 */
+        buf[2 * i + 1] = 0x00;
+    }
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_varint(&p, P_TIMESTAMP, boot0 + S);
+    pb_msg_append_bytes(&p, P_TRACE_STATS, buf, 2 * (size_t)n);
+    pb_msg_end(&p);
+    free(buf);
+    finish_into(&t, r);
+}
+static void c_stats_buffers(out *r) { stats_buffers(r, 800000); }
+static void c_stats_buffers_seed(out *r) { stats_buffers(r, 5000); }
+
+/* FtraceStats (end phase) for `n` distinct cpus. */
+static void stats_cpus(out *r, uint32_t n)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    ts_packet(&t, 2, boot0 + MS, 0, SEQ_CLEARED, true);
+    uint8_t *buf = xmalloc(2 + 14 * (size_t)n);
+    size_t len = 0;
+    buf[len++] = 0x08; /* phase (1) = END_OF_TRACE */
+    buf[len++] = 0x02;
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t cpu[12];
+        size_t cl = 0;
+        cpu[cl++] = 0x08; /* cpu (1) */
+        cl += put_varint(cpu + cl, i);
+        buf[len++] = 0x12; /* cpu_stats (2) */
+        len += put_varint(buf + len, cl);
+        memcpy(buf + len, cpu, cl);
+        len += cl;
+    }
+    pb_msg p;
+    pk_begin(&t, &p, 6);
+    pb_msg_append_varint(&p, P_TIMESTAMP, boot0 + 2 * MS);
+    pb_msg_append_bytes(&p, P_FTRACE_STATS, buf, len);
+    pb_msg_end(&p);
+    free(buf);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+static void c_stats_cpus(out *r) { stats_cpus(r, 300000); }
+static void c_stats_cpus_seed(out *r) { stats_cpus(r, 5000); }
+
+/* The inverse of the splitmix64 finalizer the toolkit's hash tables use
+ * (tk_map.h): keys whose unkeyed hash is k << 20 all share one bucket of
+ * any table up to 2^20 slots. */
+static uint64_t inverse_odd(uint64_t a)
+{
+    uint64_t x = a; /* Newton's iteration doubles the correct low bits */
+    for (int i = 0; i < 6; i++)
+        x *= 2 - a * x;
+    return x;
+}
+static uint64_t unshift(uint64_t y, unsigned k)
+{
+    uint64_t x = y;
+    for (unsigned s = k; s < 64; s += k)
+        x ^= y >> s;
+    return x;
+}
+static uint64_t unsplitmix(uint64_t h)
+{
+    h = unshift(h, 31);
+    h *= inverse_odd(0x94d049bb133111ebull);
+    h = unshift(h, 27);
+    h *= inverse_odd(0xbf58476d1ce4e5b9ull);
+    return unshift(h, 30);
+}
+uint64_t tk_case_colliding_key(uint32_t k) { return unsplitmix((uint64_t)k << 20); }
+
+/* `n` interned GPU specifications whose iids collide in an unkeyed table,
+ * then GPU stages naming one more such iid that was never interned (each
+ * lookup walks the whole cluster): dropped stages, in linear time. */
+static void colliding_iids(out *r, uint32_t n, uint32_t stages)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    uint8_t *buf = xmalloc(16 * (size_t)n);
+    size_t len = 0;
+    for (uint32_t i = 1; i <= n; i++) {
+        uint8_t spec[12];
+        size_t sl = 0;
+        spec[sl++] = 0x08; /* iid (1) */
+        sl += put_varint(spec + sl, tk_case_colliding_key(i));
+        buf[len++] = 0xc2; /* gpu_specifications (24) */
+        buf[len++] = 0x01;
+        len += put_varint(buf + len, sl);
+        memcpy(buf + len, spec, sl);
+        len += sl;
+    }
+    pb_msg p;
+    pk_begin(&t, &p, 2);
+    pb_msg_append_varint(&p, P_FLAGS, SEQ_CLEARED);
+    pb_msg_append_varint(&p, P_PREV_DROPPED, 1);
+    pb_msg_append_bytes(&p, P_INTERNED, buf, len);
+    pb_msg_end(&p);
+    free(buf);
+    for (uint32_t i = 0; i < stages; i++) {
+        stage st = {.ts = boot0 + MS + i * US, .clock = BOOT,
+                    .queue_iid = tk_case_colliding_key(n + 1)};
+        gpu_stage(&t, 2, &st);
+    }
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+static void c_colliding_iids(out *r) { colliding_iids(r, 65000, 20000); }
+static void c_colliding_iids_seed(out *r) { colliding_iids(r, 2000, 50); }
+
+/* compressed_packets whose inflated content is `mib` MiB of empty packet
+ * records (0x0a 0x00), built by repeating one deflate block that ends on a
+ * full flush (so it does not depend on what came before): 1024 MiB come
+ * from about 1 MB, without compressing a GiB at test time. */
+static void inflate_bomb(out *r, uint32_t mib)
+{
+    const size_t chunk = 1u << 20;
+    uint8_t *plain = xmalloc(chunk);
+    for (size_t i = 0; i < chunk; i += 2) {
+        plain[i] = 0x0a;
+        plain[i + 1] = 0x00;
+    }
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit(&zs, 9) != Z_OK)
+        exit(1);
+    const size_t cap = deflateBound(&zs, chunk) + 64;
+    uint8_t *first = xmalloc(cap), *again = xmalloc(cap);
+    size_t n_first = 0, n_again = 0;
+    for (int round = 0; round < 2; round++) {
+        uint8_t *dst = round ? again : first;
+        zs.next_in = plain;
+        zs.avail_in = (uInt)chunk;
+        zs.next_out = dst;
+        zs.avail_out = (uInt)cap;
+        if (deflate(&zs, Z_FULL_FLUSH) != Z_OK)
+            exit(1);
+        *(round ? &n_again : &n_first) = cap - zs.avail_out;
+    }
+    deflateEnd(&zs);
+    /* first = 2-byte zlib header + block; again = the same block alone. */
+    if (n_first != n_again + 2 || memcmp(first + 2, again, n_again) != 0) {
+        fprintf(stderr, "make_traces: deflate blocks differ; cannot build the bomb\n");
+        exit(1);
+    }
+    uLong adler = adler32(0, Z_NULL, 0), one = adler32(adler, plain, (uInt)chunk);
+    for (uint32_t i = 0; i < mib; i++)
+        adler = adler32_combine(adler, one, (z_off_t)chunk);
+    const size_t zlen = 2 + (size_t)mib * n_again + 2 + 4;
+    uint8_t *z = xmalloc(zlen);
+    size_t pos = 0;
+    memcpy(z, first, 2);
+    pos = 2;
+    for (uint32_t i = 0; i < mib; i++) {
+        memcpy(z + pos, again, n_again);
+        pos += n_again;
+    }
+    z[pos++] = 0x03; /* final, fixed-Huffman block holding only its end code */
+    z[pos++] = 0x00;
+    for (int b = 3; b >= 0; b--)
+        z[pos++] = (uint8_t)(adler >> (8 * b));
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_bytes(&p, P_COMPRESSED, z, pos);
+    pb_msg_end(&p);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    free(plain);
+    free(first);
+    free(again);
+    free(z);
+    finish_into(&t, r);
+}
+static void c_inflate_bomb(out *r) { inflate_bomb(r, 1024); }
+/* Past the 16 MiB always allowed, at a ratio of about 1000. */
+static void c_inflate_bomb_seed(out *r) { inflate_bomb(r, 17); }
+
+/* A dense clock graph with no path to the trace clock (16 snapshots of 64
+ * clocks, overlapping by half: 64512 edges), a chain of four hops that
+ * does reach it, and `n` packets on each: every failed or multi-hop
+ * conversion used to search the graph again. */
+static void dense_clocks(out *r, uint32_t n)
+{
+    const uint32_t dense0 = 0x80001000u, chain0 = 0x80002000u;
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    snapshot2(&t, 1, BOOT, boot0 + MS, chain0 + 1, 100 * S);
+    for (uint32_t k = 1; k < 4; k++)
+        snapshot2(&t, 1, chain0 + k, 100 * S + k * MS, chain0 + k + 1, 100 * S);
+    for (uint32_t k = 0; k < 16; k++) {
+        clk c[64];
+        for (uint32_t j = 0; j < 64; j++)
+            c[j] = (clk){dense0 + k * 32 + j, 5 * S + j, 0, false};
+        snapshot_ex(&t, 1, c, 64, 0);
+    }
+    ts_packet(&t, 2, boot0 + 2 * MS, 0, SEQ_CLEARED, true);
+    for (uint32_t i = 0; i < n; i++) {
+        ts_packet(&t, 2, 5 * S + i, dense0 + (i * 7) % 544, 0, false);
+        ts_packet(&t, 2, 100 * S + 10 * MS + i, chain0 + 4, 0, false);
+    }
+    traced_snapshot(&t, boot0 + S);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+static void c_dense_clocks(out *r) { dense_clocks(r, 30000); }
+static void c_dense_clocks_seed(out *r) { dense_clocks(r, 100); }
+
 /* ---- registry ---- */
 
 static const char *const a_named[] = {"--clock-name", GPU_CLOCK_NAME, NULL};
@@ -809,7 +1121,7 @@ static const char *const a_latency[] = {"--max-submit-latency-ns", "50000", NULL
 
 const tk_case tk_cases[] = {
     {"pass-minimal", c_minimal},
-    {"pass-empty", c_empty},
+
     {"pass-gpu", c_pass_gpu},
     {"pass-compressed", c_compressed},
     {"pass-sequence-clock", c_sequence_clock},
@@ -848,7 +1160,7 @@ const tk_case tk_cases[] = {
     {"fail-ftrace_dropped_events", c_ftrace_dropped},
     {"fail-ftrace_lost_events", c_ftrace_lost},
     {"warn-packets_out_of_order", c_ooo},
-    {"warn-no_trace_stats", c_no_stats},
+    {"fail-no_trace_stats", c_no_stats},
     {"fail-gpu_render_stage_parser_errors", c_parser_errors},
     {"warn-gpu_stage_dropped", c_no_event_id},
     {"fail-gpu_stage_before_submit", c_before_submit},
@@ -860,6 +1172,9 @@ const tk_case tk_cases[] = {
     {"loss-gpu_stage_dropped", c_wrap_lost_queue},
     {"loss-gpu_events_missing", c_writer_loss, a_expect_1000},
     {"loss-gpu_events_missing-sequence", c_seq_loss, a_expect_1000},
+    /* Cut short: no TraceStats (the writer was killed), or nothing at all. */
+    {"loss-gpu_events_missing-unfinished", c_no_stats, a_expect_1000},
+    {"loss-no_trace_stats-empty", c_empty},
     {"error-truncated", c_truncated},
     {"error-corrupt-packet", c_corrupt_packet},
     {"error-bad-wire-type", c_bad_wire_type},
@@ -868,5 +1183,15 @@ const tk_case tk_cases[] = {
     {"error-compressed-truncated", c_compressed_truncated},
     {"error-compressed-bad-inner", c_compressed_bad_inner},
     {"error-nested-compressed", c_nested_compressed},
+    /* Hostile inputs: also fuzzer seeds (make_traces --corpus). */
+    {"fail-timestamp_overflow", c_ts_overflow, NULL, c_ts_overflow},
+    {"fail-timestamp_overflow-gpu", c_ts_overflow_gpu, NULL, c_ts_overflow_gpu},
+    {"fail-timestamp_overflow-drift", c_ts_overflow_drift, NULL, c_ts_overflow_drift},
+    {"fail-buffer_chunks_discarded-saturated", c_discarded_saturated, NULL, c_discarded_saturated},
+    {"warn-state_limit_reached-buffers", c_stats_buffers, NULL, c_stats_buffers_seed},
+    {"warn-state_limit_reached-cpus", c_stats_cpus, NULL, c_stats_cpus_seed},
+    {"warn-gpu_stage_dropped-colliding-iids", c_colliding_iids, NULL, c_colliding_iids_seed},
+    {"error-inflate-bomb", c_inflate_bomb, NULL, c_inflate_bomb_seed},
+    {"fail-clock_sync_failure-dense", c_dense_clocks, NULL, c_dense_clocks_seed},
 };
 const size_t tk_n_cases = sizeof tk_cases / sizeof tk_cases[0];

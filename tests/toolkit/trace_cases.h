@@ -9,7 +9,11 @@
  *   error-NAME  exit 2, unreadable or corrupt input (input_error)
  * `args` are extra gputrace-check options the case needs (NULL-terminated,
  * or NULL). Used by make_traces (files for the integration tests) and by
- * the in-process unit tests. */
+ * the in-process unit tests.
+ * `make_seed` is set for the hostile inputs kept as fuzzer seeds in
+ * tests/toolkit/corpus (make_traces --corpus DIR writes them): a version
+ * small enough to commit, with the same outcome (the same function when
+ * the case is small already). */
 #ifndef TRACE_CASES_H
 #define TRACE_CASES_H
 
@@ -25,9 +29,13 @@ typedef struct tk_case {
     const char *name;
     void (*make)(tk_case_out *out);
     const char *const *args;
+    void (*make_seed)(tk_case_out *out);
 } tk_case;
 
 extern const tk_case tk_cases[];
 extern const size_t tk_n_cases;
+
+/* The k-th 64-bit key whose unkeyed tk_map hash has its low 20 bits clear. */
+uint64_t tk_case_colliding_key(uint32_t k);
 
 #endif /* TRACE_CASES_H */
