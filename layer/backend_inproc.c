@@ -290,9 +290,11 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
       errno = err;
       return NULL;
    }
-   /* The session names the path it asked for; a fallback was reported. */
-   if (strcmp(gt_inproc_output_path(b->be), path) != 0 && strchr(path, '%'))
-      gt_info("in-process backend: trace file %s (from %s)", gt_inproc_output_path(b->be), path);
+   const char *written = gt_inproc_output_path(b->be);
+   if (strcmp(written, path) != 0)
+      gt_info("in-process backend: writing %s (GPUTRACE_OUTPUT=%s)", written, path);
+   else
+      gt_info("in-process backend: writing %s", written);
    if (gt_config()->signal_wait_ms)
       install_signal_handlers(b->be, gt_config()->signal_wait_ms);
    events->started(events->ctx, INPROC_INSTANCE);

@@ -2,7 +2,6 @@
  * the registry of writer holders. */
 #include "session.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,11 +227,11 @@ begin_session(void)
          gt_error("GPUTRACE_OUTPUT is too long; not tracing");
          break;
       }
+      /* The backend logs the file it really writes (a pattern or the
+       * per-process fallback may name another) and why it refused one. */
       be = tl_backend_inproc_create(path, &events);
       if (!be)
-         gt_error("cannot write trace file %s: %s; not tracing", path, strerror(errno));
-      else
-         gt_info("in-process backend: writing %s", path);
+         gt_error("no trace file for GPUTRACE_OUTPUT=%s; not tracing", path);
       break;
    }
    case GT_BACKEND_SYSTEM:
