@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ipc_conn.h"
@@ -35,16 +36,38 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " --output FILE --data-source NAME [--data-source NAME ...]\n"
-            "       [--socket PATH] [--buffer-kb N] [--fill-policy ring|discard]\n"
-            "       [--duration-ms N] [--slow-ms N] [--flush-timeout-ms N] [--verbose]\n"
+            "       [--socket PATH] [--socket-mode MODE] [--buffer-kb N]\n"
+            "       [--fill-policy ring|discard] [--duration-ms N] [--slow-ms N]\n"
+            "       [--flush-timeout-ms N] [--max-producers N] [--max-per-uid N]\n"
+            "       [--max-smb-kb N] [--handshake-timeout-ms N] [--idle-timeout-ms N]\n"
+            "       [--send-timeout-ms N] [--verbose]\n"
             "\n"
             "Records the named data sources of every producer that connects to the\n"
             "producer socket (default: as Perfetto resolves it, honouring\n"
             "PERFETTO_PRODUCER_SOCK_NAME) until --duration-ms elapses (0: no limit) or\n"
-            "SIGINT/SIGTERM, then writes a .pftrace to FILE.\n"
+            "SIGINT/SIGTERM, then writes a .pftrace to FILE (opened only once the\n"
+            "socket listens).\n"
+            "  --socket-mode MODE  permissions of the socket file, octal (default 0600:\n"
+            "                      the owner's producers only; 0660 adds the group,\n"
+            "                      0666 everyone)\n"
             "  --buffer-kb N       central buffer size (default 32768)\n"
             "  --fill-policy P     ring (overwrite oldest, default) or discard (drop new)\n"
-            "  --slow-ms N         sleep N ms before handling each CommitData (loss tests)\n");
+            "  --slow-ms N         sleep N ms before handling each CommitData (loss tests)\n"
+            "Limits (producers are untrusted):\n"
+            "  --max-producers N   connections at once (default 64)\n"
+            "  --max-per-uid N     connections at once from one user (default 32, or\n"
+            "                      --max-producers when smaller); beyond a limit a new\n"
+            "                      connection replaces the oldest one of that limit\n"
+            "                      still in its handshake, or is closed\n"
+            "  --max-smb-kb N      shared memory buffer a producer gets, at most\n"
+            "                      (multiple of 32, 32..32768, default 4096)\n"
+            "  --handshake-timeout-ms N  close a connection that has not completed\n"
+            "                      InitializeConnection by then (default 5000)\n"
+            "  --idle-timeout-ms N close a producer that has no data source in the\n"
+            "                      session and sent nothing for N ms (default 60000)\n"
+            "  --send-timeout-ms N close a producer that reads nothing of what is\n"
+            "                      queued for it for N ms (default 10000); at most\n"
+            "                      1 MiB may be queued for one producer\n");
 }
 
 static bool parse_u32(const char *s, uint32_t *out)
@@ -69,6 +92,13 @@ int main(int argc, char **argv)
         {"duration-ms", required_argument, NULL, 't'},
         {"slow-ms", required_argument, NULL, 'w'},
         {"flush-timeout-ms", required_argument, NULL, 'F'},
+        {"socket-mode", required_argument, NULL, 'm'},
+        {"max-producers", required_argument, NULL, 'P'},
+        {"max-per-uid", required_argument, NULL, 'U'},
+        {"max-smb-kb", required_argument, NULL, 'S'},
+        {"handshake-timeout-ms", required_argument, NULL, 'H'},
+        {"idle-timeout-ms", required_argument, NULL, 'I'},
+        {"send-timeout-ms", required_argument, NULL, 'W'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -76,9 +106,10 @@ int main(int argc, char **argv)
     const char *output = NULL, *socket_path = NULL;
     const char *data_sources[MAX_DATA_SOURCES];
     gts_config cfg = {.buffer_size = 32u << 20, .fill_policy = CB_RING_BUFFER};
+    mode_t socket_mode = 0600;
     uint32_t v;
     int c;
-    while ((c = getopt_long(argc, argv, "o:d:s:b:f:t:w:F:vh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:d:s:b:f:t:w:F:m:P:U:S:H:I:W:vh", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             output = optarg;
@@ -124,6 +155,47 @@ int main(int argc, char **argv)
             else
                 cfg.flush_timeout_ms = v;
             break;
+        case 'm': {
+            char *end;
+            errno = 0;
+            unsigned long m = strtoul(optarg, &end, 8);
+            if (errno || *optarg == '\0' || *end != '\0' || m > 0777) {
+                fprintf(stderr, PROG ": --socket-mode: expected octal permission bits like "
+                                "0600, got '%s'\n", optarg);
+                return 2;
+            }
+            socket_mode = (mode_t)m;
+            break;
+        }
+        case 'P':
+        case 'U':
+        case 'S':
+        case 'H':
+        case 'I':
+        case 'W': {
+            bool ok = parse_u32(optarg, &v) && v >= 1;
+            if (c == 'P' || c == 'U')
+                ok = ok && v <= 4096;
+            else if (c == 'S')
+                ok = ok && v >= 32 && v <= 32768 && v % 32 == 0;
+            if (!ok) {
+                fprintf(stderr, PROG ": %s: out of range: '%s'\n", argv[optind - 1], optarg);
+                return 2;
+            }
+            if (c == 'P')
+                cfg.max_producers = v;
+            else if (c == 'U')
+                cfg.max_per_uid = v;
+            else if (c == 'S')
+                cfg.max_smb_size = (size_t)v * 1024u;
+            else if (c == 'H')
+                cfg.handshake_timeout_ms = v;
+            else if (c == 'I')
+                cfg.idle_timeout_ms = v;
+            else
+                cfg.send_timeout_ms = v;
+            break;
+        }
         case 'v':
             cfg.verbose = true;
             break;
@@ -155,15 +227,19 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Listen first: an instance that cannot (another one serves the
+     * socket) must not truncate a trace that one may be writing. */
+    int listen_fd = ipc_socket_listen_mode(socket_path, socket_mode);
+    if (listen_fd < 0) {
+        fprintf(stderr, PROG ": %s: cannot listen: %s\n", socket_path, strerror(errno));
+        return 1;
+    }
     int out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (out_fd < 0) {
         fprintf(stderr, PROG ": %s: %s\n", output, strerror(errno));
-        return 1;
-    }
-    int listen_fd = ipc_socket_listen(socket_path);
-    if (listen_fd < 0) {
-        fprintf(stderr, PROG ": %s: cannot listen: %s\n", socket_path, strerror(errno));
-        close(out_fd);
+        close(listen_fd);
+        if (socket_path[0] != '@')
+            unlink(socket_path);
         return 1;
     }
     gts_service *s = gts_service_create(&cfg, listen_fd, out_fd);
@@ -184,6 +260,12 @@ int main(int argc, char **argv)
             output, (unsigned long long)st.packets_written, (unsigned long long)st.producers_seen,
             (unsigned long long)st.commits, (unsigned long long)st.chunks_moved,
             (unsigned long long)st.chunks_discarded, (unsigned long long)st.protocol_errors);
+    fprintf(stderr,
+            PROG ": connections: %llu accepted, %llu refused, %llu evicted in handshake, "
+            "%llu handshake timeouts, %llu idle timeouts, %llu send timeouts\n",
+            (unsigned long long)st.connections, (unsigned long long)st.connections_refused,
+            (unsigned long long)st.connections_evicted, (unsigned long long)st.handshake_timeouts,
+            (unsigned long long)st.idle_timeouts, (unsigned long long)st.send_timeouts);
     if (!ok) {
         fprintf(stderr, PROG ": %s: write failed\n", output);
         return 1;

@@ -206,6 +206,104 @@ static bool parse_u64(const char *s, uint64_t *out)
     return true;
 }
 
+/* Connects (or opens the in-process backend), writes, and reports. Every
+ * path out releases what it set up: the caller frees the rest. */
+static int run(stress *st)
+{
+    const char *mode;
+    if (st->output) {
+        mode = "inproc";
+        gt_inproc_config ic;
+        gt_inproc_config_default(&ic);
+        ic.output_path = st->output;
+        ic.smb_size = (size_t)st->smb_kb * 1024u;
+        ic.smb_page_size = (size_t)st->page_kb * 1024u;
+        ic.writer_policy = st->policy;
+        ic.stall_timeout_ms = st->stall_ms;
+        st->backend = gt_inproc_create(&ic);
+        if (!st->backend) {
+            fprintf(stderr, PROG ": %s: %s\n", st->output, strerror(errno));
+            return 1;
+        }
+    } else {
+        mode = "system";
+        gt_data_source ds = {
+            .name = DATA_SOURCE,
+            .user = st,
+            .policy = st->policy,
+            .on_start = on_start,
+        };
+        gt_producer_config pc = {
+            .name = "gputrace-stress",
+            .socket_path = st->socket_path,
+            .data_sources = &ds,
+            .num_data_sources = 1,
+            .smb_size_hint = st->smb_kb * 1024u,
+            .smb_page_size_hint = st->page_kb * 1024u,
+            .no_producer_smb = st->no_producer_smb,
+            .reconnect_min_ms = 100,
+            .reconnect_max_ms = 1000,
+            .stall_timeout_ms = st->stall_ms,
+        };
+        st->producer = gt_producer_create(&pc);
+        if (!st->producer) {
+            fprintf(stderr, PROG ": cannot create the producer\n");
+            return 1;
+        }
+        st->enabled = gt_producer_enabled_flag(st->producer, 0);
+        if (!wait_for_session(st)) {
+            fprintf(stderr, PROG ": no tracing session enabled " DATA_SOURCE " within %u ms\n",
+                    st->wait_ms);
+            gt_producer_destroy(st->producer);
+            return 1;
+        }
+        if (!st->quiet)
+            fprintf(stderr, PROG ": session started, writing\n");
+    }
+
+    worker *w = calloc(st->writers, sizeof *w);
+    uint32_t started = 0;
+    bool failed = !w;
+    uint64_t t0 = now_ns();
+    for (uint32_t i = 0; w && i < st->writers; i++) {
+        w[i] = (worker){.st = st, .index = i};
+        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0) {
+            fprintf(stderr, PROG ": cannot start writer threads\n");
+            failed = true;
+            break;
+        }
+        started++;
+    }
+    uint64_t written = 0, dropped = 0, aborted = 0;
+    bool writer_failed = false;
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(w[i].thread, NULL);
+        written += w[i].written;
+        dropped += w[i].tws.packets_dropped;
+        aborted += w[i].tws.packets_aborted;
+        writer_failed |= w[i].failed;
+    }
+    free(w);
+    double secs = (double)(now_ns() - t0) / 1e9;
+    bool delivered = true;
+    if (st->producer) {
+        delivered = gt_producer_sync(st->producer, 10000);
+        gt_producer_destroy(st->producer);
+    } else {
+        delivered = gt_inproc_destroy(st->backend);
+    }
+    if (failed)
+        return 1;
+    printf(PROG ": mode=%s writers=%u size=%u written=%llu dropped=%llu aborted=%llu "
+           "seconds=%.3f packets_per_s=%.0f delivered=%s\n",
+           mode, st->writers, st->size, (unsigned long long)written, (unsigned long long)dropped,
+           (unsigned long long)aborted, secs, secs > 0 ? (double)written / secs : 0.0,
+           delivered ? "yes" : "no");
+    if (writer_failed)
+        fprintf(stderr, PROG ": a writer could not be created (session gone?)\n");
+    return writer_failed || !delivered ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -294,8 +392,10 @@ int main(int argc, char **argv)
         return 2;
     }
     st.cycle = malloc((size_t)st.size + 26);
-    if (!st.cycle)
+    if (!st.cycle) {
+        fprintf(stderr, PROG ": out of memory\n");
         return 1;
+    }
     for (size_t i = 0; i < (size_t)st.size + 26; i++)
         st.cycle[i] = (uint8_t)('a' + i % 26);
     pthread_mutex_init(&st.mu, NULL);
@@ -303,95 +403,11 @@ int main(int argc, char **argv)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&st.cv, &ca);
+    pthread_condattr_destroy(&ca);
     signal(SIGPIPE, SIG_IGN);
-
-    const char *mode;
-    if (st.output) {
-        mode = "inproc";
-        gt_inproc_config ic;
-        gt_inproc_config_default(&ic);
-        ic.output_path = st.output;
-        ic.smb_size = (size_t)st.smb_kb * 1024u;
-        ic.smb_page_size = (size_t)st.page_kb * 1024u;
-        ic.writer_policy = st.policy;
-        ic.stall_timeout_ms = st.stall_ms;
-        st.backend = gt_inproc_create(&ic);
-        if (!st.backend) {
-            fprintf(stderr, PROG ": %s: %s\n", st.output, strerror(errno));
-            return 1;
-        }
-    } else {
-        mode = "system";
-        gt_data_source ds = {
-            .name = DATA_SOURCE,
-            .user = &st,
-            .policy = st.policy,
-            .on_start = on_start,
-        };
-        gt_producer_config pc = {
-            .name = "gputrace-stress",
-            .socket_path = st.socket_path,
-            .data_sources = &ds,
-            .num_data_sources = 1,
-            .smb_size_hint = st.smb_kb * 1024u,
-            .smb_page_size_hint = st.page_kb * 1024u,
-            .no_producer_smb = st.no_producer_smb,
-            .reconnect_min_ms = 100,
-            .reconnect_max_ms = 1000,
-            .stall_timeout_ms = st.stall_ms,
-        };
-        st.producer = gt_producer_create(&pc);
-        if (!st.producer) {
-            fprintf(stderr, PROG ": cannot create the producer\n");
-            return 1;
-        }
-        st.enabled = gt_producer_enabled_flag(st.producer, 0);
-        if (!wait_for_session(&st)) {
-            fprintf(stderr, PROG ": no tracing session enabled " DATA_SOURCE " within %u ms\n",
-                    st.wait_ms);
-            gt_producer_destroy(st.producer);
-            return 1;
-        }
-        if (!st.quiet)
-            fprintf(stderr, PROG ": session started, writing\n");
-    }
-
-    worker *w = calloc(st.writers, sizeof *w);
-    if (!w)
-        return 1;
-    uint64_t t0 = now_ns();
-    for (uint32_t i = 0; i < st.writers; i++) {
-        w[i] = (worker){.st = &st, .index = i};
-        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0) {
-            fprintf(stderr, PROG ": cannot start writer threads\n");
-            return 1;
-        }
-    }
-    uint64_t written = 0, dropped = 0, aborted = 0;
-    bool failed = false;
-    for (uint32_t i = 0; i < st.writers; i++) {
-        pthread_join(w[i].thread, NULL);
-        written += w[i].written;
-        dropped += w[i].tws.packets_dropped;
-        aborted += w[i].tws.packets_aborted;
-        failed |= w[i].failed;
-    }
-    double secs = (double)(now_ns() - t0) / 1e9;
-    bool delivered = true;
-    if (st.producer) {
-        delivered = gt_producer_sync(st.producer, 10000);
-        gt_producer_destroy(st.producer);
-    } else {
-        delivered = gt_inproc_destroy(st.backend);
-    }
-    printf(PROG ": mode=%s writers=%u size=%u written=%llu dropped=%llu aborted=%llu "
-           "seconds=%.3f packets_per_s=%.0f delivered=%s\n",
-           mode, st.writers, st.size, (unsigned long long)written, (unsigned long long)dropped,
-           (unsigned long long)aborted, secs, secs > 0 ? (double)written / secs : 0.0,
-           delivered ? "yes" : "no");
-    free(w);
+    int rc = run(&st);
+    pthread_cond_destroy(&st.cv);
+    pthread_mutex_destroy(&st.mu);
     free(st.cycle);
-    if (failed)
-        fprintf(stderr, PROG ": a writer could not be created (session gone?)\n");
-    return failed || !delivered ? 1 : 0;
+    return rc;
 }

@@ -427,6 +427,9 @@ static void test_slow_service_loss_counted(void **state)
     free(out);
 }
 
+/* Every test leaves no service behind, even when it fails half-way. */
+#define T(test) cmocka_unit_test_teardown(test, ti_kill_services_teardown)
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -436,16 +439,17 @@ int main(int argc, char **argv)
     g_service = argv[1];
     g_stress = argv[2];
     signal(SIGPIPE, SIG_IGN);
+    atexit(ti_kill_services);
     /* Unbuffered, so a log cut short by a crash still shows where. */
     setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_producer),
-        cmocka_unit_test(test_service_smb_big_packets),
-        cmocka_unit_test(test_several_producers),
-        cmocka_unit_test(test_service_appears_later),
-        cmocka_unit_test(test_reconnect_after_restart),
-        cmocka_unit_test(test_producer_killed_mid_packet),
-        cmocka_unit_test(test_slow_service_loss_counted),
+        T(test_one_producer),
+        T(test_service_smb_big_packets),
+        T(test_several_producers),
+        T(test_service_appears_later),
+        T(test_reconnect_after_restart),
+        T(test_producer_killed_mid_packet),
+        T(test_slow_service_loss_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,16 +6,27 @@
  *    SetupTracing without an fd / with a pipe / with an unsealed memfd /
  *    with a silly page size, several fds on one message, ending the command
  *    stream. The producer must drop the connection and come back (the fake
- *    sees a second connection), never crash or hang, and destroy promptly.
- *    A well-behaved fake with unusual method ids checks that ids are taken
- *    by name.
+ *    sees a second connection), never crash or hang, and destroy promptly,
+ *    and start nothing: not even a StartDataSource that came in the same
+ *    read as the SetupTracing it refused. A well-behaved fake with unusual
+ *    method ids checks that ids are taken by name; one that reads slowly
+ *    must not be taken for one that stopped reading.
  * 2. Hostile producers against gputrace-service: garbage, huge lengths,
  *    requests before InitializeConnection, an unsealed SMB offer, CommitData
  *    with out-of-range pages/chunks/buffers and broken patches while the SMB
  *    is scribbled on, a frame cut short. The service must keep going and
  *    still trace a well-behaved producer completely.
+ * 3. gputrace-service's bounds, one by one: a slow reader keeps its
+ *    connection past the send timeout, a non-reader loses it there, a
+ *    producer that asks without reading hits the send queue bound; silent
+ *    connections cannot lock a producer out (eviction during the handshake,
+ *    handshake timeout); the per-uid limit; the idle timeout; the socket's
+ *    permissions whatever the umask; the SMB cap; a second instance on a
+ *    served socket leaves the first one's output alone; gputrace-stress
+ *    without a session exits cleanly.
  *
  * usage: test_ipc_hostile GPUTRACE_SERVICE GPUTRACE_STRESS */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -72,6 +83,7 @@ typedef enum fake_mode {
     F_MANY_FDS,
     F_STREAM_ENDS,
     F_GOOD,
+    F_SLOW_READER, /* F_GOOD, then reads 8 KiB every 10 ms */
 } fake_mode;
 
 typedef struct fake {
@@ -82,6 +94,8 @@ typedef struct fake {
     _Atomic int connections;
     _Atomic int inits, registers, commits;
     _Atomic bool adopted;
+    _Atomic bool started; /* a StartDataSource went out */
+    _Atomic uint64_t slow_bytes; /* read in slow mode */
     _Atomic bool bad; /* a check failed on the fake's thread */
     ipc_frame_builder fb;
 } fake;
@@ -134,12 +148,31 @@ static pb_msg *begin_reply(fake *f, uint64_t rid, bool has_more, ipc_reply *rep)
 
 static int sealed_memfd(size_t size, bool seal)
 {
-    int fd = memfd_create("fake-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0 || ftruncate(fd, (off_t)size) != 0)
-        return fd;
-    if (seal)
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-    return fd;
+    return ti_memfd(size, seal);
+}
+
+/* Builds a StartDataSource(instance 77, target buffer 3) into f->fb. */
+static void build_start(fake *f, uint64_t stream, const char *name)
+{
+    ipc_reply rep;
+    perfetto_protos_GetAsyncCommandResponse *cmd =
+        (perfetto_protos_GetAsyncCommandResponse *)begin_reply(f, stream, true, &rep);
+    perfetto_protos_GetAsyncCommandResponse_StartDataSource m;
+    perfetto_protos_DataSourceConfig cfg;
+    perfetto_protos_GetAsyncCommandResponse_begin_start_data_source(cmd, &m);
+    perfetto_protos_GetAsyncCommandResponse_StartDataSource_set_new_instance_id(&m, 77);
+    perfetto_protos_GetAsyncCommandResponse_StartDataSource_begin_config(&m, &cfg);
+    perfetto_protos_DataSourceConfig_set_name(&cfg, name);
+    perfetto_protos_DataSourceConfig_set_target_buffer(&cfg, 3);
+    perfetto_protos_DataSourceConfig_end(&cfg);
+    perfetto_protos_GetAsyncCommandResponse_StartDataSource_end(&m);
+    ipc_frame_end_reply(&rep);
+}
+
+static void send_start(fake *f, ipc_conn *c, uint64_t stream, const char *name)
+{
+    build_start(f, stream, name);
+    send_built(f, c, -1);
 }
 
 static void send_setup_tracing(fake *f, ipc_conn *c, uint64_t stream)
@@ -168,29 +201,26 @@ static void send_setup_tracing(fake *f, ipc_conn *c, uint64_t stream)
     default:
         break;
     }
-    send_built(f, c, fd);
+    if (f->mode >= F_SETUP_NO_FD && f->mode <= F_SETUP_BAD_PAGE) {
+        /* A StartDataSource right behind the SetupTracing the producer
+         * must refuse, in the same write, so both arrive in one read: the
+         * start must not be handled once the connection is given up. */
+        size_t n1 = ipc_frame_size(&f->fb);
+        uint8_t *both = malloc(n1 + 4096);
+        ipc_frame_copy(&f->fb, both);
+        build_start(f, stream, "gputrace.hostile");
+        size_t n2 = ipc_frame_size(&f->fb);
+        FAKE_CHECK(f, n2 <= 4096);
+        ipc_frame_copy(&f->fb, both + n1);
+        ipc_conn_send(c, both, n1 + n2, fd);
+        free(both);
+    } else {
+        send_built(f, c, fd);
+    }
     if (fd >= 0)
         close(fd);
     if (pfd[1] >= 0)
         close(pfd[1]);
-}
-
-static void send_start(fake *f, ipc_conn *c, uint64_t stream, const char *name)
-{
-    ipc_reply rep;
-    perfetto_protos_GetAsyncCommandResponse *cmd =
-        (perfetto_protos_GetAsyncCommandResponse *)begin_reply(f, stream, true, &rep);
-    perfetto_protos_GetAsyncCommandResponse_StartDataSource m;
-    perfetto_protos_DataSourceConfig cfg;
-    perfetto_protos_GetAsyncCommandResponse_begin_start_data_source(cmd, &m);
-    perfetto_protos_GetAsyncCommandResponse_StartDataSource_set_new_instance_id(&m, 77);
-    perfetto_protos_GetAsyncCommandResponse_StartDataSource_begin_config(&m, &cfg);
-    perfetto_protos_DataSourceConfig_set_name(&cfg, name);
-    perfetto_protos_DataSourceConfig_set_target_buffer(&cfg, 3);
-    perfetto_protos_DataSourceConfig_end(&cfg);
-    perfetto_protos_GetAsyncCommandResponse_StartDataSource_end(&m);
-    ipc_frame_end_reply(&rep);
-    send_built(f, c, -1);
 }
 
 static void send_raw_fds(int sock, int nfds)
@@ -277,7 +307,7 @@ static bool fake_frame(fake *f, ipc_conn *c, const ipc_frame *fr, uint64_t *stre
             perfetto_protos_IPCFrame_RequestError_end(&re);
             send_built(f, c, -1);
         } else {
-            bool adopt = f->mode == F_GOOD && fd >= 0 && req.producer_provided_shmem;
+            bool adopt = f->mode >= F_GOOD && fd >= 0 && req.producer_provided_shmem;
             atomic_store(&f->adopted, adopt);
             ipc_reply rep;
             perfetto_protos_InitializeConnectionResponse *r =
@@ -310,8 +340,10 @@ static bool fake_frame(fake *f, ipc_conn *c, const ipc_frame *fr, uint64_t *stre
                           &d, req.data_source_descriptor.data, req.data_source_descriptor.size));
         char dsname[64];
         snprintf(dsname, sizeof dsname, "%.*s", (int)d.name.size, (const char *)d.name.data);
-        if (f->mode == F_GOOD && *stream)
+        if (f->mode >= F_GOOD && *stream) {
             send_start(f, c, *stream, dsname);
+            atomic_store(&f->started, true);
+        }
     } else if (strcmp(name, "CommitData") == 0) {
         atomic_fetch_add(&f->commits, 1);
     }
@@ -326,9 +358,20 @@ static void fake_serve(fake *f, int sock)
     if (!ipc_conn_init(&c, sock))
         return;
     uint64_t stream = 0;
-    uint64_t until = ipc_now_ms() + 3000;
+    uint64_t until = ipc_now_ms() + (f->mode == F_SLOW_READER ? 30000 : 3000);
     bool open = true;
     while (open && !atomic_load(&f->stop) && ipc_now_ms() < until) {
+        if (f->mode == F_SLOW_READER && atomic_load(&f->started)) {
+            /* A reader that keeps up only just: some bytes now and then. */
+            uint8_t sink[8192];
+            ssize_t n = recv(c.fd, sink, sizeof sink, MSG_DONTWAIT);
+            if (n == 0)
+                break;
+            if (n > 0)
+                atomic_fetch_add(&f->slow_bytes, (uint64_t)n);
+            ti_sleep_ms(10);
+            continue;
+        }
         struct pollfd pf = {.fd = c.fd, .events = POLLIN};
         if (poll(&pf, 1, 50) <= 0)
             continue;
@@ -412,12 +455,16 @@ static void run_hostile(fake_mode mode)
     char *path = ti_temp_path("fake", ".sock");
     fake f;
     fake_start(&f, mode, path);
+    atomic_store(&g_starts, 0);
     gt_producer *p = make_producer(path);
     uint64_t until = ipc_now_ms() + 5000;
     while (atomic_load(&f.connections) < 2 && ipc_now_ms() < until)
         ti_sleep_ms(10);
     assert_true(atomic_load(&f.connections) >= 2);
     assert_false(gt_producer_enabled(gt_producer_enabled_flag(p, 0)));
+    /* Nothing was started on a connection given up on, not even by a
+     * command that came in the same read as the one refused. */
+    assert_int_equal(atomic_load(&g_starts), 0);
     gt_producer_stats st;
     gt_producer_get_stats(p, &st);
     assert_int_equal(st.connections, mode >= F_SETUP_NO_FD ? st.connections : 0);
@@ -483,92 +530,92 @@ static void test_good_fake_ids_by_name(void **state)
     free(path);
 }
 
+/* A service that reads slowly but keeps reading is not a service that
+ * stopped reading: the producer keeps the connection through a backlog
+ * that takes many times io_timeout (300 ms) to drain. Writer churn is what
+ * makes a producer send a lot without an SMB in the way. */
+static void test_producer_slow_reader(void **state)
+{
+    (void)state;
+    char *path = ti_temp_path("fakeslow", ".sock");
+    fake f;
+    fake_start(&f, F_SLOW_READER, path);
+    atomic_store(&g_starts, 0);
+    gt_producer *p = make_producer(path);
+    uint64_t until = ipc_now_ms() + 5000;
+    while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
+        ti_sleep_ms(10);
+    assert_int_equal(atomic_load(&g_starts), 1);
+    for (int i = 0; i < 40000; i++) {
+        tw_writer *tw = gt_producer_new_writer(p, 77);
+        assert_non_null(tw);
+        gt_producer_release_writer(p, tw);
+    }
+    /* About 2 MB of requests read at 800 KB/s: the kernel frees socket
+     * memory skb by skb (up to ~100 KB), so each step of progress takes
+     * well under io_timeout, the whole backlog many times it. */
+    until = ipc_now_ms() + 15000;
+    uint64_t last = 0, last_change = ipc_now_ms();
+    while (ipc_now_ms() < until) {
+        uint64_t b = atomic_load(&f.slow_bytes);
+        if (b != last) {
+            last = b;
+            last_change = ipc_now_ms();
+        } else if (ipc_now_ms() - last_change > 1000) {
+            break; /* drained (or the producer hung up) */
+        }
+        ti_sleep_ms(50);
+    }
+    gt_producer_stats st;
+    gt_producer_get_stats(p, &st);
+    fprintf(stderr, "slow service read %llu bytes; producer disconnects %llu\n",
+            (unsigned long long)atomic_load(&f.slow_bytes), (unsigned long long)st.disconnects);
+    assert_true(atomic_load(&f.slow_bytes) > 1500000); /* several times io_timeout at 800 KB/s */
+    assert_int_equal(st.disconnects, 0);
+    assert_int_equal(st.connections, 1);
+    assert_int_equal(atomic_load(&f.connections), 1);
+    gt_producer_destroy(p);
+    fake_stop(&f);
+    assert_false(atomic_load(&f.bad));
+    unlink(path);
+    free(path);
+}
+
 /* ---- hostile producers against gputrace-service ------------------------- */
 
-typedef struct raw {
-    ipc_conn c;
-    ipc_frame_builder fb;
-    ipc_method_table methods;
-    uint64_t next_id;
-} raw;
+/* The raw client of ti_util.h, asserting on the test's thread. */
+typedef ti_raw raw;
 
 static bool raw_wait_frame(raw *r, ipc_frame *fr, uint8_t **copy, uint32_t ms)
 {
-    uint64_t until = ipc_now_ms() + ms;
-    for (;;) {
-        pb_bytes p;
-        if (ipc_conn_next_frame(&r->c, &p)) {
-            *copy = malloc(p.size);
-            memcpy(*copy, p.data, p.size);
-            return ipc_frame_decode(*copy, p.size, fr);
-        }
-        uint64_t now = ipc_now_ms();
-        if (now >= until)
-            return false;
-        struct pollfd pf = {.fd = r->c.fd, .events = POLLIN};
-        poll(&pf, 1, (int)(until - now));
-        if (ipc_conn_read(&r->c) < 0)
-            return false;
-    }
+    return ti_raw_wait_frame(r, fr, copy, ms);
 }
 
-/* True when the peer closed the connection within ms. */
 static bool raw_closed(raw *r, uint32_t ms)
 {
-    uint64_t until = ipc_now_ms() + ms;
-    while (ipc_now_ms() < until) {
-        struct pollfd pf = {.fd = r->c.fd, .events = POLLIN};
-        poll(&pf, 1, 50);
-        if (ipc_conn_read(&r->c) < 0)
-            return true;
-        pb_bytes p;
-        while (ipc_conn_next_frame(&r->c, &p)) {
-        }
-    }
-    return false;
+    return ti_raw_closed(r, ms);
 }
 
 static void raw_connect(raw *r, const char *sock, bool bind)
 {
-    memset(r, 0, sizeof *r);
-    int fd = ipc_socket_connect(sock);
-    assert_true(fd >= 0);
-    assert_true(ipc_conn_init(&r->c, fd));
-    ipc_frame_builder_init(&r->fb);
-    if (!bind)
-        return;
-    perfetto_protos_IPCFrame *f = ipc_frame_begin(&r->fb, ++r->next_id);
-    perfetto_protos_IPCFrame_BindService bs;
-    perfetto_protos_IPCFrame_begin_msg_bind_service(f, &bs);
-    perfetto_protos_IPCFrame_BindService_set_service_name(&bs, "ProducerPort");
-    perfetto_protos_IPCFrame_BindService_end(&bs);
-    assert_true(ipc_conn_send_frame(&r->c, &r->fb, -1));
-    ipc_frame fr;
-    uint8_t *copy;
-    assert_true(raw_wait_frame(r, &fr, &copy, 10000));
-    assert_int_equal(fr.kind, IPC_MSG_BIND_SERVICE_REPLY);
-    assert_true(ipc_parse_bind_reply(fr.body.data, fr.body.size, &r->methods));
-    free(copy);
+    assert_true(ti_raw_connect(r, sock, bind, 10000));
 }
 
 static void raw_close(raw *r)
 {
-    ipc_conn_close(&r->c);
-    ipc_frame_builder_free(&r->fb);
+    ti_raw_close(r);
 }
 
 static pb_msg *raw_invoke(raw *r, const char *method, bool drop, ipc_invoke *inv)
 {
-    uint32_t id = ipc_method_id(&r->methods, method);
-    assert_true(id > 0);
-    ipc_frame_begin_invoke(&r->fb, ++r->next_id, r->methods.service_id, id, drop, inv);
-    return &inv->args;
+    pb_msg *m = ti_raw_invoke(r, method, drop, inv);
+    assert_non_null(m);
+    return m;
 }
 
 static void raw_send(raw *r, ipc_invoke *inv, int fd)
 {
-    ipc_frame_end_invoke(inv);
-    assert_true(ipc_conn_send_frame(&r->c, &r->fb, fd));
+    assert_true(ti_raw_send(r, inv, fd));
 }
 
 typedef struct scribbler {
@@ -582,18 +629,9 @@ typedef struct scribbler {
 static void *scribble_main(void *arg)
 {
     scribbler *s = arg;
-    uint64_t x = 0x9E3779B97F4A7C15ull;
+    uint64_t x = 0;
     while (!atomic_load(&s->stop)) {
-        for (size_t i = 0; i + 8 <= s->size; i += 8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            uint64_t v = x;
-            /* Page headers: mostly "chunks complete" with random layouts. */
-            if (i % 4096 == 0)
-                v = (v & 0x70000000u) | 0x0FFFFFFFu;
-            __atomic_store_n((uint64_t *)(s->mem + i), v, __ATOMIC_RELAXED);
-        }
+        ti_scribble(s->mem, s->size, &x);
         ti_sleep_ms(1); /* leave the (possibly single) CPU to the service */
     }
     return NULL;
@@ -779,6 +817,471 @@ static void test_hostile_producers(void **state)
     free(out);
 }
 
+/* ---- resource bounds of gputrace-service --------------------------------- */
+
+typedef struct svc_run {
+    char *sock, *out, *log;
+    pid_t pid;
+} svc_run;
+
+static void svc_start(svc_run *v, const char *tag, const char *const *extra)
+{
+    v->sock = ti_temp_path(tag, ".sock");
+    v->out = ti_temp_path(tag, ".pftrace");
+    v->log = ti_temp_path(tag, ".log");
+    v->pid = ti_start_service_logged(g_service, v->sock, v->out, extra, v->log, NULL);
+    assert_true(v->pid > 0);
+}
+
+/* Stops it and returns its connection counters (printed for the log). */
+static ti_service_conns svc_stop(svc_run *v)
+{
+    assert_true(ti_stop_service(v->pid));
+    ti_service_conns c;
+    assert_true(ti_parse_service_log(v->log, &c));
+    fprintf(stderr,
+            "service: %llu accepted, %llu refused, %llu evicted, %llu handshake timeouts, "
+            "%llu idle timeouts, %llu send timeouts\n",
+            (unsigned long long)c.accepted, (unsigned long long)c.refused,
+            (unsigned long long)c.evicted, (unsigned long long)c.handshake_timeouts,
+            (unsigned long long)c.idle_timeouts, (unsigned long long)c.send_timeouts);
+    return c;
+}
+
+static void svc_free(svc_run *v)
+{
+    unlink(v->out);
+    unlink(v->log);
+    free(v->sock);
+    free(v->out);
+    free(v->log);
+}
+
+/* Runs gputrace-stress (1 writer, `packets`, stall policy) against `sock`
+ * and checks that every packet is in `out` once the service stopped:
+ * returns its pid for that check. */
+static pid_t run_good_producer(const char *sock, const char *packets)
+{
+    const char *argv[] = {g_stress, "--socket",   sock,    "--writers", "1",
+                          "--packets", packets,    "--policy", "stall",  "--stall-ms",
+                          "10000",   "--wait-ms", "10000", "--quiet",   NULL};
+    int fd;
+    pid_t p = ti_spawn((char *const *)argv, NULL, &fd);
+    assert_true(p > 0);
+    char *o = ti_read_all(fd, 30000);
+    close(fd);
+    int st;
+    assert_true(ti_wait(p, 30000, &st));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "gputrace-stress status 0x%x: %s\n", st, o);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    free(o);
+    return p;
+}
+
+static void expect_producer_complete(const char *out, pid_t pid, uint64_t packets)
+{
+    ti_report r;
+    assert_true(ti_check_trace(out, 0, &r));
+    uint64_t got = 0;
+    for (size_t i = 0; i < r.num_seqs; i++) {
+        const ti_seq *q = &r.seqs[i];
+        if (q->pid != pid)
+            continue;
+        got += q->packets;
+        assert_int_equal(q->missing, 0);
+        assert_false(q->out_of_order);
+        assert_false(q->bad_payload);
+    }
+    if (got != packets)
+        ti_report_print(&r);
+    assert_int_equal(got, packets);
+    ti_report_free(&r);
+}
+
+/* `n` Sync requests, each wanting a reply, in one write: the service reads
+ * and answers them in big batches, and its replies overflow the socket in
+ * the middle of a batch. */
+static bool send_syncs(raw *r, int n)
+{
+    return ti_raw_send_syncs(r, n) && ti_raw_drain(r, 20000);
+}
+
+/* Counts the frames in a byte stream read piecemeal. */
+typedef struct frame_counter {
+    uint8_t hdr[4];
+    size_t hdr_len;
+    uint64_t body_left;
+    uint64_t frames;
+} frame_counter;
+
+static void count_frames(frame_counter *fc, const uint8_t *p, size_t n)
+{
+    while (n) {
+        if (fc->body_left) {
+            size_t k = n < fc->body_left ? n : (size_t)fc->body_left;
+            fc->body_left -= k;
+            p += k;
+            n -= k;
+            if (!fc->body_left)
+                fc->frames++;
+            continue;
+        }
+        fc->hdr[fc->hdr_len++] = *p++;
+        n--;
+        if (fc->hdr_len == 4) {
+            fc->hdr_len = 0;
+            fc->body_left = (uint64_t)fc->hdr[0] | (uint64_t)fc->hdr[1] << 8 |
+                            (uint64_t)fc->hdr[2] << 16 | (uint64_t)fc->hdr[3] << 24;
+            if (!fc->body_left)
+                fc->frames++;
+        }
+    }
+}
+
+/* A producer that sends a burst and then reads its replies slowly keeps its
+ * connection for as long as the reading goes on, well past the send
+ * timeout; one that reads nothing is dropped at the send timeout, not
+ * before. (The service used to compare a clock read once per poll round
+ * with a newer blocked-since stamp: the unsigned difference wrapped and
+ * slow readers went after a fraction of a second.) */
+static void test_service_slow_reader(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--send-timeout-ms", "2000", NULL};
+    svc_run v;
+    svc_start(&v, "slowrd", extra);
+
+    enum { N = 40000 };
+    raw r;
+    raw_connect(&r, v.sock, true);
+    assert_true(ti_raw_initialize(&r, "slow-reader", 0, 0, -1, NULL, 10000));
+    uint64_t t0 = ipc_now_ms();
+    assert_true(send_syncs(&r, N));
+    /* 4 KiB every 20 ms: ~200 KB/s, every step of progress far inside the
+     * send timeout, the whole backlog longer than it. */
+    frame_counter fc = {0};
+    uint64_t bytes = 0;
+    bool eof = false;
+    while (fc.frames < N + 0u && !eof && ipc_now_ms() - t0 < 30000) {
+        uint8_t buf[4096];
+        ssize_t n = recv(r.c.fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+            eof = true;
+        if (n > 0) {
+            count_frames(&fc, buf, (size_t)n);
+            bytes += (uint64_t)n;
+        }
+        ti_sleep_ms(20);
+    }
+    uint64_t took = ipc_now_ms() - t0;
+    fprintf(stderr, "slow reader: %llu of %d replies, %llu bytes in %llu ms%s\n",
+            (unsigned long long)fc.frames, N, (unsigned long long)bytes,
+            (unsigned long long)took, eof ? ", connection closed" : "");
+    assert_false(eof);
+    assert_int_equal(fc.frames, N);
+    assert_true(took > 2000); /* the reading outlasted the send timeout */
+    /* Still connected: one more round trip. */
+    ipc_invoke inv;
+    raw_invoke(&r, "Sync", false, &inv);
+    raw_send(&r, &inv, -1);
+    ipc_frame fr;
+    uint8_t *copy;
+    assert_true(raw_wait_frame(&r, &fr, &copy, 10000));
+    assert_int_equal(fr.kind, IPC_MSG_INVOKE_METHOD_REPLY);
+    free(copy);
+    raw_close(&r);
+
+    /* One that reads nothing at all goes at the send timeout. */
+    raw_connect(&r, v.sock, true);
+    assert_true(ti_raw_initialize(&r, "non-reader", 0, 0, -1, NULL, 10000));
+    t0 = ipc_now_ms();
+    assert_true(send_syncs(&r, 20000));
+    assert_true(ti_raw_hung_up(r.c.fd, 10000));
+    took = ipc_now_ms() - t0;
+    fprintf(stderr, "non-reader dropped after %llu ms\n", (unsigned long long)took);
+    assert_true(took >= 1999 && took < 6000);
+    raw_close(&r);
+
+    ti_service_conns c = svc_stop(&v);
+    assert_int_equal(c.send_timeouts, 1);
+    svc_free(&v);
+}
+
+/* What the service queues for one producer is bounded (1 MiB): a producer
+ * that asks and asks without reading is dropped long before any timeout. */
+static void test_service_send_queue_bound(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--send-timeout-ms", "60000", NULL};
+    svc_run v;
+    svc_start(&v, "txq", extra);
+    raw r;
+    raw_connect(&r, v.sock, true);
+    assert_true(ti_raw_initialize(&r, "asker", 0, 0, -1, NULL, 10000));
+    uint64_t t0 = ipc_now_ms();
+    send_syncs(&r, 150000); /* replies: about 3 MB; may be cut short */
+    assert_true(ti_raw_hung_up(r.c.fd, 10000));
+    fprintf(stderr, "asker dropped after %llu ms\n", (unsigned long long)(ipc_now_ms() - t0));
+    raw_close(&r);
+    /* The service is fine and serves the next producer. */
+    pid_t p = run_good_producer(v.sock, "500");
+    ti_service_conns c = svc_stop(&v);
+    assert_int_equal(c.send_timeouts, 0);
+    expect_producer_complete(v.out, p, 500);
+    svc_free(&v);
+}
+
+/* Connections that never speak fill the table: a producer still gets in
+ * (it replaces the oldest one still in its handshake), and the silent ones
+ * are closed at the handshake timeout. */
+static void test_lockout_silent_connections(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--max-producers", "8", "--handshake-timeout-ms", "1500", NULL};
+    svc_run v;
+    svc_start(&v, "lockout", extra);
+    raw silent[8];
+    uint64_t t0 = ipc_now_ms();
+    for (int i = 0; i < 8; i++)
+        raw_connect(&silent[i], v.sock, false);
+    pid_t p = run_good_producer(v.sock, "500");
+    for (int i = 0; i < 8; i++) {
+        uint64_t now = ipc_now_ms();
+        uint64_t left = t0 + 6000 > now ? t0 + 6000 - now : 0;
+        assert_true(ti_raw_hung_up(silent[i].c.fd, (uint32_t)left));
+        raw_close(&silent[i]);
+    }
+    ti_service_conns c = svc_stop(&v);
+    expect_producer_complete(v.out, p, 500);
+    assert_true(c.evicted >= 1);
+    assert_true(c.evicted + c.handshake_timeouts >= 8);
+    svc_free(&v);
+}
+
+/* One user cannot take more than --max-per-uid connections: established
+ * ones are never evicted, so the next is refused at once; another user is
+ * still let in (checked when we can become another user). */
+static void test_per_uid_limit(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--max-producers", "8", "--max-per-uid", "3", "--socket-mode", "0666",
+                           NULL};
+    svc_run v;
+    svc_start(&v, "peruid", extra);
+    raw est[3];
+    for (int i = 0; i < 3; i++) {
+        raw_connect(&est[i], v.sock, true);
+        assert_true(ti_raw_initialize(&est[i], "holder", 0, 0, -1, NULL, 10000));
+    }
+    raw extra_conn;
+    int fd = ipc_socket_connect(v.sock);
+    assert_true(fd >= 0);
+    uint64_t t0 = ipc_now_ms();
+    assert_true(ti_raw_hung_up(fd, 3000)); /* refused, not a handshake timeout (5 s) */
+    fprintf(stderr, "4th connection of one uid closed after %llu ms\n",
+            (unsigned long long)(ipc_now_ms() - t0));
+    close(fd);
+    if (geteuid() == 0) {
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+            if (setgid(65534) != 0 || setuid(65534) != 0)
+                _exit(3);
+            ti_raw r;
+            bool ok = ti_raw_connect(&r, v.sock, true, 5000) &&
+                      ti_raw_initialize(&r, "other-user", 0, 0, -1, NULL, 5000);
+            _exit(ok ? 0 : 1);
+        }
+        int st;
+        assert_true(ti_wait(child, 15000, &st));
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    } else {
+        fprintf(stderr, "not root: the other-user half of this test did not run\n");
+    }
+    (void)extra_conn;
+    for (int i = 0; i < 3; i++) {
+        assert_false(ti_raw_hung_up(est[i].c.fd, 0));
+        raw_close(&est[i]);
+    }
+    ti_service_conns c = svc_stop(&v);
+    assert_int_equal(c.refused, 1);
+    svc_free(&v);
+}
+
+/* A producer with nothing in the session goes after --idle-timeout-ms of
+ * silence; one with a data source in the session, or one that keeps
+ * talking, stays. */
+static void test_idle_timeout(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--idle-timeout-ms", "1000", NULL};
+    svc_run v;
+    svc_start(&v, "idle", extra);
+    raw idle, in_session, chatty;
+    raw_connect(&idle, v.sock, true);
+    assert_true(ti_raw_initialize(&idle, "idle", 0, 0, -1, NULL, 10000));
+    uint64_t t0 = ipc_now_ms();
+    raw_connect(&in_session, v.sock, true);
+    assert_true(ti_raw_initialize(&in_session, "in-session", 0, 0, -1, NULL, 10000));
+    int smb;
+    assert_true(ti_raw_register(&in_session, "gputrace.stress", &smb, 10000));
+    assert_true(smb >= 0);
+    close(smb);
+    raw_connect(&chatty, v.sock, true);
+    assert_true(ti_raw_initialize(&chatty, "chatty", 0, 0, -1, NULL, 10000));
+    bool idle_gone = false;
+    uint64_t idle_gone_at = 0;
+    while (ipc_now_ms() - t0 < 3000) {
+        ipc_invoke inv;
+        raw_invoke(&chatty, "Sync", true, &inv);
+        raw_send(&chatty, &inv, -1);
+        if (!idle_gone && ti_raw_hung_up(idle.c.fd, 300)) {
+            idle_gone = true;
+            idle_gone_at = ipc_now_ms() - t0;
+        } else if (idle_gone) {
+            ti_sleep_ms(300);
+        }
+    }
+    fprintf(stderr, "idle producer closed after %llu ms\n", (unsigned long long)idle_gone_at);
+    assert_true(idle_gone);
+    assert_true(idle_gone_at >= 900);
+    assert_false(ti_raw_hung_up(in_session.c.fd, 0));
+    assert_false(ti_raw_hung_up(chatty.c.fd, 0));
+    raw_close(&idle);
+    raw_close(&in_session);
+    raw_close(&chatty);
+    ti_service_conns c = svc_stop(&v);
+    assert_int_equal(c.idle_timeouts, 1);
+    svc_free(&v);
+}
+
+/* The socket gets exactly the permissions asked for (0600 unless told),
+ * whatever the umask. */
+static void test_socket_mode(void **state)
+{
+    (void)state;
+    mode_t old = umask(0);
+    svc_run v;
+    svc_start(&v, "mode", NULL);
+    struct stat st;
+    assert_int_equal(stat(v.sock, &st), 0);
+    umask(old);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    svc_stop(&v);
+    svc_free(&v);
+
+    old = umask(077);
+    const char *wide[] = {"--socket-mode", "0666", NULL};
+    svc_start(&v, "mode", wide);
+    assert_int_equal(stat(v.sock, &st), 0);
+    umask(old);
+    assert_int_equal(st.st_mode & 07777, 0666);
+    svc_stop(&v);
+    svc_free(&v);
+
+    const char *argv[] = {g_service, "--output", "/dev/null", "--data-source", "x",
+                          "--socket-mode", "1777", NULL};
+    pid_t p = ti_spawn((char *const *)argv, NULL, NULL);
+    int status;
+    assert_true(ti_wait(p, 10000, &status));
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+}
+
+/* A producer gets at most --max-smb-kb of shared memory, whatever it asks
+ * for or offers. */
+static void test_smb_cap(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--max-smb-kb", "1024", NULL};
+    svc_run v;
+    svc_start(&v, "smbcap", extra);
+    struct stat st;
+    int smb;
+    bool adopted;
+
+    raw big_ask;
+    raw_connect(&big_ask, v.sock, true);
+    assert_true(ti_raw_initialize(&big_ask, "big-ask", 64u << 20, 4096, -1, &adopted, 10000));
+    assert_true(ti_raw_register(&big_ask, "gputrace.stress", &smb, 10000));
+    assert_true(smb >= 0);
+    assert_int_equal(fstat(smb, &st), 0);
+    assert_int_equal(st.st_size, 1 << 20);
+    close(smb);
+
+    raw big_offer;
+    int memfd = ti_memfd(2u << 20, true);
+    assert_true(memfd >= 0);
+    raw_connect(&big_offer, v.sock, true);
+    assert_true(ti_raw_initialize(&big_offer, "big-offer", 2u << 20, 4096, memfd, &adopted, 10000));
+    close(memfd);
+    assert_false(adopted);
+    assert_true(ti_raw_register(&big_offer, "gputrace.stress", &smb, 10000));
+    assert_true(smb >= 0);
+    assert_int_equal(fstat(smb, &st), 0);
+    assert_int_equal(st.st_size, 1 << 20);
+    close(smb);
+
+    raw fair_offer;
+    memfd = ti_memfd(512u << 10, true);
+    raw_connect(&fair_offer, v.sock, true);
+    assert_true(
+        ti_raw_initialize(&fair_offer, "fair-offer", 512u << 10, 4096, memfd, &adopted, 10000));
+    close(memfd);
+    assert_true(adopted);
+
+    raw_close(&big_ask);
+    raw_close(&big_offer);
+    raw_close(&fair_offer);
+    svc_stop(&v);
+    svc_free(&v);
+}
+
+/* A second instance on a socket that is served must fail without touching
+ * the first one's output. */
+static void test_output_not_truncated(void **state)
+{
+    (void)state;
+    svc_run v;
+    svc_start(&v, "twice", NULL);
+    ti_sleep_ms(200); /* the first instance wrote its header */
+    struct stat before, after;
+    assert_int_equal(stat(v.out, &before), 0);
+    assert_true(before.st_size > 0);
+    const char *argv[] = {g_service, "--socket", v.sock, "--output", v.out, "--data-source",
+                          "gputrace.stress", NULL};
+    pid_t second = ti_spawn((char *const *)argv, NULL, NULL);
+    int st;
+    assert_true(ti_wait(second, 10000, &st));
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    assert_int_equal(stat(v.out, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    pid_t p = run_good_producer(v.sock, "1000");
+    svc_stop(&v);
+    expect_producer_complete(v.out, p, 1000);
+    svc_free(&v);
+}
+
+/* gputrace-stress without a session: a clean exit 1 (an ASan build also
+ * checks it leaks nothing on that path). */
+static void test_stress_without_session(void **state)
+{
+    (void)state;
+    char *sock = ti_temp_path("nosession", ".sock");
+    const char *argv[] = {g_stress, "--socket", sock, "--wait-ms", "300", "--quiet", NULL};
+    pid_t p = ti_spawn((char *const *)argv, NULL, NULL);
+    assert_true(p > 0);
+    int st;
+    assert_true(ti_wait(p, 20000, &st));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+        fprintf(stderr, "gputrace-stress status 0x%x\n", st);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    free(sock);
+}
+
+/* Every test leaves no service behind, even when it fails half-way. */
+#define T(test) cmocka_unit_test_teardown(test, ti_kill_services_teardown)
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -788,17 +1291,35 @@ int main(int argc, char **argv)
     g_service = argv[1];
     g_stress = argv[2];
     signal(SIGPIPE, SIG_IGN);
+    atexit(ti_kill_services);
     /* Unbuffered, so a log cut short by a crash still shows where. */
     setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_garbage),          cmocka_unit_test(test_huge_length),
-        cmocka_unit_test(test_close_mid_frame),  cmocka_unit_test(test_silent),
-        cmocka_unit_test(test_bind_fail),        cmocka_unit_test(test_missing_methods),
-        cmocka_unit_test(test_init_error),       cmocka_unit_test(test_setup_no_fd),
-        cmocka_unit_test(test_setup_pipe_fd),    cmocka_unit_test(test_setup_unsealed),
-        cmocka_unit_test(test_setup_bad_page),   cmocka_unit_test(test_many_fds),
-        cmocka_unit_test(test_stream_ends),      cmocka_unit_test(test_good_fake_ids_by_name),
-        cmocka_unit_test(test_hostile_producers),
+        T(test_garbage),
+        T(test_huge_length),
+        T(test_close_mid_frame),
+        T(test_silent),
+        T(test_bind_fail),
+        T(test_missing_methods),
+        T(test_init_error),
+        T(test_setup_no_fd),
+        T(test_setup_pipe_fd),
+        T(test_setup_unsealed),
+        T(test_setup_bad_page),
+        T(test_many_fds),
+        T(test_stream_ends),
+        T(test_good_fake_ids_by_name),
+        T(test_producer_slow_reader),
+        T(test_hostile_producers),
+        T(test_service_slow_reader),
+        T(test_service_send_queue_bound),
+        T(test_lockout_silent_connections),
+        T(test_per_uid_limit),
+        T(test_idle_timeout),
+        T(test_socket_mode),
+        T(test_smb_cap),
+        T(test_output_not_truncated),
+        T(test_stress_without_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -234,6 +235,82 @@ static void test_fd_passing(void **state)
     ipc_conn_close(&b);
 }
 
+/* The send-side clock: the blocked-since stamp is taken where the send
+ * blocks, only at the transition, and a stamp newer than any "now" a
+ * caller may hold can never read as an old stall (an unsigned
+ * now - stamp wrapped around and dropped slow readers at once). */
+static void test_tx_stall_clock(void **state)
+{
+    (void)state;
+    assert_int_equal(ipc_elapsed_ms(100, 250), 150);
+    assert_int_equal(ipc_elapsed_ms(250, 100), 0); /* stamp after "now" */
+    assert_int_equal(ipc_elapsed_ms(UINT64_MAX, 0), 0);
+    assert_int_equal(ipc_deadline_ms(UINT64_MAX - 5, 10), UINT64_MAX);
+    assert_int_equal(ipc_deadline_ms(1000, 10), 1010);
+    assert_int_equal(ipc_ms_left(1000, 1200, 50), 0);
+    assert_int_equal(ipc_ms_left(1200, 1000, 50), 50);
+    assert_int_equal(ipc_ms_left(1020, 1000, 50), 20);
+    assert_int_equal(ipc_ms_left(UINT64_MAX, 0, 1 << 30), 1 << 30);
+
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ipc_conn a;
+    assert_true(ipc_conn_init(&a, sv[0]));
+    a.max_tx_bytes = 4u << 20;
+    static uint8_t frame[4096];
+    frame[0] = (uint8_t)(sizeof frame - 4);
+    frame[1] = (uint8_t)((sizeof frame - 4) >> 8);
+    assert_int_equal(a.tx_blocked_since_ms, 0);
+    int sends = 0;
+    while (!ipc_conn_wants_write(&a) && sends < 100000) {
+        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        sends++;
+    }
+    assert_true(ipc_conn_wants_write(&a)); /* the socket is full */
+    uint64_t stamp = a.tx_blocked_since_ms;
+    assert_true(stamp > 0 && stamp <= ipc_now_ms());
+    /* Blocked again: the wait still started when it first blocked. */
+    struct timespec ms5 = {0, 5000000};
+    nanosleep(&ms5, NULL);
+    assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+    assert_true(ipc_conn_flush(&a));
+    assert_int_equal(a.tx_blocked_since_ms, stamp);
+    assert_false(ipc_conn_tx_stalled(&a, 60000));
+    assert_true(ipc_conn_tx_stalled(&a, 1));
+    /* A stamp from the future (taken after some caller read its clock)
+     * is a wait that just began, not one as old as the clock. */
+    a.tx_blocked_since_ms = ipc_now_ms() + 1000;
+    assert_false(ipc_conn_tx_stalled(&a, 10000));
+
+    /* The queue bound: beyond max_tx_bytes the peer counts as not
+     * reading, and the connection breaks. */
+    bool ok = true;
+    for (int i = 0; i < 2000 && ok; i++)
+        ok = ipc_conn_send(&a, frame, sizeof frame, -1);
+    assert_false(ok);
+    assert_true(a.broken);
+    ipc_conn_close(&a);
+    close(sv[1]);
+
+    /* A queue drained after a burst gives its memory back. */
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_true(ipc_conn_init(&a, sv[0]));
+    while (!ipc_conn_wants_write(&a))
+        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+    for (int i = 0; i < 64; i++)
+        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+    assert_true(a.tx_cap > IPC_CONN_TX_KEEP_BYTES);
+    static uint8_t sink[65536];
+    while (ipc_conn_wants_write(&a)) {
+        assert_true(read(sv[1], sink, sizeof sink) > 0);
+        assert_true(ipc_conn_flush(&a));
+    }
+    assert_true(a.tx_cap <= IPC_CONN_TX_KEEP_BYTES);
+    assert_int_equal(a.tx_blocked_since_ms, 0);
+    ipc_conn_close(&a);
+    close(sv[1]);
+}
+
 /* GetAsyncCommandResponse{flush{ids 1 (unpacked), ids 2,3 (packed),
  * request_id 77}} */
 static void count_id(void *ctx, uint64_t id)
@@ -377,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_bind_service_bytes), cmocka_unit_test(test_invoke_bytes),
         cmocka_unit_test(test_deframer),           cmocka_unit_test(test_bind_reply_table),
         cmocka_unit_test(test_socket_rule),        cmocka_unit_test(test_fd_passing),
+        cmocka_unit_test(test_tx_stall_clock),
         cmocka_unit_test(test_commands),           cmocka_unit_test(test_commit_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

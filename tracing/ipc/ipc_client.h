@@ -64,6 +64,14 @@ static inline bool ipc_client_on_writable(ipc_client *c)
     return ipc_conn_flush(&c->conn);
 }
 
+/* For a reply callback that gives up on the connection: frames already
+ * read are not dispatched any more (ipc_client_on_readable() returns
+ * false), and the owner closes the connection. */
+static inline void ipc_client_abandon(ipc_client *c)
+{
+    c->conn.broken = true;
+}
+
 /* The fd that came with the frame being handled (for reply callbacks). */
 static inline int ipc_client_take_fd(ipc_client *c)
 {

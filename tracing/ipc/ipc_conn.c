@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -72,7 +74,8 @@ static bool tx_reserve(ipc_conn *c, size_t n)
 {
     if (c->tx_off && c->tx_off == c->tx_len && c->num_tx_fds == 0)
         c->tx_off = c->tx_len = 0; /* drained: rewind */
-    if (c->tx_len - c->tx_off + n > IPC_CONN_MAX_TX_BYTES)
+    size_t max = c->max_tx_bytes ? c->max_tx_bytes : IPC_CONN_MAX_TX_BYTES;
+    if (c->tx_len - c->tx_off + n > max)
         return false;
     if (c->tx_len + n <= c->tx_cap)
         return true;
@@ -184,6 +187,8 @@ bool ipc_conn_flush(ipc_conn *c)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                /* Stamped at the transition only: a later blocked send
+                 * must not move the start of the wait. */
                 if (!c->tx_blocked_since_ms)
                     c->tx_blocked_since_ms = ipc_now_ms();
                 return true;
@@ -201,15 +206,27 @@ bool ipc_conn_flush(ipc_conn *c)
         c->bytes_out += (uint64_t)n;
         c->tx_blocked_since_ms = 0;
     }
-    if (c->num_tx_fds == 0)
+    if (c->num_tx_fds == 0) {
         c->tx_off = c->tx_len = 0;
+        if (c->tx_cap > IPC_CONN_TX_KEEP_BYTES) {
+            free(c->tx);
+            c->tx = NULL;
+            c->tx_cap = 0;
+        }
+    }
     return true;
 }
 
-bool ipc_conn_tx_stalled(const ipc_conn *c, uint64_t now_ms, uint32_t timeout_ms)
+bool ipc_conn_peer_reading(const ipc_conn *c)
+{
+    int unread = 0;
+    return c->fd >= 0 && ioctl(c->fd, SIOCOUTQ, &unread) == 0 && unread > 0;
+}
+
+bool ipc_conn_tx_stalled(const ipc_conn *c, uint32_t timeout_ms)
 {
     return ipc_conn_wants_write(c) && c->tx_blocked_since_ms &&
-           now_ms - c->tx_blocked_since_ms >= timeout_ms;
+           ipc_elapsed_ms(c->tx_blocked_since_ms, ipc_now_ms()) >= timeout_ms;
 }
 
 /* ---- receiving ---------------------------------------------------------- */
@@ -353,6 +370,15 @@ int ipc_socket_connect(const char *path)
 
 int ipc_socket_listen(const char *path)
 {
+    return ipc_socket_listen_mode(path, 0600);
+}
+
+int ipc_socket_listen_mode(const char *path, mode_t mode)
+{
+    if (mode & ~(mode_t)0777) {
+        errno = EINVAL;
+        return -1;
+    }
     struct sockaddr_un a;
     socklen_t len;
     if (!make_addr(path, &a, &len))
@@ -374,8 +400,16 @@ int ipc_socket_listen(const char *path)
             unlink(path);
         }
     }
-    if (bind(fd, (struct sockaddr *)&a, len) != 0 || listen(fd, SOMAXCONN) != 0) {
-        int e = errno;
+    /* bind() creates the file with 0777 minus the umask: with this umask
+     * it has exactly `mode` from the start. */
+    mode_t old_mask = umask(0777 & ~mode);
+    int rc = bind(fd, (struct sockaddr *)&a, len);
+    int e = errno;
+    umask(old_mask);
+    if (rc != 0 || listen(fd, SOMAXCONN) != 0) {
+        e = rc != 0 ? e : errno;
+        if (rc == 0 && path[0] != '@')
+            unlink(path);
         close(fd);
         errno = e;
         return -1;

@@ -16,8 +16,12 @@
 
 #include "ipc_frame.h"
 
-/* Bytes queued for sending beyond which the peer counts as not reading. */
+/* Default bound on the bytes queued for sending, beyond which the peer
+ * counts as not reading (ipc_conn.max_tx_bytes overrides it). */
 #define IPC_CONN_MAX_TX_BYTES (8u << 20)
+/* A drained send queue keeps at most this much buffer allocated, so a
+ * burst does not pin memory for the life of the connection. */
+#define IPC_CONN_TX_KEEP_BYTES (64u * 1024u)
 
 typedef struct ipc_conn_txfd {
     size_t pos; /* offset in the send queue of the first byte of its frame */
@@ -34,7 +38,11 @@ typedef struct ipc_conn {
     size_t tx_off, tx_len, tx_cap;
     ipc_conn_txfd *tx_fds;
     size_t num_tx_fds, cap_tx_fds;
-    uint64_t tx_blocked_since_ms; /* 0 while nothing waits */
+    size_t max_tx_bytes; /* 0: IPC_CONN_MAX_TX_BYTES */
+    /* When the queue last went from moving to blocked (the socket took
+     * nothing); 0 while it moves or is empty. Set only at that
+     * transition, with the clock read there. */
+    uint64_t tx_blocked_since_ms;
 
     uint64_t bytes_in, bytes_out, fds_in, fds_out;
 } ipc_conn;
@@ -47,7 +55,8 @@ void ipc_conn_close(ipc_conn *c);
 
 /* Queues a complete frame (header included) and, when fd >= 0, a dup of
  * `fd` to travel with its first byte; then tries to send. False (and
- * broken) on error or when the queue would exceed IPC_CONN_MAX_TX_BYTES. */
+ * broken) on error or when the queue would exceed its bound
+ * (max_tx_bytes). */
 bool ipc_conn_send(ipc_conn *c, const uint8_t *frame, size_t n, int fd);
 /* Same for the frame in `b` (see ipc_frame_builder). */
 bool ipc_conn_send_frame(ipc_conn *c, ipc_frame_builder *b, int fd);
@@ -57,8 +66,13 @@ static inline bool ipc_conn_wants_write(const ipc_conn *c)
 {
     return c->tx_len > c->tx_off;
 }
-/* True when queued data made no progress for `timeout_ms`. */
-bool ipc_conn_tx_stalled(const ipc_conn *c, uint64_t now_ms, uint32_t timeout_ms);
+/* True while the socket holds bytes we sent that the peer has not read
+ * yet (SIOCOUTQ): it is still busy with us even when our queue is empty. */
+bool ipc_conn_peer_reading(const ipc_conn *c);
+/* True when queued data made no progress for `timeout_ms`. Reads the
+ * clock itself: a "now" taken earlier in the caller's loop could be older
+ * than the blocked-since stamp a send in between stored. */
+bool ipc_conn_tx_stalled(const ipc_conn *c, uint32_t timeout_ms);
 
 /* One recvmsg() into the deframer. Returns bytes read (> 0), 0 when
  * nothing is available (EAGAIN), -1 on EOF, error or protocol violation
@@ -80,7 +94,14 @@ bool ipc_conn_peer_cred(const ipc_conn *c, pid_t *pid, uid_t *uid);
  * '@' is in the abstract namespace. */
 int ipc_socket_connect(const char *path);
 /* Listening non-blocking socket, or -1. A stale socket file at `path` (one
- * nobody accepts on) is replaced. */
+ * nobody accepts on) is replaced. The socket file gets exactly the
+ * permission bits `mode` (e.g. 0600): bind() creates it under a umask
+ * that clears every other bit, so it never exists with wider access, and
+ * the caller's umask does not matter. The umask is process-wide: call this
+ * while no other thread creates files. Abstract names ('@') have no
+ * permissions; `mode` does not apply to them. */
+int ipc_socket_listen_mode(const char *path, mode_t mode);
+/* The same, owner-only (0600). */
 int ipc_socket_listen(const char *path);
 
 /* The producer socket as Perfetto resolves it (src/tracing/ipc/
@@ -91,6 +112,30 @@ const char *ipc_producer_socket_path(void);
 /* The rule itself, for tests: env_value may be NULL. */
 const char *ipc_resolve_producer_socket(const char *env_value, bool run_perfetto_usable);
 
+/* ---- time --------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in milliseconds: the one clock of tracing/ipc. */
 uint64_t ipc_now_ms(void);
+
+/* Milliseconds from `since` to `now`, 0 when `since` is the later one (a
+ * stamp taken after `now` was read): never wraps around to "forever". */
+static inline uint64_t ipc_elapsed_ms(uint64_t since, uint64_t now)
+{
+    return now > since ? now - since : 0;
+}
+
+/* The deadline `ms` after `now`, saturating. */
+static inline uint64_t ipc_deadline_ms(uint64_t now, uint64_t ms)
+{
+    return ms > UINT64_MAX - now ? UINT64_MAX : now + ms;
+}
+
+/* A poll() timeout: what is left until `deadline`, at most cap_ms (>= 0),
+ * 0 once it passed. */
+static inline int ipc_ms_left(uint64_t deadline, uint64_t now, int cap_ms)
+{
+    uint64_t left = deadline > now ? deadline - now : 0;
+    return left < (uint64_t)cap_ms ? (int)left : cap_ms;
+}
 
 #endif /* IPC_CONN_H */

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #define SERVICE_ID 1u /* Perfetto's host numbers exposed services from 1 */
+/* Connections taken from the backlog per poll round: a flood of them
+ * cannot keep the loop from serving the clients it has. */
+#define MAX_ACCEPTS_PER_ROUND 64
 
 struct ipc_host {
     ipc_host_config cfg;
@@ -19,6 +22,7 @@ struct ipc_host {
     ipc_reply rep;
     struct pollfd *pfds;
     size_t cap_pfds;
+    ipc_host_stats stats;
 };
 
 ipc_host *ipc_host_create(const ipc_host_config *cfg)
@@ -29,6 +33,8 @@ ipc_host *ipc_host_create(const ipc_host_config *cfg)
     h->cfg = *cfg;
     if (!h->cfg.max_clients)
         h->cfg.max_clients = 64;
+    if (!h->cfg.max_per_uid || h->cfg.max_per_uid > h->cfg.max_clients)
+        h->cfg.max_per_uid = h->cfg.max_clients;
     if (!h->cfg.tx_timeout_ms)
         h->cfg.tx_timeout_ms = 10000;
     ipc_frame_builder_init(&h->fb);
@@ -38,6 +44,7 @@ ipc_host *ipc_host_create(const ipc_host_config *cfg)
 static void remove_client(ipc_host *h, size_t i)
 {
     ipc_host_client *cl = h->clients[i];
+    h->stats.dropped[cl->drop_reason ? cl->drop_reason : IPC_DROP_BROKEN]++;
     if (h->cfg.ops.on_disconnect)
         h->cfg.ops.on_disconnect(h->cfg.ctx, cl);
     ipc_conn_close(&cl->conn);
@@ -64,6 +71,20 @@ size_t ipc_host_num_clients(const ipc_host *h)
     return h->num_clients;
 }
 
+const ipc_host_stats *ipc_host_get_stats(const ipc_host *h)
+{
+    return &h->stats;
+}
+
+/* Marks the client for removal after the poll round; the first reason
+ * given is the one that counts. */
+static void drop_for(ipc_host_client *cl, ipc_drop_reason why)
+{
+    if (!cl->dropping)
+        cl->drop_reason = why;
+    cl->dropping = true;
+}
+
 void ipc_host_for_each(ipc_host *h, void (*fn)(void *ctx, ipc_host_client *cl), void *ctx)
 {
     for (size_t i = 0; i < h->num_clients; i++)
@@ -73,7 +94,7 @@ void ipc_host_for_each(ipc_host *h, void (*fn)(void *ctx, ipc_host_client *cl), 
 void ipc_host_drop(ipc_host *h, ipc_host_client *cl)
 {
     (void)h;
-    cl->dropping = true;
+    drop_for(cl, IPC_DROP_OWNER);
 }
 
 int ipc_host_take_fd(ipc_host_client *cl)
@@ -81,38 +102,83 @@ int ipc_host_take_fd(ipc_host_client *cl)
     return ipc_conn_take_fd(&cl->conn);
 }
 
+/* The oldest client still in its handshake (of `uid` unless any_uid); -1
+ * when there is none. */
+static ssize_t oldest_pending(const ipc_host *h, bool any_uid, uid_t uid)
+{
+    ssize_t best = -1;
+    for (size_t i = 0; i < h->num_clients; i++) {
+        const ipc_host_client *cl = h->clients[i];
+        if (cl->established || cl->dropping || (!any_uid && cl->uid != uid))
+            continue;
+        if (best < 0 || cl->connected_ms < h->clients[best]->connected_ms ||
+            (cl->connected_ms == h->clients[best]->connected_ms && cl->id < h->clients[best]->id))
+            best = (ssize_t)i;
+    }
+    return best;
+}
+
+/* Room for one more client with `uid`: true when there is, possibly after
+ * evicting a pending handshake (removed here). */
+static bool make_room(ipc_host *h, uid_t uid)
+{
+    size_t of_uid = 0;
+    for (size_t i = 0; i < h->num_clients; i++)
+        of_uid += h->clients[i]->uid == uid;
+    ssize_t victim;
+    if (of_uid >= h->cfg.max_per_uid)
+        victim = oldest_pending(h, false, uid); /* a uid only evicts its own */
+    else if (h->num_clients >= h->cfg.max_clients)
+        victim = oldest_pending(h, true, 0);
+    else
+        return true;
+    if (victim < 0)
+        return false;
+    drop_for(h->clients[victim], IPC_DROP_EVICTED);
+    remove_client(h, (size_t)victim);
+    return true;
+}
+
 static void accept_clients(ipc_host *h)
 {
-    for (;;) {
+    for (int n = 0; n < MAX_ACCEPTS_PER_ROUND; n++) {
         int fd = accept4(h->cfg.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return; /* EAGAIN, or a transient error: try on the next round */
-        if (h->num_clients >= h->cfg.max_clients) {
+        ipc_host_client *cl = calloc(1, sizeof *cl);
+        if (!cl) {
             close(fd);
+            continue;
+        }
+        if (!ipc_conn_init(&cl->conn, fd)) {
+            free(cl);
+            continue;
+        }
+        cl->pid = -1;
+        cl->uid = (uid_t)-1;
+        ipc_conn_peer_cred(&cl->conn, &cl->pid, &cl->uid);
+        if (!make_room(h, cl->uid)) {
+            h->stats.refused++;
+            ipc_conn_close(&cl->conn);
+            free(cl);
             continue;
         }
         if (h->num_clients == h->cap_clients) {
             size_t ncap = h->cap_clients ? h->cap_clients * 2 : 8;
             ipc_host_client **p = realloc(h->clients, ncap * sizeof *p);
             if (!p) {
-                close(fd);
+                ipc_conn_close(&cl->conn);
+                free(cl);
                 return;
             }
             h->clients = p;
             h->cap_clients = ncap;
         }
-        ipc_host_client *cl = calloc(1, sizeof *cl);
-        if (!cl || !ipc_conn_init(&cl->conn, fd)) {
-            if (!cl)
-                close(fd);
-            free(cl);
-            continue;
-        }
         cl->id = ++h->last_client_id;
-        cl->pid = -1;
-        cl->uid = (uid_t)-1;
-        ipc_conn_peer_cred(&cl->conn, &cl->pid, &cl->uid);
+        cl->conn.max_tx_bytes = h->cfg.max_tx_bytes;
+        cl->connected_ms = cl->last_rx_ms = cl->last_tx_ms = ipc_now_ms();
         h->clients[h->num_clients++] = cl;
+        h->stats.accepted++;
         if (h->cfg.ops.on_connect)
             h->cfg.ops.on_connect(h->cfg.ctx, cl);
     }
@@ -128,7 +194,7 @@ bool ipc_host_end_reply(ipc_host *h, ipc_host_client *cl, int fd)
 {
     ipc_frame_end_reply(&h->rep);
     if (!ipc_conn_send_frame(&cl->conn, &h->fb, fd)) {
-        cl->dropping = true;
+        drop_for(cl, IPC_DROP_BROKEN);
         return false;
     }
     return true;
@@ -142,7 +208,7 @@ void ipc_host_send_error(ipc_host *h, ipc_host_client *cl, uint64_t request_id, 
     perfetto_protos_IPCFrame_RequestError_set_error(&e, msg);
     perfetto_protos_IPCFrame_RequestError_end(&e);
     if (!ipc_conn_send_frame(&cl->conn, &h->fb, -1))
-        cl->dropping = true;
+        drop_for(cl, IPC_DROP_BROKEN);
 }
 
 static void on_bind(ipc_host *h, ipc_host_client *cl, const ipc_frame *fr)
@@ -168,7 +234,7 @@ static void on_bind(ipc_host *h, ipc_host_client *cl, const ipc_frame *fr)
     }
     perfetto_protos_IPCFrame_BindServiceReply_end(&r);
     if (!ipc_conn_send_frame(&cl->conn, &h->fb, -1))
-        cl->dropping = true;
+        drop_for(cl, IPC_DROP_BROKEN);
 }
 
 static void on_invoke(ipc_host *h, ipc_host_client *cl, const ipc_frame *fr)
@@ -195,14 +261,16 @@ static void read_client(ipc_host *h, ipc_host_client *cl)
     for (int round = 0; round < 16 && !cl->dropping; round++) {
         ssize_t n = ipc_conn_read(&cl->conn);
         if (n < 0) {
-            cl->dropping = true;
+            drop_for(cl, IPC_DROP_BROKEN);
             return;
         }
+        if (n > 0)
+            cl->last_rx_ms = ipc_now_ms();
         pb_bytes payload;
         while (!cl->dropping && ipc_conn_next_frame(&cl->conn, &payload)) {
             ipc_frame fr;
             if (!ipc_frame_decode(payload.data, payload.size, &fr)) {
-                cl->dropping = true; /* garbage on the socket */
+                drop_for(cl, IPC_DROP_BROKEN); /* garbage on the socket */
                 return;
             }
             switch (fr.kind) {
@@ -220,10 +288,24 @@ static void read_client(ipc_host *h, ipc_host_client *cl)
             }
         }
         if (cl->conn.broken)
-            cl->dropping = true;
+            drop_for(cl, IPC_DROP_BROKEN);
         if (n == 0)
             return;
     }
+}
+
+/* Idle: nothing received, nothing queued, and nothing of ours left unread
+ * in the socket, for idle_timeout_ms. A peer still reading what we sent
+ * (slowly, perhaps) is busy: its idle time starts when it has read all. */
+static void check_idle(ipc_host *h, ipc_host_client *cl, uint64_t now)
+{
+    if (ipc_conn_wants_write(&cl->conn) || ipc_conn_peer_reading(&cl->conn)) {
+        cl->last_tx_ms = now;
+        return;
+    }
+    uint64_t last = cl->last_rx_ms > cl->last_tx_ms ? cl->last_rx_ms : cl->last_tx_ms;
+    if (ipc_elapsed_ms(last, now) >= h->cfg.idle_timeout_ms)
+        drop_for(cl, IPC_DROP_IDLE);
 }
 
 bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
@@ -251,7 +333,6 @@ bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
     if (rc < 0 && errno != EINTR)
         return false;
     bool extra = rc > 0 && extra_fd >= 0 && (pf[1].revents & POLLIN);
-    uint64_t now = ipc_now_ms();
     for (size_t i = 0; rc > 0 && i < nc; i++) {
         ipc_host_client *cl = h->clients[i];
         short re = pf[2 + i].revents;
@@ -260,10 +341,19 @@ bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
         if (re & (POLLIN | POLLHUP | POLLERR))
             read_client(h, cl);
     }
+    /* Read after the round's I/O: every stamp the round took is older. */
+    uint64_t now = ipc_now_ms();
     for (size_t i = 0; i < h->num_clients; i++) {
         ipc_host_client *cl = h->clients[i];
-        if (cl->conn.broken || ipc_conn_tx_stalled(&cl->conn, now, h->cfg.tx_timeout_ms))
-            cl->dropping = true;
+        if (cl->conn.broken)
+            drop_for(cl, IPC_DROP_BROKEN);
+        else if (ipc_conn_tx_stalled(&cl->conn, h->cfg.tx_timeout_ms))
+            drop_for(cl, IPC_DROP_STALLED);
+        else if (!cl->established && h->cfg.handshake_timeout_ms &&
+                 ipc_elapsed_ms(cl->connected_ms, now) >= h->cfg.handshake_timeout_ms)
+            drop_for(cl, IPC_DROP_HANDSHAKE);
+        else if (cl->established && !cl->active && h->cfg.idle_timeout_ms)
+            check_idle(h, cl, now);
     }
     /* Removal last: callbacks above may still refer to any client. */
     for (size_t i = h->num_clients; i-- > 0;)

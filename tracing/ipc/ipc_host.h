@@ -20,6 +20,17 @@
 
 typedef struct ipc_host ipc_host;
 
+/* Why the host closed a client (the owner's own drops are IPC_DROP_OWNER). */
+typedef enum ipc_drop_reason {
+    IPC_DROP_NONE,
+    IPC_DROP_OWNER,     /* ipc_host_drop() */
+    IPC_DROP_BROKEN,    /* hung up, or broke the framing */
+    IPC_DROP_STALLED,   /* did not read what we sent for tx_timeout_ms */
+    IPC_DROP_HANDSHAKE, /* not established within handshake_timeout_ms */
+    IPC_DROP_IDLE,      /* nothing exchanged for idle_timeout_ms while not active */
+    IPC_DROP_EVICTED,   /* a pending handshake, replaced by a newer connection */
+} ipc_drop_reason;
+
 typedef struct ipc_host_client {
     ipc_conn conn;
     uint64_t id;
@@ -27,6 +38,16 @@ typedef struct ipc_host_client {
     uid_t uid;
     bool bound;
     bool dropping; /* disconnect requested; removed after the poll round */
+    ipc_drop_reason drop_reason;
+    /* Set by the owner: the client completed its handshake (from then on
+     * the handshake timeout no longer applies and it cannot be evicted). */
+    bool established;
+    /* Set by the owner: the client takes part in the owner's work, so
+     * silence is normal (the idle timeout does not apply). */
+    bool active;
+    uint64_t connected_ms; /* ipc_now_ms() at accept */
+    uint64_t last_rx_ms;   /* ipc_now_ms() when it last sent something */
+    uint64_t last_tx_ms;   /* ipc_now_ms() when it last had some of ours to read */
     void *user;
 } ipc_host_client;
 
@@ -47,11 +68,31 @@ typedef struct ipc_host_config {
     const char *service_name;
     const char *const *methods;
     size_t num_methods;
-    size_t max_clients;     /* further connections are closed at once */
-    uint32_t tx_timeout_ms; /* a client that stops reading is dropped */
+    /* Admission: at most max_clients clients (default 64), at most
+     * max_per_uid (default max_clients) with one SO_PEERCRED uid. A
+     * connection beyond a limit replaces the oldest client of the same
+     * limit that has not been established yet (its uid's for the uid
+     * limit, anyone's for the total); with none to replace it is closed at
+     * once. So connections that never speak cannot lock producers out. */
+    size_t max_clients;
+    size_t max_per_uid;
+    size_t max_tx_bytes;    /* per-client send queue bound; 0: IPC_CONN_MAX_TX_BYTES */
+    uint32_t tx_timeout_ms; /* a client that stops reading is dropped (default 10 s) */
+    /* 0: no limit. */
+    uint32_t handshake_timeout_ms; /* accept to established */
+    /* An established client that is not `active` and has exchanged
+     * nothing with us for this long: sent nothing, and had nothing of ours
+     * to read (queued, or in the socket unread). */
+    uint32_t idle_timeout_ms;
     ipc_host_ops ops;
     void *ctx;
 } ipc_host_config;
+
+typedef struct ipc_host_stats {
+    uint64_t accepted;
+    uint64_t refused; /* over a limit with nobody to replace */
+    uint64_t dropped[IPC_DROP_EVICTED + 1]; /* by reason */
+} ipc_host_stats;
 
 /* Takes the listening socket. NULL on OOM. */
 ipc_host *ipc_host_create(const ipc_host_config *cfg);
@@ -74,6 +115,7 @@ int ipc_host_take_fd(ipc_host_client *cl);
 void ipc_host_drop(ipc_host *h, ipc_host_client *cl);
 
 size_t ipc_host_num_clients(const ipc_host *h);
+const ipc_host_stats *ipc_host_get_stats(const ipc_host *h);
 /* Calls fn for every connected client. */
 void ipc_host_for_each(ipc_host *h, void (*fn)(void *ctx, ipc_host_client *cl), void *ctx);
 

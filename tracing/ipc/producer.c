@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -124,6 +125,16 @@ static void wake(gt_producer *p)
     uint64_t one = 1;
     ssize_t rc = write(p->wake_fd, &one, sizeof one);
     (void)rc; /* a full counter still wakes the thread */
+}
+
+/* For handlers running inside the client's dispatch: give up on the
+ * connection, and let no further frame already read be handled (a command
+ * that follows a rejected SetupTracing must not start anything). */
+static void fail_connection(gt_producer *p)
+{
+    p->fail = true;
+    if (p->have_client)
+        ipc_client_abandon(&p->cl);
 }
 
 static void smb_unref(gt_smb *s)
@@ -291,7 +302,7 @@ static void disconnect(gt_producer *p, bool protocol_error)
     smb_unref(s); /* writers still holding it keep it mapped */
     p->state = ST_IDLE;
     p->fail = false;
-    p->next_connect_ms = ipc_now_ms() + p->backoff_ms;
+    p->next_connect_ms = ipc_deadline_ms(ipc_now_ms(), p->backoff_ms);
     p->backoff_ms = p->backoff_ms * 2 > p->backoff_max ? p->backoff_max : p->backoff_ms * 2;
 }
 
@@ -304,7 +315,7 @@ static void try_connect(gt_producer *p)
     if (fd < 0) {
         /* No socket, or nobody listening: nothing to wait for. */
         set_startup(p, GT_STARTUP_NO_SERVICE);
-        p->next_connect_ms = ipc_now_ms() + p->backoff_ms;
+        p->next_connect_ms = ipc_deadline_ms(ipc_now_ms(), p->backoff_ms);
         p->backoff_ms = p->backoff_ms * 2 > p->backoff_max ? p->backoff_max : p->backoff_ms * 2;
         return;
     }
@@ -316,7 +327,7 @@ static void try_connect(gt_producer *p)
     }
     p->have_client = true;
     p->state = ST_BINDING;
-    p->deadline_ms = ipc_now_ms() + p->io_timeout;
+    p->deadline_ms = ipc_deadline_ms(ipc_now_ms(), p->io_timeout);
 }
 
 /* ---- outgoing requests -------------------------------------------------- */
@@ -570,7 +581,7 @@ static void handle_setup_tracing(gt_producer *p, const producer_cmd *c)
         return;
     }
     if (fd < 0 || !attach_service_smb(p, fd, c->page_size_kb))
-        p->fail = true;
+        fail_connection(p);
     if (fd >= 0)
         close(fd);
 }
@@ -685,11 +696,11 @@ static void on_command(void *ctx, bool success, bool has_more, pb_bytes reply)
     if (!success || !has_more) {
         /* The command stream ended: the service will never talk to us
          * again on this connection. */
-        p->fail = true;
+        fail_connection(p);
         return;
     }
     if (!producer_cmd_parse(reply.data, reply.size, &c)) {
-        p->fail = true;
+        fail_connection(p);
         return;
     }
     switch (c.kind) {
@@ -733,13 +744,13 @@ static void on_init_reply(void *ctx, bool success, bool has_more, pb_bytes reply
     if (!success ||
         !perfetto_protos_InitializeConnectionResponse_decode(&v, reply.data, reply.size) ||
         v.use_shmem_emulation) {
-        p->fail = true; /* shmem emulation (relays) is not supported */
+        fail_connection(p); /* shmem emulation (relays) is not supported */
         return;
     }
     if (p->offered_mem && v.using_shmem_provided_by_producer) {
         gt_smb *s = smb_new(p, p->offered_mem, p->smb_size, p->page_size);
         if (!s) {
-            p->fail = true;
+            fail_connection(p);
             return;
         }
         p->offered_mem = NULL; /* owned by the SMB now */
@@ -794,7 +805,7 @@ static void start_session(gt_producer *p)
         return;
     }
     p->state = ST_INITIALIZING;
-    p->deadline_ms = ipc_now_ms() + p->io_timeout;
+    p->deadline_ms = ipc_deadline_ms(ipc_now_ms(), p->io_timeout);
 }
 
 /* Methods a service must offer for us to work with it. */
@@ -845,11 +856,11 @@ static void *producer_main(void *arg)
         int timeout;
         if (p->state == ST_IDLE) {
             now = ipc_now_ms();
-            timeout = p->next_connect_ms > now ? (int)(p->next_connect_ms - now) : 0;
+            timeout = ipc_ms_left(p->next_connect_ms, now, INT_MAX);
         } else if (p->state == ST_CONNECTED) {
             timeout = DRAIN_PERIOD_MS;
         } else {
-            timeout = p->deadline_ms > now ? (int)(p->deadline_ms - now) : 0;
+            timeout = ipc_ms_left(p->deadline_ms, now, INT_MAX);
         }
         struct pollfd pf[2] = {
             {.fd = p->wake_fd, .events = POLLIN},
@@ -888,7 +899,7 @@ static void *producer_main(void *arg)
                     smb_arbiter_chunks_freed(p->smb->arb);
                 p->next_drain_ms = now + DRAIN_PERIOD_MS;
             }
-            if (ipc_conn_tx_stalled(&p->cl.conn, now, p->io_timeout) || p->cl.conn.broken)
+            if (ipc_conn_tx_stalled(&p->cl.conn, p->io_timeout) || p->cl.conn.broken)
                 p->fail = true;
         }
         if (p->have_client && p->fail)
@@ -897,7 +908,7 @@ static void *producer_main(void *arg)
     /* Last words: whatever is committed goes out, bounded by the timeout. */
     if (p->state == ST_CONNECTED && !p->fail) {
         send_pending(p, 0, false);
-        uint64_t until = ipc_now_ms() + p->io_timeout;
+        uint64_t until = ipc_deadline_ms(ipc_now_ms(), p->io_timeout);
         while (ipc_conn_wants_write(&p->cl.conn) && !p->cl.conn.broken && ipc_now_ms() < until) {
             struct pollfd pf = {.fd = p->cl.conn.fd, .events = POLLOUT};
             if (poll(&pf, 1, 50) > 0)

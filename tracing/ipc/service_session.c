@@ -158,18 +158,19 @@ static void copy_name(char *dst, pb_bytes src)
 
 /* Perfetto's rule for SMB sizes: page a power-of-two number of 4 KiB pages
  * up to 32 KiB, SMB a multiple of it up to 32 MiB; anything else falls
- * back to 256 KiB / 4 KiB. */
-static void valid_shm_sizes(size_t *shm, size_t *page)
+ * back to 256 KiB / 4 KiB. Here the SMB is further capped at `max` (a
+ * multiple of 32 KiB, so of every valid page size). */
+static void valid_shm_sizes(size_t *shm, size_t *page, size_t max)
 {
     size_t p = *page ? *page : DEFAULT_PAGE_SIZE;
     size_t m = *shm ? *shm : DEFAULT_SHM_SIZE;
     if (p > MAX_PAGE_SIZE)
         p = MAX_PAGE_SIZE;
-    if (m > MAX_SHM_SIZE)
-        m = MAX_SHM_SIZE;
+    if (m > max)
+        m = max;
     size_t pages4k = p / 4096;
     bool ok = p >= 4096 && p % 4096 == 0 && (pages4k & (pages4k - 1)) == 0 && m >= p && m % p == 0;
-    *shm = ok ? m : DEFAULT_SHM_SIZE;
+    *shm = ok ? m : (DEFAULT_SHM_SIZE < max ? DEFAULT_SHM_SIZE : max);
     *page = ok ? p : DEFAULT_PAGE_SIZE;
 }
 
@@ -190,16 +191,16 @@ static bool map_smb(gts_producer *pr, int fd, size_t size, size_t page)
 /* A producer's SMB is adopted only if it cannot shrink under us (a
  * shrunk mapping would SIGBUS the service) and has exactly the geometry
  * the producer announced, as Perfetto requires. */
-static bool adopt_producer_smb(gts_producer *pr, int fd)
+static bool adopt_producer_smb(gts_producer *pr, int fd, size_t max)
 {
     struct stat st;
     int seals = fcntl(fd, F_GET_SEALS);
     int need = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0 || (seals & need) != need ||
-        st.st_size <= 0 || (uint64_t)st.st_size > MAX_SHM_SIZE)
+        st.st_size <= 0 || (uint64_t)st.st_size > max)
         return false;
     size_t size = (size_t)st.st_size, page = pr->page_size_hint;
-    valid_shm_sizes(&size, &page);
+    valid_shm_sizes(&size, &page, max);
     if (size != (size_t)st.st_size || page != pr->page_size_hint)
         return false;
     if (!map_smb(pr, fd, size, page))
@@ -208,10 +209,10 @@ static bool adopt_producer_smb(gts_producer *pr, int fd)
     return true;
 }
 
-static bool create_service_smb(gts_producer *pr)
+static bool create_service_smb(gts_producer *pr, size_t max)
 {
     size_t size = pr->shm_size_hint, page = pr->page_size_hint;
-    valid_shm_sizes(&size, &page);
+    valid_shm_sizes(&size, &page, max);
     int fd = memfd_create("gputrace-service-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return false;
@@ -293,12 +294,13 @@ static void start_data_source(gts_service *s, gts_producer *pr, size_t ds)
     for (size_t i = 0; i < pr->num_inst; i++)
         if (strcmp(pr->inst[i].name, pr->ds[ds].name) == 0)
             return; /* already running in this session */
-    if (!pr->has_smb && !create_service_smb(pr)) {
+    if (!pr->has_smb && !create_service_smb(pr, s->cfg.max_smb_size)) {
         protocol_error(s, pr, "cannot create an SMB");
         return;
     }
     send_setup_tracing(s, pr);
     pr->in_session = true;
+    pr->cl->active = true; /* waiting for work is normal from now on */
     gts_instance *in = &pr->inst[pr->num_inst++];
     memset(in, 0, sizeof *in);
     in->id = ++s->last_instance_id;
@@ -519,6 +521,28 @@ static void reply_empty(gts_service *s, ipc_host_client *cl, uint64_t rid, bool 
     ipc_host_end_reply(s->host, cl, -1);
 }
 
+/* Producer ids (the central buffer's, and the key of the uid/pid table)
+ * are handed out at InitializeConnection, not at accept: connections that
+ * never get that far cost no table entry. */
+static bool assign_producer_id(gts_service *s, gts_producer *pr)
+{
+    uint32_t id = s->next_producer_id + 1;
+    if (id == 0)
+        return false;
+    if (id >= s->cap_idents) {
+        size_t ncap = s->cap_idents ? s->cap_idents * 2 : 64;
+        gts_ident *n = realloc(s->idents, ncap * sizeof *n);
+        if (!n)
+            return false;
+        s->idents = n;
+        s->cap_idents = ncap;
+    }
+    s->next_producer_id = id;
+    s->idents[id] = (gts_ident){(int32_t)pr->cl->uid, (int32_t)pr->cl->pid};
+    pr->id = id;
+    return true;
+}
+
 static void on_initialize(gts_service *s, gts_producer *pr, uint64_t rid, bool drop, pb_bytes args)
 {
     perfetto_protos_InitializeConnectionRequest_view v;
@@ -531,12 +555,19 @@ static void on_initialize(gts_service *s, gts_producer *pr, uint64_t rid, bool d
         reply_empty(s, pr->cl, rid, drop, false);
         return;
     }
+    if (!assign_producer_id(s, pr)) {
+        if (fd >= 0)
+            close(fd);
+        protocol_error(s, pr, "out of producer ids or memory");
+        return;
+    }
     pr->initialized = true;
+    pr->cl->established = true;
     copy_name(pr->name, v.producer_name);
     pr->shm_size_hint = v.shared_memory_size_hint_bytes;
     pr->page_size_hint = v.shared_memory_page_size_hint_bytes;
-    if (v.producer_provided_shmem && fd >= 0 && !adopt_producer_smb(pr, fd))
-        logf_pr(s, pr, "%s", "producer SMB refused (unsealed or bad size): using our own");
+    if (v.producer_provided_shmem && fd >= 0 && !adopt_producer_smb(pr, fd, s->cfg.max_smb_size))
+        logf_pr(s, pr, "%s", "producer SMB refused (unsealed, bad or too large a size): using our own");
     if (fd >= 0)
         close(fd);
     s->sess.producers_seen++;
@@ -680,29 +711,12 @@ static void on_connect(void *ctx, ipc_host_client *cl)
 {
     gts_service *s = ctx;
     gts_producer *pr = calloc(1, sizeof *pr);
-    uint32_t id = s->next_producer_id + 1;
-    if (!pr || id == 0) {
-        free(pr);
+    if (!pr) {
         ipc_host_drop(s->host, cl);
         cl->user = NULL;
         return;
     }
-    if (id >= s->cap_idents) {
-        size_t ncap = s->cap_idents ? s->cap_idents * 2 : 64;
-        gts_ident *n = realloc(s->idents, ncap * sizeof *n);
-        if (!n) {
-            free(pr);
-            ipc_host_drop(s->host, cl);
-            cl->user = NULL;
-            return;
-        }
-        s->idents = n;
-        s->cap_idents = ncap;
-    }
-    s->next_producer_id = id;
-    s->idents[id] = (gts_ident){(int32_t)cl->uid, (int32_t)cl->pid};
     pr->cl = cl;
-    pr->id = id;
     pr->smb_fd = -1;
     cl->user = pr;
     s->producers_connected++;
@@ -717,7 +731,12 @@ static void on_disconnect(void *ctx, ipc_host_client *cl)
     /* What the producer finished but never committed is still worth
      * having (traced scrapes on disconnect too). */
     scrape(s, pr);
-    logf_pr(s, pr, "%s", "disconnected");
+    static const char *const why[] = {
+        [IPC_DROP_NONE] = "", [IPC_DROP_OWNER] = "", [IPC_DROP_BROKEN] = "",
+        [IPC_DROP_STALLED] = " (not reading)", [IPC_DROP_HANDSHAKE] = " (handshake timeout)",
+        [IPC_DROP_IDLE] = " (idle)", [IPC_DROP_EVICTED] = " (pending handshake, replaced)",
+    };
+    logf_pr(s, pr, "disconnected%s", why[cl->drop_reason]);
     s->data_sources_registered -= (uint32_t)pr->num_ds;
     if (pr->has_smb)
         munmap(pr->smb_mem, pr->abi.size);
@@ -745,6 +764,23 @@ gts_service *gts_service_create(const gts_config *cfg, int listen_fd, int output
         s->cfg.stop_timeout_ms = 5000;
     if (!s->cfg.buffer_size)
         s->cfg.buffer_size = 32u << 20;
+    if (!s->cfg.max_producers)
+        s->cfg.max_producers = 64;
+    if (!s->cfg.max_per_uid)
+        s->cfg.max_per_uid = s->cfg.max_producers < 32 ? s->cfg.max_producers : 32;
+    if (!s->cfg.max_smb_size)
+        s->cfg.max_smb_size = GTS_DEFAULT_MAX_SMB;
+    if (s->cfg.max_smb_size > MAX_SHM_SIZE)
+        s->cfg.max_smb_size = MAX_SHM_SIZE;
+    s->cfg.max_smb_size -= s->cfg.max_smb_size % MAX_PAGE_SIZE;
+    if (s->cfg.max_smb_size < MAX_PAGE_SIZE)
+        s->cfg.max_smb_size = MAX_PAGE_SIZE;
+    if (!s->cfg.handshake_timeout_ms)
+        s->cfg.handshake_timeout_ms = 5000;
+    if (!s->cfg.idle_timeout_ms)
+        s->cfg.idle_timeout_ms = 60000;
+    if (!s->cfg.send_timeout_ms)
+        s->cfg.send_timeout_ms = 10000;
     svc_out_init(&s->out, output_fd);
     s->cb = cb_create(s->cfg.buffer_size, s->cfg.fill_policy, GT_SERVICE_SEQUENCE_ID + 1);
     s->scratch = malloc(SMB_MAX_PAGE_SIZE);
@@ -753,7 +789,12 @@ gts_service *gts_service_create(const gts_config *cfg, int listen_fd, int output
         .service_name = "ProducerPort",
         .methods = k_methods,
         .num_methods = M_COUNT,
-        .max_clients = s->cfg.max_producers ? s->cfg.max_producers : 64,
+        .max_clients = s->cfg.max_producers,
+        .max_per_uid = s->cfg.max_per_uid,
+        .max_tx_bytes = GTS_MAX_SEND_QUEUE,
+        .tx_timeout_ms = s->cfg.send_timeout_ms,
+        .handshake_timeout_ms = s->cfg.handshake_timeout_ms,
+        .idle_timeout_ms = s->cfg.idle_timeout_ms,
         .ops = {on_connect, on_disconnect, on_invoke},
         .ctx = s,
     };
@@ -783,12 +824,12 @@ void gts_service_destroy(gts_service *s)
 
 static void poll_for(gts_service *s, uint32_t ms, bool (*done)(gts_service *s))
 {
-    uint64_t until = ipc_now_ms() + ms;
+    uint64_t until = ipc_deadline_ms(ipc_now_ms(), ms);
     while (!done(s)) {
         uint64_t now = ipc_now_ms();
         if (now >= until)
             break;
-        ipc_host_poll(s->host, (int)(until - now < 50 ? until - now : 50), -1);
+        ipc_host_poll(s->host, ipc_ms_left(until, now, 50), -1);
     }
 }
 
@@ -865,19 +906,19 @@ bool gts_service_run(gts_service *s, int stop_fd)
     svc_out_clock_snapshot(&s->out);
     svc_out_flush(&s->out);
     uint64_t start = ipc_now_ms();
-    uint64_t end = s->cfg.duration_ms ? start + s->cfg.duration_ms : UINT64_MAX;
-    uint64_t next_snapshot = start + SNAPSHOT_PERIOD_MS;
+    uint64_t end = s->cfg.duration_ms ? ipc_deadline_ms(start, s->cfg.duration_ms) : UINT64_MAX;
+    uint64_t next_snapshot = ipc_deadline_ms(start, SNAPSHOT_PERIOD_MS);
     for (;;) {
         uint64_t now = ipc_now_ms();
         if (now >= end)
             break;
         if (now >= next_snapshot) {
             svc_out_clock_snapshot(&s->out);
-            next_snapshot = now + SNAPSHOT_PERIOD_MS;
+            next_snapshot = ipc_deadline_ms(now, SNAPSHOT_PERIOD_MS);
         }
         uint64_t wake_at = end < next_snapshot ? end : next_snapshot;
-        int timeout = wake_at - now > 1000 ? 1000 : (int)(wake_at - now);
-        if (ipc_host_poll(s->host, timeout, stop_fd))
+        /* At most 1 s: the host's handshake and idle checks run per round. */
+        if (ipc_host_poll(s->host, ipc_ms_left(wake_at, now, 1000), stop_fd))
             break;
     }
 
@@ -912,6 +953,13 @@ bool gts_service_run(gts_service *s, int stop_fd)
 void gts_service_get_stats(const gts_service *s, gts_stats *out)
 {
     *out = s->stats;
+    const ipc_host_stats *h = ipc_host_get_stats(s->host);
+    out->connections = h->accepted;
+    out->connections_refused = h->refused;
+    out->connections_evicted = h->dropped[IPC_DROP_EVICTED];
+    out->handshake_timeouts = h->dropped[IPC_DROP_HANDSHAKE];
+    out->idle_timeouts = h->dropped[IPC_DROP_IDLE];
+    out->send_timeouts = h->dropped[IPC_DROP_STALLED];
     out->chunks_discarded = s->sess.chunks_discarded;
     out->patches_discarded = s->sess.patches_discarded;
 }

@@ -11,9 +11,11 @@
  *
  * Producers are untrusted: every id, size, offset and index they send is
  * checked; chunks are copied out of the SMB before they are parsed; an SMB
- * a producer offers is used only when sealed against shrinking. A
- * producer that breaks the protocol is disconnected; what it committed
- * stays. Single-threaded. */
+ * a producer offers is used only when sealed against shrinking. What a
+ * connection may cost is bounded (gts_config: connections per uid and in
+ * all, handshake and idle time, SMB size, send queue). A producer that
+ * breaks the protocol is disconnected; what it committed stays.
+ * Single-threaded. */
 #ifndef SERVICE_SESSION_H
 #define SERVICE_SESSION_H
 
@@ -32,9 +34,21 @@ typedef struct gts_config {
     uint32_t slow_ms;           /* sleep before handling each CommitData */
     uint32_t flush_timeout_ms;  /* default 5000 */
     uint32_t stop_timeout_ms;   /* default 5000 */
-    uint32_t max_producers;     /* default 64 */
+    /* Resource bounds against misbehaving producers (0: the default). */
+    uint32_t max_producers;        /* connections at once, default 64 */
+    uint32_t max_per_uid;          /* of them with one uid, default 32 */
+    size_t max_smb_size;           /* SMB bytes a producer gets, default 4 MiB */
+    uint32_t handshake_timeout_ms; /* accept to InitializeConnection, default 5000 */
+    uint32_t idle_timeout_ms;      /* silence of a producer with no data
+                                    * source in the session, default 60000 */
+    uint32_t send_timeout_ms;      /* a producer not reading, default 10000 */
     bool verbose;               /* log producer events to stderr */
 } gts_config;
+
+/* Fixed bound on the commands and replies queued for one producer: more
+ * means it does not read, and it is disconnected. */
+#define GTS_MAX_SEND_QUEUE (1u << 20)
+#define GTS_DEFAULT_MAX_SMB (4u << 20)
 
 typedef struct gts_service gts_service;
 
@@ -47,6 +61,12 @@ bool gts_service_run(gts_service *s, int stop_fd);
 void gts_service_destroy(gts_service *s);
 
 typedef struct gts_stats {
+    uint64_t connections;          /* accepted */
+    uint64_t connections_refused;  /* over a limit, nobody to replace */
+    uint64_t connections_evicted;  /* pending handshakes replaced */
+    uint64_t handshake_timeouts;
+    uint64_t idle_timeouts;
+    uint64_t send_timeouts;        /* stopped reading */
     uint64_t producers_seen;
     uint64_t commits;
     uint64_t chunks_moved;
