@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 
+#include "log.h"
 #include "producer.h"
 
 #define SYSTEM_SMB_SIZE (4u << 20)
@@ -103,6 +104,19 @@ static void
 system_destroy(struct tl_backend *base)
 {
    struct system_backend *b = (struct system_backend *)base;
+   /* The application is waiting here (vkDestroyInstance, or exit): the
+    * producer hands the service what is left within
+    * GT_PRODUCER_FAREWELL_MS, and gives up on a service that does not
+    * take it. */
+   gt_producer_stop(b->producer);
+   gt_producer_stats st;
+   gt_producer_get_stats(b->producer, &st);
+   if (st.farewells_cut)
+      gt_warn("system backend: the tracing service did not take the producer's last "
+              "requests within %u ms (%llu bytes, %llu more chunks uncommitted); the end of "
+              "the trace may be missing",
+              GT_PRODUCER_FAREWELL_MS, (unsigned long long)st.farewell_bytes_unsent,
+              (unsigned long long)st.farewell_chunks_unsent);
    gt_producer_destroy(b->producer);
    pthread_mutex_destroy(&b->lock);
    free(b);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ipc_conn.h"
+#include "service_output.h"
 #include "service_session.h"
 
 #define PROG "gputrace-service"
@@ -46,7 +47,9 @@ static void usage(FILE *f)
             "producer socket (default: as Perfetto resolves it, honouring\n"
             "PERFETTO_PRODUCER_SOCK_NAME) until --duration-ms elapses (0: no limit) or\n"
             "SIGINT/SIGTERM, then writes a .pftrace to FILE (opened only once the\n"
-            "socket listens).\n"
+            "socket listens; never a symbolic link, FIFO, device or directory; a FILE\n"
+            "another process is writing is left alone and FILE's stem.PID.ext written\n"
+            "beside it).\n"
             "  --socket-mode MODE  permissions of the socket file, octal (default 0600:\n"
             "                      the owner's producers only; 0660 adds the group,\n"
             "                      0666 everyone)\n"
@@ -234,14 +237,26 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s: cannot listen: %s\n", socket_path, strerror(errno));
         return 1;
     }
-    int out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* As the layer opens its trace file: never through a link, never a
+     * FIFO or device (open would block or act), locked before it is
+     * truncated so a trace another process is writing is left alone. */
+    static svc_out_file out_file;
+    svc_out_create_file(output, &out_file);
+    int out_fd = out_file.fd;
     if (out_fd < 0) {
-        fprintf(stderr, PROG ": %s: %s\n", output, strerror(errno));
+        if (out_file.refused)
+            fprintf(stderr, PROG ": %s %s; not writing there\n", out_file.path, out_file.refused);
+        else
+            fprintf(stderr, PROG ": %s: %s\n", out_file.path, strerror(errno));
         close(listen_fd);
         if (socket_path[0] != '@')
             unlink(socket_path);
         return 1;
     }
+    if (out_file.fell_back)
+        fprintf(stderr, PROG ": %s is being written by another process; writing %s\n", output,
+                out_file.path);
+    output = out_file.path;
     gts_service *s = gts_service_create(&cfg, listen_fd, out_fd);
     if (!s) {
         fprintf(stderr, PROG ": out of memory\n");

@@ -13,21 +13,33 @@
  *
  *   stall_service --socket PATH [--data-source NAME] [--smb-kb N]
  *                 [--policy unspecified|drop|stall-then-abort|stall-then-drop]
+ *                 [--deaf N]
+ *
+ * --deaf N hangs one step further: when a started producer sends its
+ * start-up Sync, the service sends it N Flush commands, then the answer,
+ * and from then on never reads a socket again (it still writes what it
+ * queued). Each Flush makes the producer answer with a CommitData,
+ * so the producer's requests pile up in a socket nobody reads: whatever
+ * waits for them to go out waits in vain. One producer per run: the
+ * service is deaf to everyone afterwards.
  *
  * Runs until SIGTERM/SIGINT, then prints one line:
  *   stall_service: producers=N started=N commits=N chunks_offered=N
- *   smb_chunks=N smb_chunks_taken=N
+ *   smb_chunks=N smb_chunks_taken=N deaf=0|1
  * where smb_chunks_taken is the most chunks any one producer's SMB had out
  * of the free state when it disconnected (or at exit): equal to smb_chunks
- * means the producer really ran out of shared memory. */
+ * means the producer really ran out of shared memory; deaf=1 when it went
+ * deaf (--deaf). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commit_data_request.pbc.h"
@@ -77,6 +89,8 @@ static struct {
     const char *data_source;
     size_t smb_size;
     uint32_t policy;
+    uint32_t deaf_flushes; /* --deaf N; 0: keeps reading */
+    bool deaf;
     uint64_t producers, started, commits, chunks_offered;
     size_t smb_chunks, most_taken;
 } g;
@@ -199,6 +213,23 @@ static void start(ipc_host_client *cl, peer *p)
     g.started++;
 }
 
+/* --deaf: requests the producer must answer, each on its own. */
+static void send_flushes(ipc_host_client *cl, peer *p)
+{
+    for (uint32_t i = 0; i < g.deaf_flushes; i++) {
+        perfetto_protos_GetAsyncCommandResponse *cmd =
+            (perfetto_protos_GetAsyncCommandResponse *)ipc_host_begin_reply(g.host, p->stream_id,
+                                                                            true, true);
+        perfetto_protos_GetAsyncCommandResponse_Flush f;
+        perfetto_protos_GetAsyncCommandResponse_begin_flush(cmd, &f);
+        perfetto_protos_GetAsyncCommandResponse_Flush_add_data_source_ids(&f, 1);
+        perfetto_protos_GetAsyncCommandResponse_Flush_set_request_id(&f, i + 1u);
+        perfetto_protos_GetAsyncCommandResponse_Flush_end(&f);
+        if (!ipc_host_end_reply(g.host, cl, -1))
+            break;
+    }
+}
+
 /* Counts the chunks a CommitData offers, and does nothing about them. */
 static void on_commit(pb_bytes args)
 {
@@ -253,10 +284,25 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
         break;
     default:
         /* Sync included: a prompt answer, so the producer's start-up is as
-         * quick as with a healthy service. */
+         * quick as with a healthy service. --deaf: the flushes go first, so
+         * the producer has answered them all (and its answers are stuck)
+         * when its start-up wait ends. */
+        if (method == M_SYNC && g.deaf_flushes && p->started && !g.deaf) {
+            send_flushes(cl, p);
+            g.deaf = true;
+        }
         reply_empty(cl, rid, drop, true);
         break;
     }
+}
+
+/* Deaf: sends what is still queued for a client, reads nothing. */
+static void write_only(void *ctx, ipc_host_client *cl)
+{
+    (void)ctx;
+    struct pollfd pf = {.fd = cl->conn.fd, .events = POLLOUT};
+    if (ipc_conn_wants_write(&cl->conn) && poll(&pf, 1, 0) > 0)
+        ipc_conn_flush(&cl->conn);
 }
 
 static void on_connect(void *ctx, ipc_host_client *cl)
@@ -308,7 +354,8 @@ static bool parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 static int usage(void)
 {
     fprintf(stderr, "usage: stall_service --socket PATH [--data-source NAME] [--smb-kb 8..32768]\n"
-                    "       [--policy unspecified|drop|stall-then-abort|stall-then-drop]\n");
+                    "       [--policy unspecified|drop|stall-then-abort|stall-then-drop]\n"
+                    "       [--deaf FLUSHES]\n");
     return 2;
 }
 
@@ -319,6 +366,7 @@ int main(int argc, char **argv)
         {"data-source", required_argument, NULL, 'd'},
         {"smb-kb", required_argument, NULL, 'k'},
         {"policy", required_argument, NULL, 'p'},
+        {"deaf", required_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     static const char *const policies[] = {"unspecified", "drop", "stall-then-abort",
@@ -339,6 +387,12 @@ int main(int argc, char **argv)
         case 'k':
             if (!parse_u32(optarg, 8, 32768, &smb_kb) || smb_kb % (PAGE_SIZE_BYTES / 1024)) {
                 fprintf(stderr, "stall_service: --smb-kb: a multiple of 4 in 8..32768\n");
+                return 2;
+            }
+            break;
+        case 'D':
+            if (!parse_u32(optarg, 1, 1000000, &g.deaf_flushes)) {
+                fprintf(stderr, "stall_service: --deaf: a count of flushes in 1..1000000\n");
                 return 2;
             }
             break;
@@ -390,15 +444,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "stall_service: out of memory\n");
         return 1;
     }
-    while (!g_stop)
+    while (!g_stop && !g.deaf)
         ipc_host_poll(g.host, 100, -1);
+    while (!g_stop) {
+        ipc_host_for_each(g.host, write_only, NULL);
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     ipc_host_for_each(g.host, note_one, NULL);
     ipc_host_destroy(g.host);
     unlink(socket_path);
     printf("stall_service: producers=%llu started=%llu commits=%llu chunks_offered=%llu "
-           "smb_chunks=%zu smb_chunks_taken=%zu\n",
+           "smb_chunks=%zu smb_chunks_taken=%zu deaf=%d\n",
            (unsigned long long)g.producers, (unsigned long long)g.started,
            (unsigned long long)g.commits, (unsigned long long)g.chunks_offered, g.smb_chunks,
-           g.most_taken);
+           g.most_taken, g.deaf ? 1 : 0);
     return 0;
 }

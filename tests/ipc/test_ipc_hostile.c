@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -84,6 +85,7 @@ typedef enum fake_mode {
     F_STREAM_ENDS,
     F_GOOD,
     F_SLOW_READER, /* F_GOOD, then reads 8 KiB every 10 ms */
+    F_DEAF,        /* F_GOOD, then never reads again (socket left open) */
 } fake_mode;
 
 typedef struct fake {
@@ -93,6 +95,8 @@ typedef struct fake {
     _Atomic bool stop;
     _Atomic int connections;
     _Atomic int inits, registers, commits;
+    _Atomic int writer_unregisters;
+    _Atomic bool peer_closed; /* the producer hung up (EOF) */
     _Atomic bool adopted;
     _Atomic bool started; /* a StartDataSource went out */
     _Atomic uint64_t slow_bytes; /* read in slow mode */
@@ -346,6 +350,8 @@ static bool fake_frame(fake *f, ipc_conn *c, const ipc_frame *fr, uint64_t *stre
         }
     } else if (strcmp(name, "CommitData") == 0) {
         atomic_fetch_add(&f->commits, 1);
+    } else if (strcmp(name, "UnregisterTraceWriter") == 0) {
+        atomic_fetch_add(&f->writer_unregisters, 1);
     }
     if (fd >= 0)
         close(fd);
@@ -358,9 +364,15 @@ static void fake_serve(fake *f, int sock)
     if (!ipc_conn_init(&c, sock))
         return;
     uint64_t stream = 0;
-    uint64_t until = ipc_now_ms() + (f->mode == F_SLOW_READER ? 30000 : 3000);
+    uint64_t until = ipc_now_ms() + (f->mode >= F_SLOW_READER ? 30000 : 3000);
     bool open = true;
     while (open && !atomic_load(&f->stop) && ipc_now_ms() < until) {
+        if (f->mode == F_DEAF && atomic_load(&f->started)) {
+            /* Hung where it hurts the producer: its bytes pile up in the
+             * socket, and nothing here ever takes them. */
+            ti_sleep_ms(10);
+            continue;
+        }
         if (f->mode == F_SLOW_READER && atomic_load(&f->started)) {
             /* A reader that keeps up only just: some bytes now and then. */
             uint8_t sink[8192];
@@ -376,8 +388,10 @@ static void fake_serve(fake *f, int sock)
         if (poll(&pf, 1, 50) <= 0)
             continue;
         ssize_t n = ipc_conn_read(&c);
-        if (n < 0)
+        if (n < 0) {
+            atomic_store(&f->peer_closed, true);
             break; /* the producer hung up: what we want */
+        }
         pb_bytes p;
         while (open && ipc_conn_next_frame(&c, &p)) {
             ipc_frame fr;
@@ -579,6 +593,85 @@ static void test_producer_slow_reader(void **state)
     assert_false(atomic_load(&f.bad));
     unlink(path);
     free(path);
+}
+
+/* A producer with the default io_timeout (5 s), as the layer has, started
+ * by a fake in `mode`; `churn` writers created and released (two requests
+ * each) right before the stop. Returns how long gt_producer_stop() took. */
+static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fake *f,
+                                 gt_producer_stats *st)
+{
+    char *path = ti_temp_path(tag, ".sock");
+    fake_start(f, mode, path);
+    atomic_store(&g_starts, 0);
+    static const gt_data_source ds = {.name = "gputrace.hostile", .on_start = count_start};
+    gt_producer_config pc = {
+        .socket_path = path,
+        .data_sources = &ds,
+        .num_data_sources = 1,
+    };
+    gt_producer *p = gt_producer_create(&pc);
+    assert_non_null(p);
+    uint64_t until = ipc_now_ms() + 5000;
+    while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
+        ti_sleep_ms(10);
+    assert_int_equal(atomic_load(&g_starts), 1);
+    for (int i = 0; i < churn; i++) {
+        tw_writer *tw = gt_producer_new_writer(p, 77);
+        assert_non_null(tw);
+        gt_producer_release_writer(p, tw);
+    }
+    uint64_t t0 = ipc_now_ms();
+    gt_producer_stop(p);
+    uint64_t took = ipc_now_ms() - t0;
+    gt_producer_get_stats(p, st);
+    gt_producer_destroy(p);
+    fprintf(stderr, "%s: stop took %llu ms; farewells cut %llu, %llu bytes unsent\n", tag,
+            (unsigned long long)took, (unsigned long long)st->farewells_cut,
+            (unsigned long long)st->farewell_bytes_unsent);
+    unlink(path);
+    free(path);
+    return took;
+}
+
+/* Issue #13: the host's stop (the layer's vkDestroyInstance) waits for a
+ * service that stopped reading at most farewell_ms (100 ms), not the 5 s
+ * io_timeout: ~2 MB of writer requests pile up behind a full socket, the
+ * farewell gives up on them and counts them. */
+static void test_producer_stop_deaf_service(void **state)
+{
+    (void)state;
+    fake f;
+    gt_producer_stats st;
+    uint64_t took = stop_after_churn(F_DEAF, "fakedeaf", 40000, &f, &st);
+    fake_stop(&f);
+    assert_false(atomic_load(&f.bad));
+    assert_int_equal(st.connections, 1);
+    assert_int_equal(st.farewells_cut, 1);
+    assert_true(st.farewell_bytes_unsent > 0);
+    /* GT_PRODUCER_FAREWELL_MS plus generous slack for a loaded machine;
+     * the old bound was io_timeout, 5 s. */
+    assert_true(took < GT_PRODUCER_FAREWELL_MS + 900);
+}
+
+/* The same stop against a service that reads: every request queued at the
+ * stop still gets there, nothing is counted lost. */
+static void test_producer_stop_reading_service(void **state)
+{
+    (void)state;
+    fake f;
+    gt_producer_stats st;
+    uint64_t took = stop_after_churn(F_GOOD, "fakefarewell", 2000, &f, &st);
+    uint64_t until = ipc_now_ms() + 5000;
+    while (!atomic_load(&f.peer_closed) && ipc_now_ms() < until)
+        ti_sleep_ms(10);
+    fake_stop(&f);
+    assert_false(atomic_load(&f.bad));
+    assert_true(atomic_load(&f.peer_closed));
+    assert_int_equal(atomic_load(&f.writer_unregisters), 2000);
+    assert_int_equal(st.farewells_cut, 0);
+    assert_int_equal(st.farewell_bytes_unsent, 0);
+    assert_true(took < GT_PRODUCER_FAREWELL_MS + 900);
 }
 
 /* ---- hostile producers against gputrace-service ------------------------- */
@@ -1262,6 +1355,128 @@ static void test_output_not_truncated(void **state)
     svc_free(&v);
 }
 
+/* The whole of a small file (or NULL). */
+static char *slurp(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char *s = ti_read_all(fd, 1000);
+    close(fd);
+    return s;
+}
+
+/* gputrace-service --output at a path that must not be opened: a clear
+ * error, exit 1 at once (a FIFO must not block it), the socket removed,
+ * and nothing at the path or behind it touched. */
+static void expect_output_refused(const char *out, const char *why, const char *target,
+                                  const char *target_text)
+{
+    char *sock = ti_temp_path("refused", ".sock");
+    char *err = ti_temp_path("refused", ".log");
+    const char *argv[] = {g_service, "--socket", sock, "--output", out, "--data-source",
+                          "gputrace.stress", NULL};
+    pid_t pid = ti_spawn_logged((char *const *)argv, NULL, NULL, err);
+    assert_true(pid > 0);
+    int st;
+    assert_true(ti_wait(pid, 10000, &st)); /* no hang on a FIFO */
+    char *msg = slurp(err);
+    assert_non_null(msg);
+    fprintf(stderr, "%s", msg);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    assert_non_null(strstr(msg, out));
+    assert_non_null(strstr(msg, why));
+    struct stat sb;
+    assert_int_not_equal(lstat(sock, &sb), 0); /* socket file removed */
+    if (target) {
+        char *now = slurp(target);
+        assert_non_null(now);
+        assert_string_equal(now, target_text);
+        free(now);
+    }
+    free(msg);
+    unlink(err);
+    free(err);
+    free(sock);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+static void test_output_symlink_refused(void **state)
+{
+    (void)state;
+    char *target = ti_temp_path("precious", ".txt");
+    char *link = ti_temp_path("link", ".pftrace");
+    write_text(target, "not a trace\n");
+    assert_int_equal(symlink(target, link), 0);
+    expect_output_refused(link, "symbolic link", target, "not a trace\n");
+    struct stat sb;
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode)); /* still the link */
+    /* A dangling link is not followed either (it would create its target). */
+    unlink(target);
+    expect_output_refused(link, "symbolic link", NULL, NULL);
+    assert_int_not_equal(access(target, F_OK), 0);
+    unlink(link);
+    free(link);
+    free(target);
+}
+
+static void test_output_fifo_refused(void **state)
+{
+    (void)state;
+    char *fifo = ti_temp_path("fifo", ".pftrace");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_output_refused(fifo, "FIFO", NULL, NULL);
+    struct stat sb;
+    assert_int_equal(lstat(fifo, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    unlink(fifo);
+    free(fifo);
+    expect_output_refused("/dev/null", "device", NULL, NULL);
+}
+
+/* A trace file another process is writing (holds its lock) is left alone:
+ * the service writes <stem>.<pid>.pftrace beside it, and says so. */
+static void test_output_busy_falls_back(void **state)
+{
+    (void)state;
+    svc_run v;
+    v.sock = ti_temp_path("busy", ".sock");
+    v.out = ti_temp_path("busy", ".pftrace");
+    v.log = ti_temp_path("busy", ".log");
+    write_text(v.out, "someone else's trace\n");
+    int holder = open(v.out, O_RDONLY | O_CLOEXEC);
+    assert_true(holder >= 0);
+    assert_int_equal(flock(holder, LOCK_EX | LOCK_NB), 0);
+    v.pid = ti_start_service_logged(g_service, v.sock, v.out, NULL, v.log, NULL);
+    assert_true(v.pid > 0);
+    char fallback[4096];
+    size_t stem = strlen(v.out) - strlen(".pftrace");
+    snprintf(fallback, sizeof fallback, "%.*s.%ld.pftrace", (int)stem, v.out, (long)v.pid);
+    pid_t p = run_good_producer(v.sock, "1000");
+    svc_stop(&v);
+    char *msg = slurp(v.log);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "is being written by another process"));
+    assert_non_null(strstr(msg, fallback));
+    free(msg);
+    char *kept = slurp(v.out);
+    assert_non_null(kept);
+    assert_string_equal(kept, "someone else's trace\n");
+    free(kept);
+    expect_producer_complete(fallback, p, 1000);
+    close(holder);
+    unlink(fallback);
+    svc_free(&v);
+}
+
 /* gputrace-stress without a session: a clean exit 1 (an ASan build also
  * checks it leaks nothing on that path). */
 static void test_stress_without_session(void **state)
@@ -1310,6 +1525,8 @@ int main(int argc, char **argv)
         T(test_stream_ends),
         T(test_good_fake_ids_by_name),
         T(test_producer_slow_reader),
+        T(test_producer_stop_deaf_service),
+        T(test_producer_stop_reading_service),
         T(test_hostile_producers),
         T(test_service_slow_reader),
         T(test_service_send_queue_bound),
@@ -1319,7 +1536,13 @@ int main(int argc, char **argv)
         T(test_socket_mode),
         T(test_smb_cap),
         T(test_output_not_truncated),
+        T(test_output_symlink_refused),
+        T(test_output_fifo_refused),
+        T(test_output_busy_falls_back),
         T(test_stress_without_session),
     };
+    /* GT_TEST_FILTER="test_producer_stop*" runs some of them (by hand). */
+    if (getenv("GT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("GT_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

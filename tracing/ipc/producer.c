@@ -82,11 +82,14 @@ struct gt_producer {
     size_t num_ds;
     uint32_t smb_size, page_size;
     bool offer_smb;
-    uint32_t backoff_min, backoff_max, io_timeout, stall_timeout;
+    uint32_t backoff_min, backoff_max, io_timeout, stall_timeout, farewell_ms;
     _Atomic uint32_t enabled[GT_PRODUCER_MAX_DATA_SOURCES];
 
     pthread_t thread;
+    bool joined; /* gt_producer_stop() ended the thread */
     int wake_fd;
+    /* Set by gt_producer_stop(): the deadline first, then the flag. */
+    _Atomic uint64_t stop_deadline_ms;
     _Atomic bool stop;
 
     pthread_mutex_t mu;
@@ -116,6 +119,8 @@ struct gt_producer {
     uint64_t sync_sent;
     uint64_t next_drain_ms;
     smb_commit_batch batch;
+    bool out_of_time; /* work for the service given up at the stop deadline */
+    uint64_t chunks_not_sent; /* taken from the arbiter, never committed */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -125,6 +130,19 @@ static void wake(gt_producer *p)
     uint64_t one = 1;
     ssize_t rc = write(p->wake_fd, &one, sizeof one);
     (void)rc; /* a full counter still wakes the thread */
+}
+
+/* Once the host asked to stop it is waiting: whatever is still being sent
+ * ends at the deadline it set (farewell_ms after its call). The clock is
+ * read only after a stop. */
+static bool past_stop_deadline(gt_producer *p)
+{
+    if (!atomic_load_explicit(&p->stop, memory_order_acquire))
+        return false;
+    if (ipc_now_ms() < atomic_load_explicit(&p->stop_deadline_ms, memory_order_relaxed))
+        return false;
+    p->out_of_time = true;
+    return true;
 }
 
 /* For handlers running inside the client's dispatch: give up on the
@@ -401,7 +419,7 @@ static void notify_instance(gt_producer *p, const char *method, uint64_t id)
 
 static void send_writer_ops(gt_producer *p, const gt_op *ops, size_t n, uint64_t gen, bool reg)
 {
-    for (size_t i = 0; i < n && !p->fail; i++) {
+    for (size_t i = 0; i < n && !p->fail && !past_stop_deadline(p); i++) {
         if (ops[i].conn_gen != gen || (ops[i].kind == OP_REGISTER_WRITER) != reg)
             continue;
         pb_msg *m = ipc_client_begin_invoke(
@@ -449,6 +467,10 @@ static void send_commits(gt_producer *p, uint64_t flush_request_id, bool sync)
     uint64_t moved = 0, patched = 0, commits = 0;
     bool work = b->num_moves || b->num_groups || flush_request_id;
     while (work) {
+        if (past_stop_deadline(p)) {
+            p->chunks_not_sent += b->num_moves - mi;
+            break;
+        }
         pb_msg *m = ipc_client_begin_invoke(&p->cl, "CommitData", true);
         if (!m) {
             p->fail = true;
@@ -499,7 +521,7 @@ static void send_commits(gt_producer *p, uint64_t flush_request_id, bool sync)
             return;
         }
     }
-    if (sync) {
+    if (sync && !p->out_of_time) {
         if (!ipc_client_begin_invoke(&p->cl, "CommitData", false) ||
             !ipc_client_end_invoke(&p->cl, -1, on_sync_reply, p)) {
             p->fail = true;
@@ -693,6 +715,10 @@ static void on_command(void *ctx, bool success, bool has_more, pb_bytes reply)
 {
     gt_producer *p = ctx;
     producer_cmd c;
+    /* The host is stopping us: commands still arriving are not worth
+     * holding it up for. */
+    if (atomic_load_explicit(&p->stop, memory_order_acquire))
+        return;
     if (!success || !has_more) {
         /* The command stream ended: the service will never talk to us
          * again on this connection. */
@@ -845,6 +871,38 @@ static void handle_wake(gt_producer *p)
     send_pending(p, 0, sync);
 }
 
+/* Last words: the writer registrations, commits and unregistrations still
+ * queued go out. The host is waiting for this (gt_producer_stop from
+ * vkDestroyInstance, say), so it gets `farewell_ms` in all, however the
+ * service behaves: a service that reads promptly takes everything at once
+ * (the bytes only have to reach the kernel: a closed socket's data stays
+ * readable to the peer), and what a service that stopped reading has not
+ * taken by then is dropped and counted. */
+static void farewell(gt_producer *p)
+{
+    if (p->state != ST_CONNECTED || p->fail || !p->have_client)
+        return;
+    send_pending(p, 0, false);
+    ipc_conn *c = &p->cl.conn;
+    uint64_t until = atomic_load_explicit(&p->stop_deadline_ms, memory_order_relaxed);
+    while (ipc_conn_wants_write(c) && !c->broken) {
+        uint64_t now = ipc_now_ms();
+        if (now >= until)
+            break;
+        struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
+        if (poll(&pf, 1, ipc_ms_left(until, now, 50)) > 0 && !ipc_conn_flush(c))
+            break;
+    }
+    size_t unsent = c->tx_len - c->tx_off;
+    if (!unsent && !p->out_of_time && !p->fail)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stats.farewells_cut++;
+    p->stats.farewell_bytes_unsent += unsent;
+    p->stats.farewell_chunks_unsent += p->chunks_not_sent;
+    pthread_mutex_unlock(&p->mu);
+}
+
 static void *producer_main(void *arg)
 {
     gt_producer *p = arg;
@@ -905,16 +963,7 @@ static void *producer_main(void *arg)
         if (p->have_client && p->fail)
             disconnect(p, true);
     }
-    /* Last words: whatever is committed goes out, bounded by the timeout. */
-    if (p->state == ST_CONNECTED && !p->fail) {
-        send_pending(p, 0, false);
-        uint64_t until = ipc_deadline_ms(ipc_now_ms(), p->io_timeout);
-        while (ipc_conn_wants_write(&p->cl.conn) && !p->cl.conn.broken && ipc_now_ms() < until) {
-            struct pollfd pf = {.fd = p->cl.conn.fd, .events = POLLOUT};
-            if (poll(&pf, 1, 50) > 0)
-                ipc_conn_flush(&p->cl.conn);
-        }
-    }
+    farewell(p);
     disconnect(p, false);
     return NULL;
 }
@@ -972,6 +1021,7 @@ gt_producer *gt_producer_create(const gt_producer_config *cfg)
     p->backoff_ms = p->backoff_min;
     p->io_timeout = cfg->io_timeout_ms ? cfg->io_timeout_ms : 5000;
     p->stall_timeout = cfg->stall_timeout_ms ? cfg->stall_timeout_ms : 100;
+    p->farewell_ms = cfg->farewell_ms ? cfg->farewell_ms : GT_PRODUCER_FAREWELL_MS;
     p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (p->wake_fd < 0)
         goto fail;
@@ -992,13 +1042,23 @@ fail:
     return NULL;
 }
 
+void gt_producer_stop(gt_producer *p)
+{
+    if (!p || p->joined)
+        return;
+    atomic_store_explicit(&p->stop_deadline_ms, ipc_deadline_ms(ipc_now_ms(), p->farewell_ms),
+                          memory_order_relaxed);
+    atomic_store(&p->stop, true);
+    wake(p);
+    pthread_join(p->thread, NULL);
+    p->joined = true;
+}
+
 void gt_producer_destroy(gt_producer *p)
 {
     if (!p)
         return;
-    atomic_store(&p->stop, true);
-    wake(p);
-    pthread_join(p->thread, NULL);
+    gt_producer_stop(p);
     /* Writers the caller forgot: release them so their SMB goes too. */
     while (p->num_writers)
         gt_producer_release_writer(p, p->writers[p->num_writers - 1].tw);

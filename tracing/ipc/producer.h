@@ -25,6 +25,8 @@
 
 #define GT_PRODUCER_MAX_DATA_SOURCES 16
 #define GT_PRODUCER_MAX_INSTANCES 32
+/* Default bound on the producer's last words at stop (see gt_producer_stop). */
+#define GT_PRODUCER_FAREWELL_MS 100u
 
 /* What a data source instance gets from DataSourceConfig. Pointers are
  * valid during the callback only. */
@@ -85,6 +87,9 @@ typedef struct gt_producer_config {
     uint32_t io_timeout_ms;
     /* How long a writer with a stall policy waits for a free chunk. */
     uint32_t stall_timeout_ms; /* default 100 ms */
+    /* How long gt_producer_stop()/destroy() may spend handing the service
+     * what is still queued (default GT_PRODUCER_FAREWELL_MS). */
+    uint32_t farewell_ms;
 } gt_producer_config;
 
 typedef struct gt_producer gt_producer;
@@ -92,8 +97,15 @@ typedef struct gt_producer gt_producer;
 /* Starts the producer thread, which connects in the background. NULL on
  * bad config or OOM. */
 gt_producer *gt_producer_create(const gt_producer_config *cfg);
-/* Sends what is committed, disconnects, joins the thread. Release every
- * writer first. */
+/* Ends the producer: sends what is committed and queued, disconnects and
+ * joins its thread. The caller waits for the service at most farewell_ms
+ * (default 100 ms): what a service that does not read has not taken by
+ * then is dropped and counted (farewells_cut, farewell_bytes_unsent). The
+ * stats stay readable until gt_producer_destroy(); the producer does
+ * nothing more (new writers are NULL). Idempotent; not from a callback. */
+void gt_producer_stop(gt_producer *p);
+/* gt_producer_stop() if the host has not, then frees everything. Release
+ * every writer first. */
 void gt_producer_destroy(gt_producer *p);
 
 /* Number of started instances of data source `ds_index` (its index in
@@ -150,6 +162,14 @@ typedef struct gt_producer_stats {
     uint64_t chunks_moved;
     uint64_t patches_sent;
     uint64_t flushes_acked;
+    /* Stops whose last words the service did not take within farewell_ms
+     * (or a connection that broke meanwhile); the bytes of requests it did
+     * not take (commits: the service never learns of those chunks, patches,
+     * writer unregistrations); chunks whose commit was never even written
+     * for lack of time (lost with their packets). */
+    uint64_t farewells_cut;
+    uint64_t farewell_bytes_unsent;
+    uint64_t farewell_chunks_unsent;
     bool using_producer_smb; /* current connection adopted our SMB */
 } gt_producer_stats;
 void gt_producer_get_stats(gt_producer *p, gt_producer_stats *out);
