@@ -14,7 +14,17 @@ GPUTRACE_PACKAGES=(
   # Real programs the realapps suite runs with and without the layer
   # (libgl1-mesa-dri has zink, the OpenGL driver on top of Vulkan).
   vkd3d-demos glmark2-x11 mesa-utils libgl1-mesa-dri ffmpeg mpv xdotool
+  # What Perfetto's own programs (PERFETTO_BIN, below) load at run time.
+  libprotobuf32 libsqlite3-0 zlib1g
 )
+
+# Perfetto's own traced, perfetto and trace_processor_shell, for the tests
+# that compare against them (they SKIP without it): ../shared/perfetto/bin
+# beside the repository unless PERFETTO_BIN already names a folder.
+if [[ -z ${PERFETTO_BIN:-} && -d $GPUTRACE_ROOT/../shared/perfetto/bin ]]; then
+  PERFETTO_BIN=$(cd "$GPUTRACE_ROOT/../shared/perfetto/bin" && pwd)
+  export PERFETTO_BIN
+fi
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "$*"; exit 1; }

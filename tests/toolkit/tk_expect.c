@@ -2,7 +2,6 @@
  * process on one trace and checks its exit status and JSON report.
  *
  *   tk_expect --tool PATH --make MAKE_TRACES --dir DIR --case NAME [opts] [-- ARGS]
- *   tk_expect --tool PATH --conformance FILE [opts] [-- ARGS]
  *   tk_expect --tool PATH --file PATH... [opts] [-- ARGS]
  *
  * With --case the trace is written first (make_traces DIR NAME), the options
@@ -10,10 +9,17 @@
  * expectations follow from its name: pass-* exits 0 with no violation,
  * warn-CODE exits 0 and reports CODE, fail-CODE exits 1 and reports CODE,
  * loss-CODE[-VARIANT] exits 1 and reports CODE with severity data_loss,
- * error-* exits 2 and reports input_error. --conformance files live in
- * $GPUTRACE_SOURCE_ROOT/../shared/conformance; a missing directory fails.
+ * error-* exits 2 and reports input_error.
  * opts: --expect-exit N, --expect-code CODE, --expect-no-code CODE,
- *       --expect-stat NAME=VALUE, --expect-text TEXT, --raw (no --json). */
+ *       --expect-stat NAME=VALUE, --expect-text TEXT, --raw (no --json),
+ *       --expect-tp-stats FILE: trace_processor's stats rows for the input
+ *         (CSV: name, idx, severity, source, value; tests/toolkit/conformance
+ *         *.expected). Every name must be in the report's "stats" with the
+ *         value summed over its rows (and over all such files, one per input
+ *         file); every nonzero traced_* stat of the report must be among
+ *         them (the service's TraceStats, which both read alike).
+ *       --expect-figures FILE: NAME=VALUE lines (# comments), each as
+ *         --expect-stat. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,7 +40,8 @@ static int n_codes, n_no_codes, n_stats, n_texts;
 static bool no_violations, raw;
 static char *extra[MAX_LIST];
 static int n_extra;
-static char conformance_path[MAX_LIST][4096];
+static const char *tp_stats_files[MAX_LIST], *figure_files[MAX_LIST];
+static int n_tp_stats_files, n_figure_files;
 
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
@@ -116,6 +123,150 @@ static bool has_stat(const char *json, const char *spec)
     return false;
 }
 
+/* Reads a whole text file; NULL (and a FAIL line) when it cannot. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fail("cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, len = 0, n;
+    char *buf = malloc(cap);
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len < 2) {
+            cap *= 2;
+            char *grown = realloc(buf, cap);
+            if (!grown)
+                free(buf);
+            buf = grown;
+        }
+    }
+    fclose(f);
+    if (!buf) {
+        fail("out of memory reading %s", path);
+        return NULL;
+    }
+    buf[len] = 0;
+    return buf;
+}
+
+/* The report's "stats" object: name -> value, in the order printed. */
+typedef struct stat_entry {
+    char name[96];
+    long long value;
+    long long tp_value; /* summed over the trace_processor rows */
+    bool in_tp;
+} stat_entry;
+
+static int report_stats(const char *json, stat_entry *out, int max)
+{
+    const char *p = strstr(json, "\"stats\": {");
+    if (!p)
+        return -1;
+    p += strlen("\"stats\": {");
+    const char *end = strchr(p, '}');
+    if (!end)
+        return -1;
+    int n = 0;
+    while (n < max) {
+        const char *q = strchr(p, '"');
+        if (!q || q > end)
+            break;
+        const char *qe = strchr(q + 1, '"');
+        if (!qe || qe > end || (size_t)(qe - q - 1) >= sizeof out[n].name)
+            return -1;
+        snprintf(out[n].name, sizeof out[n].name, "%.*s", (int)(qe - q - 1), q + 1);
+        char *num_end;
+        out[n].value = strtoll(qe + 2, &num_end, 10);
+        out[n].tp_value = 0;
+        out[n].in_tp = false;
+        n++;
+        p = num_end;
+    }
+    return n;
+}
+
+static stat_entry *find_stat(stat_entry *s, int n, const char *name)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(s[k].name, name) == 0)
+            return &s[k];
+    return NULL;
+}
+
+/* trace_processor's word against the report: see --expect-tp-stats. */
+static int check_tp_stats(const char *json)
+{
+    enum { MAX_STATS = 1024 };
+    static stat_entry reported[MAX_STATS];
+    int n = report_stats(json, reported, MAX_STATS);
+    if (n <= 0)
+        return fail("no \"stats\" object in the report");
+    int bad = 0;
+    for (int k = 0; k < n_tp_stats_files; k++) {
+        char *text = slurp(tp_stats_files[k]);
+        if (!text)
+            return 1;
+        int rows = 0;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            /* "name","idx","severity","source",value */
+            if (line[0] != '"' || strncmp(line, "\"name\",", 7) == 0)
+                continue;
+            char *close = strchr(line + 1, '"');
+            char *last = strrchr(line, ',');
+            if (!close || !last || last < close) {
+                bad |= fail("%s: unreadable row: %s", tp_stats_files[k], line);
+                continue;
+            }
+            *close = 0;
+            rows++;
+            stat_entry *e = find_stat(reported, n, line + 1);
+            if (!e) {
+                bad |= fail("trace_processor reports %s (%s); the report has no such stat",
+                            line + 1, tp_stats_files[k]);
+                continue;
+            }
+            e->in_tp = true;
+            e->tp_value += strtoll(last + 1, NULL, 10);
+        }
+        free(text);
+        if (rows == 0)
+            bad |= fail("%s holds no stats rows", tp_stats_files[k]);
+    }
+    for (int k = 0; k < n; k++) {
+        if (reported[k].in_tp && reported[k].value != reported[k].tp_value)
+            bad |= fail("stat %s: report %lld, trace_processor %lld", reported[k].name,
+                        reported[k].value, reported[k].tp_value);
+        else if (!reported[k].in_tp && reported[k].value != 0 && strncmp(reported[k].name, "traced_", 7) == 0)
+            bad |= fail("stat %s: report %lld, trace_processor 0 (no row)", reported[k].name,
+                        reported[k].value);
+    }
+    return bad;
+}
+
+static int check_figures(const char *json, const char *path)
+{
+    char *text = slurp(path);
+    if (!text)
+        return 1;
+    int bad = 0, figures = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#' || line[0] == 0)
+            continue;
+        figures++;
+        if (!strchr(line, '='))
+            bad |= fail("%s: not NAME=VALUE: %s", path, line);
+        else if (!has_stat(json, line))
+            bad |= fail("%s from %s not found", line, path);
+    }
+    free(text);
+    if (figures == 0)
+        bad |= fail("%s holds no figures", path);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;
@@ -135,18 +286,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--dir") == 0) dir = argv[++i];
         else if (strcmp(a, "--case") == 0) case_name = argv[++i];
         else if (strcmp(a, "--file") == 0) files[n_files++] = argv[++i];
-        else if (strcmp(a, "--conformance") == 0) {
-            const char *root = getenv("GPUTRACE_SOURCE_ROOT");
-            if (!root)
-                return fail("GPUTRACE_SOURCE_ROOT is not set");
-            snprintf(conformance_path[n_files], sizeof conformance_path[0],
-                     "%s/../shared/conformance/%s", root, argv[++i]);
-            if (access(conformance_path[n_files], R_OK) != 0)
-                return fail("conformance trace %s is missing (%s); shared/ must sit beside the "
-                            "repository", conformance_path[n_files], strerror(errno));
-            files[n_files] = conformance_path[n_files];
-            n_files++;
-        }
+        else if (strcmp(a, "--expect-tp-stats") == 0) tp_stats_files[n_tp_stats_files++] = argv[++i];
+        else if (strcmp(a, "--expect-figures") == 0) figure_files[n_figure_files++] = argv[++i];
         else if (strcmp(a, "--expect-exit") == 0) expect_exit = atoi(argv[++i]);
         else if (strcmp(a, "--expect-code") == 0) codes[n_codes++] = argv[++i];
         else if (strcmp(a, "--expect-no-code") == 0) no_codes[n_no_codes++] = argv[++i];
@@ -157,7 +298,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "tk_expect: unknown option %s\n", a);
             return 2;
         }
-        if (n_files >= MAX_LIST || n_codes >= MAX_LIST || n_stats >= MAX_LIST)
+        if (n_files >= MAX_LIST || n_codes >= MAX_LIST || n_stats >= MAX_LIST ||
+            n_no_codes >= MAX_LIST || n_texts >= MAX_LIST || n_tp_stats_files >= MAX_LIST ||
+            n_figure_files >= MAX_LIST)
             return 2;
     }
     for (; i < argc && n_extra < MAX_LIST - 1; i++)
@@ -260,6 +403,10 @@ int main(int argc, char **argv)
     for (int k = 0; k < n_texts; k++)
         if (!strstr(out, texts[k]))
             bad |= fail("text \"%s\" not in the output", texts[k]);
+    for (int k = 0; k < n_figure_files; k++)
+        bad |= check_figures(out, figure_files[k]);
+    if (n_tp_stats_files)
+        bad |= check_tp_stats(out);
     if (bad)
         fprintf(stderr, "---- output of %s ----\n%s\n", tool, out);
     free(out);
