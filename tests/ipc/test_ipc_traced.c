@@ -1,5 +1,6 @@
 /* The end-to-end check against Perfetto's own service: when `traced` and
- * `perfetto` (or `tracebox`) are on PATH, start a private traced on
+ * `perfetto` (or `tracebox`) are in $PERFETTO_BIN or on PATH (looked up in
+ * that order; scripts/lib.sh sets PERFETTO_BIN), start a private traced on
  * temporary sockets, record a session that enables gputrace.stress, run
  * gputrace-stress against it, and check the trace as for gputrace-service:
  * every packet present, in order, intact.
@@ -42,6 +43,23 @@ static char *which(const char *name)
     return NULL;
 }
 
+/* `name` in $PERFETTO_BIN first, then on PATH; NULL if in neither. */
+static char *find_perfetto_tool(const char *name)
+{
+    const char *bin = getenv("PERFETTO_BIN");
+    if (bin && *bin) {
+        size_t len = strlen(bin) + strlen(name) + 2;
+        char *full = malloc(len);
+        if (full) {
+            snprintf(full, len, "%s/%s", bin, name);
+            if (access(full, X_OK) == 0)
+                return full;
+            free(full);
+        }
+    }
+    return which(name);
+}
+
 static int fail(const char *msg)
 {
     fprintf(stderr, "FAIL: %s\n", msg);
@@ -55,7 +73,8 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    char *traced = which("traced"), *perfetto = which("perfetto"), *tracebox = which("tracebox");
+    char *traced = find_perfetto_tool("traced"), *perfetto = find_perfetto_tool("perfetto"),
+         *tracebox = find_perfetto_tool("tracebox");
     const char *traced_argv[3] = {NULL}, *perfetto_argv[10] = {NULL};
     size_t np = 0;
     if (traced && perfetto) {
@@ -67,8 +86,8 @@ int main(int argc, char **argv)
         perfetto_argv[np++] = tracebox;
         perfetto_argv[np++] = "perfetto";
     } else {
-        printf("SKIP: neither traced+perfetto nor tracebox is on PATH; the end-to-end tests ran "
-               "against gputrace-service only\n");
+        printf("SKIP: neither traced+perfetto nor tracebox is in $PERFETTO_BIN or on PATH; the "
+               "end-to-end tests ran against gputrace-service only\n");
         return SKIP;
     }
 
@@ -133,7 +152,14 @@ int main(int argc, char **argv)
         ti_report_print(&r);
     ti_report_free(&r);
     free(so);
-    if (rc == 0)
+    if (rc == 0) {
         printf("traced: 2 sequences x 2000 packets, complete and in order\n");
+        /* Only on success: after a failure the files stay, to look at. */
+        unlink(out);
+        unlink(cfg);
+        unlink(strchr(prod, '=') + 1);
+        unlink(strchr(cons, '=') + 1);
+        rmdir(dir);
+    }
     return rc;
 }
