@@ -62,6 +62,13 @@ typedef struct cb_seq {
     uint32_t lost_upto;
     /* Packets were lost since the last packet handed out. */
     bool loss_pending;
+    /* Its producer is closed: nothing more arrives. */
+    bool closed;
+    /* Closed and done: no reassembly state, kept only for WriterStats. */
+    bool retired;
+    /* A packet of it was handed out (WriterStats matter even if no chunk
+     * was read whole). */
+    bool emitted;
     uint64_t hist_count[CB_HIST_BUCKETS];
     int64_t hist_sum[CB_HIST_BUCKETS];
 } cb_seq;
@@ -75,6 +82,9 @@ struct cb_buffer {
     cb_stats stats;
     cb_seq **seqs; /* sorted by (producer_id, writer_id) */
     size_t nseqs, cap_seqs;
+    size_t num_closed;  /* closed, not retired yet */
+    size_t num_retired;
+    uint64_t seqs_released, writer_stats_dropped;
     uint32_t next_sequence_id;
     bool final_read;
     size_t rd_seq;
@@ -140,6 +150,21 @@ static cb_seq *find_seq(const cb_buffer *cb, uint32_t p, uint16_t w, size_t *pos
     return NULL;
 }
 
+/* Index of `s` in cb->seqs. */
+static size_t seq_index(const cb_buffer *cb, const cb_seq *s)
+{
+    size_t lo = 0, hi = cb->nseqs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_cmp(cb->seqs[mid]->producer_id, cb->seqs[mid]->writer_id, s->producer_id,
+                    s->writer_id) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static cb_seq *get_seq(cb_buffer *cb, uint32_t p, uint16_t w)
 {
     size_t pos;
@@ -171,7 +196,9 @@ static cb_seq *get_seq(cb_buffer *cb, uint32_t p, uint16_t w)
 
 static bool seq_grow(cb_seq *s)
 {
-    uint32_t ncap = s->cap ? s->cap * 2 : 16;
+    /* Small first: a hostile producer may open a sequence per writer ID
+     * with one chunk each. */
+    uint32_t ncap = s->cap ? s->cap * 2 : 4;
     cb_meta *n = malloc((size_t)ncap * sizeof *n);
     if (!n)
         return false;
@@ -242,6 +269,89 @@ static void note_lost(cb_seq *s, uint32_t id)
     s->has_lost = true;
 }
 
+/* ---- releasing closed sequences ------------------------------------------ */
+
+/* A chunk the reader has not finished: overwriting it would count as loss,
+ * so its sequence must stay to tell. */
+static bool seq_has_unread(const cb_seq *s)
+{
+    for (uint32_t i = 0; i < s->len; i++) {
+        const cb_meta *m = seq_at(s, i);
+        if (m->num_fragments_read < m->num_fragments || !m->complete)
+            return true;
+    }
+    return false;
+}
+
+static bool seq_has_stats(const cb_seq *s)
+{
+    if (s->emitted)
+        return true;
+    for (int b = 0; b < CB_HIST_BUCKETS; b++)
+        if (s->hist_count[b])
+            return true;
+    return false;
+}
+
+/* A closed sequence with nothing left to read gives up its reassembly
+ * state; its chunk records still in the ring were all read, so losing them
+ * to an overwrite counts nothing, with or without it. It stays, retired,
+ * only for its WriterStats. Never during a read pass. */
+static void try_release(cb_buffer *cb, cb_seq *s)
+{
+    if (!s->closed || s->retired || seq_has_unread(s))
+        return;
+    cb->num_closed--;
+    cb->seqs_released++;
+    free(s->metas);
+    s->metas = NULL;
+    s->cap = s->len = s->head = s->hint = 0;
+    if (seq_has_stats(s)) {
+        if (cb->num_retired < CB_MAX_RETIRED_SEQUENCES) {
+            s->retired = true;
+            cb->num_retired++;
+            return;
+        }
+        cb->writer_stats_dropped++;
+    }
+    size_t pos = seq_index(cb, s);
+    memmove(&cb->seqs[pos], &cb->seqs[pos + 1], (cb->nseqs - pos - 1) * sizeof *cb->seqs);
+    cb->nseqs--;
+    if (pos < cb->rd_seq)
+        cb->rd_seq--;
+    free(s);
+}
+
+/* Closed sequences the reader has finished since. */
+static void release_read_sequences(cb_buffer *cb)
+{
+    for (size_t i = cb->nseqs; cb->num_closed && i > 0; i--) {
+        cb_seq *s = cb->seqs[i - 1];
+        if (s->closed && !s->retired)
+            try_release(cb, s);
+    }
+}
+
+void cb_close_producer(cb_buffer *cb, uint32_t producer_id)
+{
+    size_t pos;
+    if (!find_seq(cb, producer_id, 0, &pos) && pos == cb->nseqs)
+        return;
+    /* Its sequences are contiguous from pos (writer IDs sort after 0);
+     * walked backwards, a release only moves entries already visited. */
+    size_t end = pos;
+    while (end < cb->nseqs && cb->seqs[end]->producer_id == producer_id)
+        end++;
+    for (size_t i = end; i > pos; i--) {
+        cb_seq *s = cb->seqs[i - 1];
+        if (s->closed)
+            continue;
+        s->closed = true;
+        cb->num_closed++;
+        try_release(cb, s);
+    }
+}
+
 /* ---- lifecycle ---------------------------------------------------------- */
 
 cb_buffer *cb_create(size_t size, cb_fill_policy policy, uint32_t first_sequence_id)
@@ -263,6 +373,19 @@ cb_buffer *cb_create(size_t size, cb_fill_policy policy, uint32_t first_sequence
     cb->stats.buffer_size = size;
     cb->next_sequence_id = first_sequence_id;
     return cb;
+}
+
+void cb_get_seq_stats(const cb_buffer *cb, cb_seq_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->retired = cb->num_retired;
+    out->live = cb->nseqs - cb->num_retired;
+    out->closed = cb->num_closed;
+    out->released = cb->seqs_released;
+    out->writer_stats_dropped = cb->writer_stats_dropped;
+    out->bytes = cb->cap_seqs * sizeof *cb->seqs;
+    for (size_t i = 0; i < cb->nseqs; i++)
+        out->bytes += sizeof(cb_seq) + (size_t)cb->seqs[i]->cap * sizeof(cb_meta);
 }
 
 void cb_destroy(cb_buffer *cb)
@@ -377,6 +500,7 @@ static long delete_next_chunks_for(cb_buffer *cb, size_t bytes)
                     }
                 }
                 seq_remove(s, (uint32_t)i);
+                try_release(cb, s); /* a closed one may be done now */
             }
         }
         off += r.size;
@@ -448,6 +572,11 @@ void cb_copy_chunk(cb_buffer *cb, uint32_t producer_id, uint16_t writer_id, uint
     cb_seq *s = get_seq(cb, producer_id, writer_id);
     if (!s) {
         discard_write(cb, NULL, chunk_id);
+        return;
+    }
+    if (s->closed) {
+        /* Its producer said it was gone: whoever sends this is confused. */
+        cb->stats.abi_violations++;
         return;
     }
     int64_t existing = seq_find(s, chunk_id);
@@ -659,6 +788,7 @@ static bool emit(cb_buffer *cb, cb_seq *s, cb_packet *out, size_t n)
     out->sequence_id = s->sequence_id;
     out->previous_packet_dropped = s->loss_pending;
     s->loss_pending = false;
+    s->emitted = true;
     return true;
 }
 
@@ -815,8 +945,9 @@ static bool read_from_seq(cb_buffer *cb, cb_seq *s, cb_packet *out)
 
 void cb_begin_read(cb_buffer *cb, bool final_read)
 {
-    cb->final_read = final_read;
     cb->rd_seq = 0;
+    release_read_sequences(cb);
+    cb->final_read = final_read;
 }
 
 bool cb_read_next(cb_buffer *cb, cb_packet *out)

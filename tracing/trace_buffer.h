@@ -19,6 +19,12 @@
  *    marked only when the oldest chunk seen is not chunk 0 (something came
  *    before it) or starts with a continuation.
  *
+ * Memory: a sequence's state lives until its producer is closed
+ * (cb_close_producer: nothing more can arrive) and nothing of it is left to
+ * read; then it goes, and only its WriterStats stay (a few hundred bytes,
+ * at most CB_MAX_RETIRED_SEQUENCES of them) if any of it was read. So what
+ * gone producers cost is bounded by what of theirs is still in the ring.
+ *
  * Not thread-safe: one owner (the service thread) calls everything. */
 #ifndef TRACE_BUFFER_H
 #define TRACE_BUFFER_H
@@ -124,7 +130,34 @@ void cb_add_trace_writer_packet_loss(cb_buffer *cb, uint64_t n);
 /* For commits that could not even be copied (chunk in the wrong state). */
 void cb_add_abi_violations(cb_buffer *cb, uint64_t n);
 
+/* Sequences with WriterStats (live or retired), and the i-th of them. */
 size_t cb_num_sequences(const cb_buffer *cb);
 void cb_get_writer_stats(const cb_buffer *cb, size_t i, cb_writer_stats *out);
+
+/* Nothing more will arrive for `producer_id` (it disconnected, and what it
+ * left in its shared memory was copied in). Each of its sequences gives up
+ * its reassembly state once it holds nothing unread: at once, or when the
+ * reader (from the next cb_begin_read) or the ring's overwrites are done
+ * with it. What is in the ring is still read out and counted as before:
+ * BufferStats do not change. A sequence any of whose packets or chunks was
+ * read keeps its WriterStats (retired). The caller sends nothing more for
+ * the producer; a chunk that comes all the same is dropped as an ABI
+ * violation while its sequence is still known, else starts a new one. */
+void cb_close_producer(cb_buffer *cb, uint32_t producer_id);
+
+/* Retired sequences kept for their WriterStats, at most; beyond, the
+ * WriterStats of released sequences are dropped (counted). */
+#define CB_MAX_RETIRED_SEQUENCES 4096u
+
+/* What the sequences cost, for the owner's limits and tests. */
+typedef struct cb_seq_stats {
+    size_t live;                   /* with reassembly state */
+    size_t retired;                /* WriterStats only */
+    size_t closed;                 /* live, of a closed producer (something unread) */
+    uint64_t released;             /* closed sequences whose state went */
+    uint64_t writer_stats_dropped; /* released beyond CB_MAX_RETIRED_SEQUENCES */
+    size_t bytes;                  /* heap held by sequence state and their index */
+} cb_seq_stats;
+void cb_get_seq_stats(const cb_buffer *cb, cb_seq_stats *out);
 
 #endif /* TRACE_BUFFER_H */

@@ -459,6 +459,251 @@ static void test_sequences_independent(void **state)
     cb_destroy(cb);
 }
 
+/* ---- closed producers ----------------------------------------------------
+ *
+ * Two buffers fed the same chunks; only `a` is told when a producer is
+ * gone. Every read must hand out the same packets from both, and the
+ * BufferStats must stay equal: closing changes what the buffer remembers,
+ * never what it reads out or counts. */
+typedef struct twin {
+    cb_buffer *a, *b;
+} twin;
+
+static twin twin_create(size_t size)
+{
+    twin t = {cb_create(size, CB_RING_BUFFER, 2), cb_create(size, CB_RING_BUFFER, 2)};
+    assert_non_null(t.a);
+    assert_non_null(t.b);
+    return t;
+}
+
+static void twin_put(twin *t, uint32_t producer, uint16_t writer, uint32_t chunk_id,
+                     uint8_t flags, bool complete, const chunk *c)
+{
+    cb_copy_chunk(t->a, producer, writer, chunk_id, c->nfrag, flags, complete, c->payload,
+                  PAYLOAD);
+    cb_copy_chunk(t->b, producer, writer, chunk_id, c->nfrag, flags, complete, c->payload,
+                  PAYLOAD);
+}
+
+static void twin_put_simple(twin *t, uint32_t producer, uint16_t writer, uint32_t chunk_id,
+                            uint64_t first)
+{
+    chunk c = {0};
+    pkt(&c, first);
+    pkt(&c, first + 1);
+    twin_put(t, producer, writer, chunk_id, 0, true, &c);
+}
+
+/* Reads both; returns how many packets each handed out (the same ones). */
+static size_t twin_read(twin *t, bool final_read)
+{
+    tt_cbpkt *ga, *gb;
+    size_t na = tt_cb_read_all(t->a, final_read, &ga);
+    size_t nb = tt_cb_read_all(t->b, final_read, &gb);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_int_equal(ga[i].size, gb[i].size);
+        assert_memory_equal(ga[i].data, gb[i].data, ga[i].size);
+        assert_int_equal(ga[i].sequence_id, gb[i].sequence_id);
+        assert_int_equal(ga[i].writer_id, gb[i].writer_id);
+        assert_int_equal(ga[i].dropped, gb[i].dropped);
+    }
+    tt_cbpkts_free(ga, na);
+    tt_cbpkts_free(gb, nb);
+    return na;
+}
+
+static void expect_same_buffer_stats(const twin *t)
+{
+    assert_memory_equal(cb_get_stats(t->a), cb_get_stats(t->b), sizeof(cb_stats));
+}
+
+static void expect_same_writer_stats(const twin *t)
+{
+    assert_int_equal(cb_num_sequences(t->a), cb_num_sequences(t->b));
+    for (size_t i = 0; i < cb_num_sequences(t->a); i++) {
+        cb_writer_stats wa, wb;
+        cb_get_writer_stats(t->a, i, &wa);
+        cb_get_writer_stats(t->b, i, &wb);
+        assert_memory_equal(&wa, &wb, sizeof wa);
+    }
+}
+
+static void twin_destroy(twin *t)
+{
+    cb_destroy(t->a);
+    cb_destroy(t->b);
+}
+
+/* A producer that disconnects normally, its last chunk scraped while being
+ * written: its data is still read out (streaming reads before, the final
+ * read after), its unread chunks still count as overwritten when the ring
+ * wraps over them, and TraceStats (buffer and writer figures) are those of
+ * a buffer never told. Its sequences go only once nothing of them is
+ * unread, and keep their WriterStats. */
+static void test_close_keeps_stats(void **state)
+{
+    (void)state;
+    twin t = twin_create(16 * 1024); /* 30 chunk records */
+    /* Producer 1: writer 1 with a packet across chunks 1-2, writer 2. */
+    uint8_t big[1200];
+    size_t n = make_packet(99, 700, big);
+    chunk c1 = {0}, c2 = {0};
+    pkt(&c1, 1);
+    frag(&c1, big, 400);
+    frag(&c2, big + 400, n - 400);
+    twin_put_simple(&t, 1, 1, 0, 10);
+    twin_put(&t, 1, 1, 1, LAST, true, &c1);
+    twin_put(&t, 1, 1, 2, FIRST, true, &c2);
+    twin_put_simple(&t, 1, 2, 0, 20);
+    twin_put_simple(&t, 2, 1, 0, 30);
+    assert_int_equal(twin_read(&t, false), 8);
+    /* More from producer 1, then it goes: chunk 3 of writer 1 scraped
+     * (incomplete), chunk 1 of writer 2 committed but not read yet. */
+    chunk c3 = {0};
+    pkt(&c3, 40);
+    pkt(&c3, 41);
+    pkt(&c3, 42);
+    twin_put(&t, 1, 1, 3, 0, false, &c3);
+    twin_put_simple(&t, 1, 2, 1, 50);
+    cb_close_producer(t.a, 1);
+    cb_seq_stats ss;
+    cb_get_seq_stats(t.a, &ss);
+    assert_int_equal(ss.closed, 2); /* both hold something unread */
+    assert_int_equal(ss.released, 0);
+    /* Producer 2 wraps the ring over everything of producer 1. */
+    for (uint32_t i = 1; i <= 40; i++) {
+        twin_put_simple(&t, 2, 1, i, 100 + 2 * i);
+        if (i == 10)
+            twin_read(&t, false);
+    }
+    twin_read(&t, false);
+    twin_read(&t, true);
+    cb_get_seq_stats(t.a, &ss);
+    assert_int_equal(ss.closed, 0);
+    assert_int_equal(ss.released, 2);
+    assert_int_equal(ss.retired, 2);
+    assert_int_equal(ss.live, 1);
+    assert_true(cb_get_stats(t.a)->chunks_overwritten > 0); /* the unread ones */
+    expect_same_buffer_stats(&t);
+    expect_same_writer_stats(&t);
+    twin_destroy(&t);
+}
+
+/* The gputrace-service pattern: producers close long before the one final
+ * read. Nothing is released early; the final read and TraceStats are those
+ * of a buffer never told. */
+static void test_close_then_final_read(void **state)
+{
+    (void)state;
+    twin t = twin_create(1 << 16);
+    for (uint32_t p = 1; p <= 3; p++) {
+        for (uint16_t w = 1; w <= 3; w++)
+            for (uint32_t c = 0; c < 3; c++)
+                twin_put_simple(&t, p, w, c, 1000 * p + 100 * w + 2 * c);
+        cb_close_producer(t.a, p);
+    }
+    cb_seq_stats ss;
+    cb_get_seq_stats(t.a, &ss);
+    assert_int_equal(ss.closed, 9);
+    assert_int_equal(ss.released, 0);
+    assert_int_equal(twin_read(&t, true), 3 * 3 * 3 * 2);
+    expect_same_buffer_stats(&t);
+    expect_same_writer_stats(&t);
+    /* A later read pass lets them go; their WriterStats stay. */
+    twin_read(&t, false);
+    cb_get_seq_stats(t.a, &ss);
+    assert_int_equal(ss.live, 0);
+    assert_int_equal(ss.retired, 9);
+    expect_same_writer_stats(&t);
+    /* A chunk for a closed producer is refused and counted. */
+    put_simple(t.a, 1, 9, 0, 1);
+    cb_get_seq_stats(t.a, &ss);
+    assert_int_equal(ss.retired, 9);
+    twin_destroy(&t);
+}
+
+/* A hostile producer opens every writer ID with a valid chunk, disconnects,
+ * and does it again: the buffer's sequence state stays bounded by what the
+ * ring holds, instead of growing by 1023 sequences a connection (as it
+ * does in the buffer never told). Nothing read or counted changes. */
+static void test_closed_producers_bounded(void **state)
+{
+    (void)state;
+    const size_t ring = 1 << 16;
+    const size_t records = ring / (PAYLOAD + 16); /* chunk records the ring holds */
+    twin t = twin_create(ring);
+    const uint32_t rounds = 40;
+    size_t most_live = 0, most_bytes = 0;
+    for (uint32_t r = 1; r <= rounds; r++) {
+        for (uint16_t w = 1; w <= SMB_MAX_WRITER_ID; w++)
+            twin_put_simple(&t, r, w, 0, 2 * w);
+        cb_close_producer(t.a, r);
+        cb_seq_stats ss;
+        cb_get_seq_stats(t.a, &ss);
+        if (ss.live > most_live)
+            most_live = ss.live;
+        if (ss.bytes > most_bytes)
+            most_bytes = ss.bytes;
+        assert_true(ss.live <= records + 1);
+        assert_int_equal(ss.closed, ss.live); /* what is left is unread */
+        assert_int_equal(ss.retired, 0);      /* nothing was read */
+    }
+    cb_seq_stats ss;
+    cb_get_seq_stats(t.a, &ss);
+    assert_int_equal(ss.released + ss.live, (uint64_t)rounds * SMB_MAX_WRITER_ID);
+    /* The buffer never told keeps every one. */
+    assert_int_equal(cb_num_sequences(t.b), (size_t)rounds * SMB_MAX_WRITER_ID);
+    cb_seq_stats sb;
+    cb_get_seq_stats(t.b, &sb);
+    print_message("live sequences at most %zu (%zu bytes), never told: %zu (%zu bytes)\n",
+                  most_live, most_bytes, sb.live, sb.bytes);
+    /* One connection's 1023 sequences at most, and far less than one
+     * connection costs the buffer never told. */
+    assert_true(most_bytes < sb.bytes / rounds);
+    /* Same packets out, same counts (everything unread was overwritten). */
+    twin_read(&t, true);
+    expect_same_buffer_stats(&t);
+    assert_int_equal(cb_get_stats(t.a)->chunks_overwritten,
+                     (uint64_t)rounds * SMB_MAX_WRITER_ID - records);
+    twin_destroy(&t);
+}
+
+/* Producers whose packets were read keep their WriterStats after they go,
+ * up to CB_MAX_RETIRED_SEQUENCES; beyond, the WriterStats are dropped and
+ * counted, so even this state is bounded. */
+static void test_retired_writer_stats_capped(void **state)
+{
+    (void)state;
+    cb_buffer *cb = cb_create(4u << 20, CB_RING_BUFFER, 2);
+    const uint32_t rounds = 5;
+    for (uint32_t r = 1; r <= rounds; r++) {
+        for (uint16_t w = 1; w <= SMB_MAX_WRITER_ID; w++) {
+            chunk c = {0};
+            pkt(&c, w);
+            cb_copy_chunk(cb, r, w, 0, c.nfrag, 0, true, c.payload, PAYLOAD);
+        }
+        tt_cbpkt *got;
+        size_t k = tt_cb_read_all(cb, false, &got);
+        assert_int_equal(k, SMB_MAX_WRITER_ID);
+        tt_cbpkts_free(got, k);
+        cb_close_producer(cb, r);
+    }
+    cb_begin_read(cb, false); /* lets the last producer's sequences go */
+    cb_seq_stats ss;
+    cb_get_seq_stats(cb, &ss);
+    assert_int_equal(ss.live, 0);
+    assert_int_equal(ss.retired, CB_MAX_RETIRED_SEQUENCES);
+    assert_int_equal(ss.writer_stats_dropped,
+                     (uint64_t)rounds * SMB_MAX_WRITER_ID - CB_MAX_RETIRED_SEQUENCES);
+    assert_int_equal(cb_num_sequences(cb), CB_MAX_RETIRED_SEQUENCES);
+    cb_writer_stats ws;
+    cb_get_writer_stats(cb, 0, &ws);
+    assert_int_equal(ws.counts[1], 1); /* each read one small chunk */
+    cb_destroy(cb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +721,10 @@ int main(void)
         cmocka_unit_test(test_drop_marker),
         cmocka_unit_test(test_chunk_id_wraparound),
         cmocka_unit_test(test_sequences_independent),
+        cmocka_unit_test(test_close_keeps_stats),
+        cmocka_unit_test(test_close_then_final_read),
+        cmocka_unit_test(test_closed_producers_bounded),
+        cmocka_unit_test(test_retired_writer_stats_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

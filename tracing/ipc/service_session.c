@@ -731,6 +731,11 @@ static void on_disconnect(void *ctx, ipc_host_client *cl)
     /* What the producer finished but never committed is still worth
      * having (traced scrapes on disconnect too). */
     scrape(s, pr);
+    /* Nothing more can come from it (producer ids are never reused): the
+     * central buffer lets its sequences go once what they hold is read or
+     * overwritten, so reconnecting producers cannot grow our memory. */
+    if (pr->id)
+        cb_close_producer(s->cb, pr->id);
     static const char *const why[] = {
         [IPC_DROP_NONE] = "", [IPC_DROP_OWNER] = "", [IPC_DROP_BROKEN] = "",
         [IPC_DROP_STALLED] = " (not reading)", [IPC_DROP_HANDSHAKE] = " (handshake timeout)",
