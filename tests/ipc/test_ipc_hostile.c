@@ -10,7 +10,9 @@
  *    and start nothing: not even a StartDataSource that came in the same
  *    read as the SetupTracing it refused. A well-behaved fake with unusual
  *    method ids checks that ids are taken by name; one that reads slowly
- *    must not be taken for one that stopped reading.
+ *    must not be taken for one that stopped reading; one that stops
+ *    reading must not hold the host's stop beyond the farewell bound
+ *    (100 ms), and one that reads must get every last request.
  * 2. Hostile producers against gputrace-service: garbage, huge lengths,
  *    requests before InitializeConnection, an unsealed SMB offer, CommitData
  *    with out-of-range pages/chunks/buffers and broken patches while the SMB
@@ -22,7 +24,9 @@
  *    connections cannot lock a producer out (eviction during the handshake,
  *    handshake timeout); the per-uid limit; the idle timeout; the socket's
  *    permissions whatever the umask; the SMB cap; a second instance on a
- *    served socket leaves the first one's output alone; gputrace-stress
+ *    served socket leaves the first one's output alone; --output at a
+ *    symlink, FIFO or device is refused at once, and one another process
+ *    is writing is left alone (per-pid file beside it); gputrace-stress
  *    without a session exits cleanly.
  *
  * usage: test_ipc_hostile GPUTRACE_SERVICE GPUTRACE_STRESS */
