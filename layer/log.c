@@ -97,7 +97,12 @@ log_init(void)
    /* Only create the file when something may be written to it. */
    const char *path = getenv("GPUTRACE_LOG_FILE");
    if (path && *path && (log_threshold != GT_LOG_NONE || bad_level)) {
-      int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      /* The same care as for the trace file: never through a symbolic
+       * link, and never blocked by a FIFO nobody reads (O_NONBLOCK makes
+       * that open fail with ENXIO, and a later full pipe drops a line
+       * instead of stalling the application). */
+      int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                    0644);
       if (fd >= 0) {
          log_fd = fd;
          log_fd_owned = true;

@@ -9,6 +9,9 @@
 #   symlink           a link at the path (to a file, and dangling): refused,
 #                     the target untouched / not created
 #   directory-device  a directory, and /dev/null, at the path: refused
+#   log-file          GPUTRACE_LOG_FILE at a FIFO nobody reads and at a
+#                     symbolic link: refused at once (logging goes to
+#                     stderr), the link's target untouched
 #   shared-path       3 concurrent workloads, one path: one writes it, the
 #                     others write <stem>.<pid>.pftrace; every process's
 #                     events present; a later run replaces the finished file
@@ -164,6 +167,24 @@ directory-device)
     [ -d "$tmp/dir.pftrace" ] && [ -z "$(ls -A "$tmp/dir.pftrace")" ] || fail "the directory changed"
     refused_run /dev/null 'is a device'
     [ -c /dev/null ] || fail "/dev/null is not a device any more"
+    ;;
+
+log-file)
+    mkfifo "$tmp/log.fifo"
+    echo precious > "$tmp/log.target"
+    ln -s "$tmp/log.target" "$tmp/log.link"
+    for lf in "$tmp/log.fifo" "$tmp/log.link"; do
+        t0=$(now_ms)
+        run_ok 60 env GPUTRACE_LOG_FILE="$lf" GPUTRACE_OUTPUT="$trace" \
+            "$GT_WORKLOAD" --frames 2
+        echo "GPUTRACE_LOG_FILE=$lf: $(($(now_ms) - t0)) ms"
+        grep -q "cannot open GPUTRACE_LOG_FILE" "$tmp/err" ||
+            fail "no warning that $lf was refused"
+        check "$trace"
+        [ "$events" -gt 0 ] || fail "nothing traced with GPUTRACE_LOG_FILE=$lf"
+    done
+    [ "$(cat "$tmp/log.target")" = precious ] || fail "the log link's target was written"
+    [ -p "$tmp/log.fifo" ] || fail "the FIFO is gone"
     ;;
 
 shared-path | pattern)
