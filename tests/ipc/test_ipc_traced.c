@@ -161,5 +161,9 @@ int main(int argc, char **argv)
         unlink(strchr(cons, '=') + 1);
         rmdir(dir);
     }
+    free(dir);
+    free(traced);
+    free(perfetto);
+    free(tracebox);
     return rc;
 }
