@@ -555,6 +555,20 @@ sub_status(struct tl_collector *col, struct tl_submission *sub)
 
 static void maybe_calibrate(struct tl_collector *col);
 
+/* Whether seeing `sub` complete shows that the device is done with all
+ * work submitted before it, down to the driver's bookkeeping: it wrote
+ * timestamps (so on lavapipe a rasterizer scene of its own, newer than
+ * every earlier one, is known complete), and its batch is numbered after
+ * everything submitted before it (a carrier is numbered after its batch's
+ * recordings were prepared, so it proves nothing about them). */
+static bool
+proves_earlier_work_over(const struct tl_submission *sub)
+{
+   if (sub->kind == TL_SUB_CALIBRATION)
+      return true;
+   return !sub->carrier && (sub->nvalues || sub->span_cbs[0] || sub->reset_chunk);
+}
+
 /* Follows the session: releases the writer when asked (the backend's
  * stop waits for the acknowledgement) and takes a writer for a new
  * tracing period. Cheap when nothing changed, so the loop over a long
@@ -608,6 +622,8 @@ collect_ready(struct tl_collector *col)
       if (st == VK_SUCCESS) {
          struct gc_host_time after;
          gc_host_now(&after);
+         if (proves_earlier_work_over(sub))
+            tl_queries_seen_complete(td, sub->id);
          if (sub->kind == TL_SUB_CALIBRATION) {
             process_calibration(col, sub, &after);
          } else {

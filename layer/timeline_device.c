@@ -404,8 +404,7 @@ readback_copy(const struct tl_device *td)
    case GT_READBACK_AUTO:
       break;
    }
-   return td->props.vendorID == VK_VENDOR_ID_MESA &&
-          strncmp(td->props.deviceName, "llvmpipe", 8) == 0;
+   return td->llvmpipe;
 }
 
 static void
@@ -486,6 +485,8 @@ tl_device_create(struct gt_device *dev)
    if (!gt_config()->host_query_reset)
       td->reset_query_pool = NULL;
    td->host_reset = td->reset_query_pool != NULL;
+   td->llvmpipe = td->props.vendorID == VK_VENDOR_ID_MESA &&
+                  strncmp(td->props.deviceName, "llvmpipe", 8) == 0;
    td->readback_copy = readback_copy(td);
    read_uuid(td);
    choose_clock(td);

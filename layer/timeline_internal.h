@@ -74,7 +74,10 @@ struct tl_qchunk {
    VkDeviceMemory memory;
    VkDeviceSize offset;
    uint64_t *results;
-   struct tl_qchunk *next_free;
+   /* Given back after the device wrote it: reused (reset) only once a
+    * submission numbered at least this has been seen complete. */
+   uint32_t reuse_after;
+   struct tl_qchunk *next_free; /* free list, or the held list */
 };
 
 struct tl_qblock {
@@ -85,11 +88,29 @@ struct tl_qblock {
    struct tl_qchunk chunks[TL_CHUNKS_PER_POOL];
 };
 
+/* Chunks come back when nothing refers to their recording any more, and
+ * are reset (destroying the driver's query objects) before the next use.
+ * That reset waits until the device has been seen completing timestamps
+ * written after the chunk's last use: on lavapipe the query object holds
+ * a reference to the rasterizer fence of the timestamp's scene, and the
+ * rasterizer's last thread can still be inside that fence's signal call
+ * (it has counted itself done but not yet unlocked the fence) when the
+ * results are already visible; dropping the last reference then frees a
+ * fence still in use, which corrupts the heap or loses a wakeup so the
+ * queue never finishes (docs/layer.md, "Query reuse on lavapipe"). A later
+ * scene seen complete proves every rasterizer thread has left the
+ * earlier signal calls: they run scenes strictly in order. */
 struct tl_queries {
    pthread_mutex_t lock;
    struct tl_qchunk *free;
+   struct tl_qchunk *held, *held_tail; /* FIFO by reuse_after */
+   uint32_t nheld;
    struct tl_qblock *blocks;
    uint32_t npools;
+   /* The newest submission seen complete that wrote timestamps (see
+    * tl_queries_seen_complete), valid once have_seen is set. */
+   atomic_uint seen_complete;
+   atomic_bool have_seen;
 };
 
 /* ---- recordings ----------------------------------------------------------- */
@@ -165,6 +186,10 @@ struct tl_recording {
    pthread_mutex_t lock;
    struct tl_result *pending; /* latest submission not yet read */
    bool used;                 /* executed at least once */
+   /* The first submission number given out after its last execution was
+    * submitted: its queries may be reset on the host once a submission
+    * numbered at least this is seen complete (tl_queries_reusable). */
+   uint32_t reuse_after;
 
    struct tl_recording *next_free; /* in tl_device.free_recordings */
 };
@@ -230,6 +255,11 @@ struct tl_device {
    VkQueueFamilyProperties *families;
    bool host_reset;
    bool readback_copy; /* results copied to mapped memory (timeline_record.c) */
+   /* The driver is lavapipe (llvmpipe): barriers before bottom-of-pipe
+    * timestamps, top-of-pipe ones inside instances, re-submitted queries
+    * reset on the queue while their reuse is not proven (stamp() in
+    * timeline_record.c, struct tl_queries). */
+   bool llvmpipe;
    /* Copied results never became visible in our mapping although the
     * driver had them (a layer below shadows mapped memory): every result
     * is read with vkGetQueryPoolResults from then on (collector.c). */
@@ -336,8 +366,18 @@ void tl_queue_release_writer(struct tl_queue *q);
 void tl_queries_init(struct tl_queries *q);
 void tl_queries_finish(struct tl_device *td);
 struct tl_qchunk *tl_query_take(struct tl_device *td);
-void tl_query_give(struct tl_device *td, struct tl_qchunk *chunk);
+/* Gives a chunk back. `written`: a submission may have written its
+ * queries since they were last reset; such a chunk is held until that is
+ * known to be over (see struct tl_queries), the others are free at once. */
+void tl_query_give(struct tl_device *td, struct tl_qchunk *chunk, bool written);
 void tl_query_reset_host(struct tl_device *td, const struct tl_qchunk *chunk);
+/* The collector saw submission `id` complete, and it wrote timestamps:
+ * everything submitted before it is over, down to the driver's last
+ * reference to its work. Resets and frees the held chunks this allows. */
+void tl_queries_seen_complete(struct tl_device *td, uint32_t id);
+/* Whether queries last written by submissions numbered below
+ * `reuse_after` may be reset now. */
+bool tl_queries_reusable(struct tl_device *td, uint32_t reuse_after);
 /* Around host access to a chunk's mapped results: what the device wrote
  * becomes visible to the host, and what the host wrote to the device. The
  * memory may be coherent, but a layer below (a capture layer shadowing
@@ -350,6 +390,20 @@ void tl_results_flush(struct tl_device *td, const struct tl_qchunk *chunk);
 VkCommandBuffer tl_own_timestamp_cb(struct tl_device *td, struct tl_queue *q,
                                     const struct tl_qchunk *chunk, uint32_t query);
 void tl_own_cb_put(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb);
+/* A pipeline barrier for everything before everything after (outside
+ * render pass instances). On lavapipe it waits, on the queue's thread, for
+ * the rasterizer's newest scene, so the rasterizer has left the fences of
+ * every scene before it: recorded before vkCmdResetQueryPool of queries
+ * that earlier work wrote, and before every bottom-of-pipe timestamp
+ * (stamp() in timeline_record.c says why). */
+void tl_full_barrier(struct tl_device *td, VkCommandBuffer cb);
+/* A layer-owned command buffer on `q`, begun, with a timestamp into the
+ * first query of a fresh chunk (*stamp_chunk, given back written when the
+ * submission is done) and tl_full_barrier recorded: the caller records
+ * the resets, ends and submits it before the batch that needs them.
+ * VK_NULL_HANDLE on failure. */
+VkCommandBuffer tl_own_reset_begin(struct tl_device *td, struct tl_queue *q,
+                                   struct tl_qchunk **stamp_chunk);
 void tl_own_finish(struct tl_device *td, struct tl_queue *q);
 
 /* timeline_record.c */
@@ -422,6 +476,15 @@ struct tl_submission {
    struct gc_host_time before;
    struct tl_qchunk *cal_chunk;
    VkCommandBuffer cal_cb;
+
+   /* Re-submitted recordings whose queries could not be reset on the host
+    * yet (tl_queries_reusable): an own command buffer submitted before
+    * the batch resets them on the queue, after a barrier. */
+   VkCommandBuffer reset_cb;
+   struct tl_qchunk *reset_chunk;
+   /* Carries only reset_cb for a batch that is otherwise untimed: no
+    * events, only completion. */
+   bool carrier;
 };
 
 /* Whether `rec`'s results are read from the mapped copy. */
@@ -439,6 +502,9 @@ void tl_pools_finish(struct tl_device *td);
  * with rec->lock held. */
 void tl_result_read(struct tl_device *td, struct tl_result *res);
 uint32_t tl_next_submission_id(void);
+/* The number the next tl_next_submission_id() call will return at the
+ * earliest. */
+uint32_t tl_peek_submission_id(void);
 
 /* timeline_submit.c */
 void tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submit);

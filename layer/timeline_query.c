@@ -3,11 +3,13 @@
  * Queries: VkQueryPools of TL_CHUNKS_PER_POOL x TL_CHUNK_QUERIES timestamp
  * queries, handed out a chunk at a time to recordings and recycled when
  * the last reference to a recording goes (by then no submission that wrote
- * them is pending and their results have been read). With host query
- * reset, a chunk is reset on the host when it comes back, so recordings
- * start with reset queries and record nothing extra; without it, whoever
- * takes a chunk records vkCmdResetQueryPool for it before its first use
- * (outside any render pass).
+ * them is pending and their results have been read). A chunk the device
+ * may have written is held until the collector has seen a later
+ * submission's timestamps complete (struct tl_queries says why), then reset
+ * on the host (host query reset) and free again, so recordings start with
+ * reset queries and record nothing extra; without host query reset,
+ * whoever takes a chunk records vkCmdResetQueryPool for it before its
+ * first use (outside any render pass).
  *
  * Own command buffers: one command pool per queue, created on first use,
  * for the few submissions the layer makes itself (a timestamp around
@@ -45,6 +47,8 @@ tl_queries_finish(struct tl_device *td)
    }
    q->blocks = NULL;
    q->free = NULL;
+   q->held = q->held_tail = NULL;
+   q->nheld = 0;
    pthread_mutex_destroy(&q->lock);
 }
 
@@ -197,17 +201,73 @@ tl_query_take(struct tl_device *td)
    return c;
 }
 
+bool
+tl_queries_reusable(struct tl_device *td, uint32_t reuse_after)
+{
+   const struct tl_queries *q = &td->queries;
+   return atomic_load_explicit(&q->have_seen, memory_order_acquire) &&
+          (int32_t)(atomic_load_explicit(&q->seen_complete, memory_order_relaxed) -
+                    reuse_after) >= 0;
+}
+
 void
-tl_query_give(struct tl_device *td, struct tl_qchunk *chunk)
+tl_query_give(struct tl_device *td, struct tl_qchunk *chunk, bool written)
 {
    if (!chunk)
       return;
-   if (td->host_reset)
-      tl_query_reset_host(td, chunk);
    struct tl_queries *q = &td->queries;
    pthread_mutex_lock(&q->lock);
-   chunk->next_free = q->free;
-   q->free = chunk;
+   if (written) {
+      /* Numbers only grow, and are read under the lock: the held list
+       * stays ordered. */
+      chunk->reuse_after = tl_peek_submission_id();
+      chunk->next_free = NULL;
+      if (q->held_tail)
+         q->held_tail->next_free = chunk;
+      else
+         q->held = chunk;
+      q->held_tail = chunk;
+      q->nheld++;
+   } else {
+      /* Never written since its last reset. */
+      chunk->next_free = q->free;
+      q->free = chunk;
+   }
+   pthread_mutex_unlock(&q->lock);
+}
+
+void
+tl_queries_seen_complete(struct tl_device *td, uint32_t id)
+{
+   struct tl_queries *q = &td->queries;
+   /* Only the collector moves it. */
+   if (!atomic_load_explicit(&q->have_seen, memory_order_relaxed) ||
+       (int32_t)(id - atomic_load_explicit(&q->seen_complete, memory_order_relaxed)) > 0) {
+      atomic_store_explicit(&q->seen_complete, id, memory_order_relaxed);
+      atomic_store_explicit(&q->have_seen, true, memory_order_release);
+   }
+   pthread_mutex_lock(&q->lock);
+   struct tl_qchunk *ready = NULL, **tail = &ready;
+   while (q->held && tl_queries_reusable(td, q->held->reuse_after)) {
+      struct tl_qchunk *c = q->held;
+      q->held = c->next_free;
+      q->nheld--;
+      c->next_free = NULL;
+      *tail = c;
+      tail = &c->next_free;
+   }
+   if (!q->held)
+      q->held_tail = NULL;
+   pthread_mutex_unlock(&q->lock);
+   if (!ready)
+      return;
+   if (td->host_reset) {
+      for (struct tl_qchunk *c = ready; c; c = c->next_free)
+         tl_query_reset_host(td, c);
+   }
+   pthread_mutex_lock(&q->lock);
+   *tail = q->free;
+   q->free = ready;
    pthread_mutex_unlock(&q->lock);
 }
 
@@ -284,12 +344,60 @@ tl_own_timestamp_cb(struct tl_device *td, struct tl_queue *q, const struct tl_qc
    }
    if (!td->host_reset)
       dev->vk.CmdResetQueryPool(cb, chunk->pool, chunk->first + query, 1);
+   if (td->llvmpipe)
+      tl_full_barrier(td, cb); /* see stamp() in timeline_record.c */
    dev->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, chunk->pool,
                              chunk->first + query);
    if (dev->vk.EndCommandBuffer(cb) != VK_SUCCESS) {
       tl_own_cb_put(td, q, cb);
       return VK_NULL_HANDLE;
    }
+   return cb;
+}
+
+void
+tl_full_barrier(struct tl_device *td, VkCommandBuffer cb)
+{
+   const VkMemoryBarrier all = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT,
+   };
+   td->gt->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                 VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &all, 0, NULL, 0,
+                                 NULL);
+}
+
+VkCommandBuffer
+tl_own_reset_begin(struct tl_device *td, struct tl_queue *q, struct tl_qchunk **stamp_chunk)
+{
+   *stamp_chunk = tl_query_take(td);
+   if (!*stamp_chunk)
+      return VK_NULL_HANDLE;
+   VkCommandBuffer cb = own_get(td, q);
+   const VkCommandBufferBeginInfo begin = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+   };
+   if (cb && td->gt->vk.BeginCommandBuffer(cb, &begin) != VK_SUCCESS) {
+      tl_own_cb_put(td, q, cb);
+      cb = VK_NULL_HANDLE;
+   }
+   if (!cb) {
+      tl_query_give(td, *stamp_chunk, false);
+      *stamp_chunk = NULL;
+      return VK_NULL_HANDLE;
+   }
+   /* A timestamp of our own (after a barrier, like every bottom-of-pipe
+    * one on lavapipe) before the barrier the resets follow: the newest
+    * scene that barrier waits for is newer than any the reset queries
+    * were written in. */
+   if (!td->host_reset)
+      td->gt->vk.CmdResetQueryPool(cb, (*stamp_chunk)->pool, (*stamp_chunk)->first, 1);
+   tl_full_barrier(td, cb);
+   td->gt->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, (*stamp_chunk)->pool,
+                                (*stamp_chunk)->first);
+   tl_full_barrier(td, cb);
    return cb;
 }
 

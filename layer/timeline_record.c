@@ -1,7 +1,9 @@
 /* timeline_record.c — what one recording of a command buffer times.
  *
  * Every region is a pair of bottom-of-pipe timestamps: one recorded before
- * the command(s) and one after. Bottom-of-pipe for both ends means a
+ * the command(s) and one after (on lavapipe, top-of-pipe inside render
+ * pass instances and a barrier before each outside: see stamp()).
+ * Bottom-of-pipe for both ends means a
  * timestamp is written only once all earlier work has completed, so a
  * region starts no earlier than the end of everything recorded before it:
  * siblings never overlap and children lie inside their parents, which is
@@ -220,7 +222,7 @@ recording_clear(struct tl_recording *rec)
 {
    struct tl_device *td = rec->td;
    for (uint32_t i = 0; i < rec->nchunks; i++)
-      tl_query_give(td, rec->chunks[i]);
+      tl_query_give(td, rec->chunks[i], rec->used);
    for (uint32_t i = 0; i < rec->nexecuted; i++)
       tl_recording_unref(rec->executed[i]);
    rec->nchunks = rec->nslots = rec->nregions = rec->names_len = rec->nexecuted = 0;
@@ -395,8 +397,13 @@ take_slots(struct tl_device *td, struct tl_recording *rec, uint32_t n, uint32_t 
          rec->exhausted = true;
          return false;
       }
-      if (!td->host_reset)
+      if (!td->host_reset) {
+         /* This reset runs again with every execution of the recording,
+          * right after the last one's timestamps were written. */
+         if (td->llvmpipe)
+            tl_full_barrier(td, rec->cb);
          td->gt->vk.CmdResetQueryPool(rec->cb, chunk->pool, chunk->first, TL_CHUNK_QUERIES);
+      }
       rec->chunks[rec->nchunks++] = chunk;
       start = (rec->nchunks - 1) * TL_CHUNK_QUERIES;
    }
@@ -413,10 +420,31 @@ stamp(struct tl_device *td, struct tl_recording *rec, uint32_t views, uint32_t *
       *slot = rec->last_stamp;
       return true;
    }
+   /* lavapipe (Mesa 22.3) keeps a fence per rasterizer scene and frees it
+    * with its last reference, checking the fence done without its lock:
+    * the rasterizer's last thread counts itself done, then broadcasts and
+    * unlocks. A reference dropped in between (the scene recycled, the
+    * newest fence replaced when the next scene is queued) frees the fence
+    * under that thread, which corrupts the heap or breaks the mutex of the
+    * next fence at that address: a lost wakeup, and the queue never
+    * finishes. Its scenes normally end at the application's barriers,
+    * which wait for them under the lock; a bottom-of-pipe timestamp ends
+    * the current scene without waiting and starts another. So here:
+    * outside instances a barrier first (tl_full_barrier: the scenes before
+    * it are waited for), inside instances a top-of-pipe timestamp, which
+    * lavapipe puts into the current scene without ending it (measured
+    * after the draws binned before it, like bottom-of-pipe); its query
+    * holds the scene's fence until reset, which waits until later work is
+    * known complete (struct tl_queries). */
+   VkPipelineStageFlagBits where = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT;
+   if (td->llvmpipe && inside)
+      where = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
+   else if (td->llvmpipe)
+      tl_full_barrier(td, rec->cb);
    if (!take_slots(td, rec, views, slot))
       return false;
    const struct tl_qchunk *chunk = rec->chunks[*slot / TL_CHUNK_QUERIES];
-   td->gt->vk.CmdWriteTimestamp(rec->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, chunk->pool,
+   td->gt->vk.CmdWriteTimestamp(rec->cb, where, chunk->pool,
                                 chunk->first + *slot % TL_CHUNK_QUERIES);
    rec->last_stamp = views == 1 ? *slot : TL_NO_SLOT;
    rec->work_since_stamp = false;

@@ -22,8 +22,11 @@
  * collector has not read that execution yet, the submitting thread reads it
  * now, without waiting (the results are there), and then resets the
  * queries on the host for the new execution (without host query reset the
- * recording resets its own queries each time it runs). Recording and
- * collector serialise on the recording's lock.
+ * recording resets its own queries each time it runs). On lavapipe, until
+ * later work is seen complete, an own command buffer submitted before the
+ * batch resets them instead (struct reset_plan; docs/layer.md, "Query
+ * reuse on lavapipe"). Recording and collector serialise on the
+ * recording's lock.
  *
  * SIMULTANEOUS_USE command buffers may be pending several times at once, so
  * per-region timestamps in them would be written concurrently into the
@@ -47,11 +50,18 @@
 #include "log.h"
 #include "timeline_internal.h"
 
+static atomic_uint next_submission_id = 1;
+
 uint32_t
 tl_next_submission_id(void)
 {
-   static atomic_uint next = 1;
-   return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+   return atomic_fetch_add_explicit(&next_submission_id, 1, memory_order_relaxed);
+}
+
+uint32_t
+tl_peek_submission_id(void)
+{
+   return atomic_load_explicit(&next_submission_id, memory_order_relaxed);
 }
 
 static int32_t
@@ -160,8 +170,10 @@ tl_submission_free(struct tl_device *td, struct tl_submission *sub)
    for (int i = 0; i < 2; i++)
       tl_own_cb_put(td, sub->queue, sub->span_cbs[i]);
    tl_own_cb_put(td, sub->queue, sub->cal_cb);
-   tl_query_give(td, sub->span_chunk);
-   tl_query_give(td, sub->cal_chunk);
+   tl_own_cb_put(td, sub->queue, sub->reset_cb);
+   tl_query_give(td, sub->span_chunk, true);
+   tl_query_give(td, sub->cal_chunk, true);
+   tl_query_give(td, sub->reset_chunk, true);
    if (sub->fence)
       tl_fence_put(td, sub->fence);
    pthread_mutex_lock(&td->pool_lock);
@@ -182,10 +194,64 @@ tl_submission_free(struct tl_device *td, struct tl_submission *sub)
 
 /* ---- building a submission ------------------------------------------------------ */
 
+/* Queries of re-submitted recordings that cannot be reset on the host yet
+ * (lavapipe, no later work seen complete since their last execution; see
+ * struct tl_queries): they are reset by an own command buffer submitted
+ * right before the batch, after a timestamp and a barrier of its own. */
+struct reset_plan {
+   struct tl_queue *q;
+   VkCommandBuffer cb;
+   struct tl_qchunk *stamp_chunk;
+   bool failed; /* no own command buffer: reset on the host after all */
+   struct tl_qchunk **chunks; /* reset in cb, for the fallback */
+   uint32_t nchunks, chunks_cap;
+};
+
+static bool
+plan_resets(struct tl_device *td, struct reset_plan *plan, const struct tl_recording *rec)
+{
+   if (!plan->cb && !plan->failed) {
+      plan->cb = tl_own_reset_begin(td, plan->q, &plan->stamp_chunk);
+      plan->failed = !plan->cb;
+   }
+   if (!plan->cb ||
+       !tl_grow(td, (void **)&plan->chunks, &plan->chunks_cap, plan->nchunks + rec->nchunks,
+                sizeof *plan->chunks))
+      return false;
+   for (uint32_t i = 0; i < rec->nchunks; i++) {
+      const struct tl_qchunk *c = rec->chunks[i];
+      td->gt->vk.CmdResetQueryPool(plan->cb, c->pool, c->first, TL_CHUNK_QUERIES);
+      plan->chunks[plan->nchunks++] = rec->chunks[i];
+   }
+   return true;
+}
+
+static bool submit_own(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb,
+                       VkFence fence);
+
+/* Ends and submits the plan's command buffer, before the batch; if that
+ * fails the resets are done on the host after all. */
+static void
+finish_plan(struct tl_device *td, struct reset_plan *plan)
+{
+   if (plan->cb && (td->gt->vk.EndCommandBuffer(plan->cb) != VK_SUCCESS ||
+                    !submit_own(td, plan->q, plan->cb, VK_NULL_HANDLE))) {
+      for (uint32_t i = 0; i < plan->nchunks; i++)
+         tl_query_reset_host(td, plan->chunks[i]);
+      tl_own_cb_put(td, plan->q, plan->cb);
+      tl_query_give(td, plan->stamp_chunk, false);
+      plan->cb = VK_NULL_HANDLE;
+      plan->stamp_chunk = NULL;
+   }
+   tl_free(td, plan->chunks);
+   plan->chunks = NULL;
+   plan->nchunks = plan->chunks_cap = 0;
+}
+
 /* The previous execution of `rec` is complete (see the file comment):
  * read it if nobody did, and make the queries ready to be written again. */
 static void
-prepare_reuse(struct tl_device *td, struct tl_recording *rec)
+prepare_reuse(struct tl_device *td, struct reset_plan *plan, struct tl_recording *rec)
 {
    if (!rec->nslots)
       return;
@@ -193,7 +259,9 @@ prepare_reuse(struct tl_device *td, struct tl_recording *rec)
    if (rec->pending && !rec->pending->collected)
       tl_result_read(td, rec->pending);
    rec->pending = NULL;
-   if (rec->used && td->host_reset) {
+   if (rec->used && td->host_reset &&
+       (!td->llvmpipe || tl_queries_reusable(td, rec->reuse_after) ||
+        !plan_resets(td, plan, rec))) {
       for (uint32_t i = 0; i < rec->nchunks; i++)
          tl_query_reset_host(td, rec->chunks[i]);
    }
@@ -208,14 +276,18 @@ prepare_reuse(struct tl_device *td, struct tl_recording *rec)
       }
    }
    rec->used = true;
+   /* This execution's submission number, if it has one, was given out
+    * already. */
+   rec->reuse_after = tl_peek_submission_id();
    pthread_mutex_unlock(&rec->lock);
 }
 
 /* Adds `rec` and, depth first, what it executes. */
 static bool
-add_results(struct tl_device *td, struct tl_submission *sub, struct tl_recording *rec)
+add_results(struct tl_device *td, struct reset_plan *plan, struct tl_submission *sub,
+            struct tl_recording *rec)
 {
-   prepare_reuse(td, rec);
+   prepare_reuse(td, plan, rec);
    if (sub) {
       if (!tl_grow(td, (void **)&sub->results, &sub->results_cap, sub->nresults + 1,
                    sizeof *sub->results))
@@ -235,21 +307,22 @@ add_results(struct tl_device *td, struct tl_submission *sub, struct tl_recording
       sub->nresults++;
    }
    for (uint32_t i = 0; i < rec->nexecuted; i++) {
-      if (!add_results(td, sub, rec->executed[i]))
+      if (!add_results(td, plan, sub, rec->executed[i]))
          return false;
    }
    return true;
 }
 
 static void
-add_command_buffer(struct tl_device *td, struct tl_submission *sub, VkCommandBuffer cb)
+add_command_buffer(struct tl_device *td, struct reset_plan *plan, struct tl_submission *sub,
+                   VkCommandBuffer cb)
 {
    struct tl_cb *tcb = tl_cb_find(td, cb);
    struct tl_recording *rec = tcb ? tcb->rec : NULL;
    if (!rec)
       return;
    if (!sub) {
-      add_results(td, NULL, rec);
+      add_results(td, plan, NULL, rec);
       return;
    }
    if (rec->simultaneous && !sub->span_app_cb)
@@ -260,7 +333,7 @@ add_command_buffer(struct tl_device *td, struct tl_submission *sub, VkCommandBuf
       return;
    }
    uint32_t first = sub->nresults;
-   if (!add_results(td, sub, rec)) {
+   if (!add_results(td, plan, sub, rec)) {
       tl_warn_once(td, TL_WARN_OOM, "out of memory; some submissions stay untimed");
       /* Keep what was added: each result is complete in itself. */
    }
@@ -296,6 +369,8 @@ submit_calibration(struct tl_device *td, struct tl_queue *q)
       goto fail;
    cal->kind = TL_SUB_CALIBRATION;
    cal->queue = q;
+   /* Numbered in queue order like every submission (see tl_queries). */
+   cal->id = tl_next_submission_id();
    cal->cal_chunk = tl_query_take(td);
    cal->fence = tl_fence_get(td);
    if (!cal->cal_chunk || !cal->fence)
@@ -360,6 +435,13 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
       col_count_dropped(td->collector, count_regions(td, submit));
       tracing = false;
    }
+   /* Submitted first, so it runs as soon as the queue is free, and
+    * numbered before the batch's submission like it is queued before it. */
+   if (tracing && td->clock_source == GC_SOURCE_BRACKET) {
+      unsigned wanted = 1;
+      if (atomic_compare_exchange_strong(&td->bracket_state, &wanted, 2u))
+         submit_calibration(td, q);
+   }
    struct tl_submission *sub = NULL;
    if (tracing) {
       q->pre_boottime_ns = gc_boottime_ns();
@@ -370,29 +452,39 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
          sub->id = tl_next_submission_id();
       }
    }
+   struct reset_plan plan = {.q = q};
    for (uint32_t i = 0; i < submit->count; i++) {
       if (submit->submits) {
          const VkSubmitInfo *s = &submit->submits[i];
          for (uint32_t j = 0; j < s->commandBufferCount; j++)
-            add_command_buffer(td, sub, s->pCommandBuffers[j]);
+            add_command_buffer(td, &plan, sub, s->pCommandBuffers[j]);
       } else {
          const VkSubmitInfo2 *s = &submit->submits2[i];
          for (uint32_t j = 0; j < s->commandBufferInfoCount; j++)
-            add_command_buffer(td, sub, s->pCommandBufferInfos[j].commandBuffer);
+            add_command_buffer(td, &plan, sub, s->pCommandBufferInfos[j].commandBuffer);
       }
+   }
+   finish_plan(td, &plan);
+   if (plan.cb && !sub) {
+      /* An untimed batch: a submission of its own brings the command
+       * buffer back once the batch is done. */
+      sub = tl_submission_new(td);
+      if (!sub)
+         return; /* in flight: leaked rather than reused */
+      sub->kind = TL_SUB_WORK;
+      sub->queue = q;
+      sub->id = tl_next_submission_id();
+      sub->carrier = true;
    }
    if (!sub)
       return;
+   sub->reset_cb = plan.cb;
+   sub->reset_chunk = plan.stamp_chunk;
    for (uint32_t i = 0; i < sub->nresults; i++) {
       struct tl_result *res = &sub->results[i];
       res->values = res->rec->nslots ? sub->values + res->values_offset : NULL;
    }
 
-   if (td->clock_source == GC_SOURCE_BRACKET) {
-      unsigned wanted = 1;
-      if (atomic_compare_exchange_strong(&td->bracket_state, &wanted, 2u))
-         submit_calibration(td, q);
-   }
    if (sub->span_app_cb) {
       sub->span_chunk = tl_query_take(td);
       if (sub->span_chunk)
@@ -403,7 +495,7 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
          sub->span_cbs[0] = VK_NULL_HANDLE;
       }
       if (!sub->span_cbs[0]) {
-         tl_query_give(td, sub->span_chunk);
+         tl_query_give(td, sub->span_chunk, false);
          sub->span_chunk = NULL;
       }
    }
@@ -480,14 +572,14 @@ tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *subm
    q->pending = NULL;
    const uint64_t end = gc_boottime_ns();
    const bool ok = result == VK_SUCCESS;
-   if (ok)
-      write_submit_event(td, q, submit, sub->id, q->pre_boottime_ns, end);
-   else
+   if (!ok)
       drop_results(sub); /* nothing of it ran */
+   else if (!sub->carrier)
+      write_submit_event(td, q, submit, sub->id, q->pre_boottime_ns, end);
 
    /* Something to collect, or an own command buffer already in flight:
     * our fence goes behind the application's work. */
-   if (!sub->nresults && !sub->span_cbs[0]) {
+   if (!sub->nresults && !sub->span_cbs[0] && !sub->reset_cb) {
       tl_submission_free(td, sub);
       return;
    }
@@ -495,8 +587,12 @@ tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *subm
       /* The collector sees completion in the last timestamps: no extra
        * submission needed. */
       mark_pending(sub);
-      if (!col_push(td->collector, sub))
+      if (!col_push(td->collector, sub)) {
+         /* Collector gone (process exit): leak what the GPU may still use. */
+         sub->reset_cb = VK_NULL_HANDLE;
+         sub->reset_chunk = NULL;
          tl_submission_free(td, sub);
+      }
       return;
    }
    if (ok && sub->span_chunk)
@@ -508,11 +604,13 @@ tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *subm
       if (sub->fence)
          tl_fence_put(td, sub->fence);
       sub->fence = VK_NULL_HANDLE;
+      /* In flight with no fence to wait for: leaked rather than reused. */
       if (sub->span_cbs[0]) {
-         /* In flight with no fence to wait for: leak it rather than reuse. */
          sub->span_cbs[0] = VK_NULL_HANDLE;
          sub->span_chunk = NULL;
       }
+      sub->reset_cb = VK_NULL_HANDLE;
+      sub->reset_chunk = NULL;
       tl_submission_free(td, sub);
       return;
    }
@@ -522,6 +620,8 @@ tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *subm
       sub->fence = VK_NULL_HANDLE;
       sub->span_cbs[0] = sub->span_cbs[1] = VK_NULL_HANDLE;
       sub->span_chunk = NULL;
+      sub->reset_cb = VK_NULL_HANDLE;
+      sub->reset_chunk = NULL;
       tl_submission_free(td, sub);
    }
 }

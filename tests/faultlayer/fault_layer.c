@@ -37,6 +37,7 @@
 #include <vulkan/vulkan.h>
 
 #include "fault_model.h"
+#include "reuse_check.h"
 #include "test_layer_objects.h"
 
 #define FL_LAYER_NAME "VK_LAYER_GPUTRACE_clockfault"
@@ -190,6 +191,21 @@ struct fl_device {
       uint64_t *out;
    } *copies;
    size_t ncopies, copies_cap;
+
+   /* GPUTRACE_FAULT_CHECK_QUERY_REUSE (reuse_check.h); NULL when off. */
+   struct rc_state *reuse;
+   PFN_vkBeginCommandBuffer BeginCommandBuffer;
+   PFN_vkResetCommandBuffer ResetCommandBuffer;
+   PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
+   PFN_vkCmdWriteTimestamp2 CmdWriteTimestamp2;
+   PFN_vkCmdWriteTimestamp2 CmdWriteTimestamp2KHR;
+   PFN_vkCmdResetQueryPool CmdResetQueryPool;
+   PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
+   PFN_vkCmdPipelineBarrier2 CmdPipelineBarrier2;
+   PFN_vkCmdPipelineBarrier2 CmdPipelineBarrier2KHR;
+   PFN_vkCmdExecuteCommands CmdExecuteCommands;
+   PFN_vkResetQueryPool ResetQueryPool;
+   PFN_vkResetQueryPool ResetQueryPoolEXT;
 };
 
 static struct tlo_table g_instances = TLO_TABLE_INIT;
@@ -349,7 +365,156 @@ fl_CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQueryPool pool, uint32_t first,
       }
       pthread_mutex_unlock(&d->copy_lock);
    }
+   if (d->reuse && count && (flags & need) == need) {
+      /* Where the last query's availability word lands, if mapped. */
+      const uint64_t *avail = NULL;
+      pthread_mutex_lock(&d->copy_lock);
+      const struct fl_binding *b = NULL;
+      for (size_t i = 0; i < d->nbindings && !b; i++)
+         b = d->bindings[i].buffer == buffer ? &d->bindings[i] : NULL;
+      for (size_t i = 0; b && i < d->nmappings && !avail; i++) {
+         const struct fl_mapping *m = &d->mappings[i];
+         const VkDeviceSize at = b->offset + offset + (VkDeviceSize)(count - 1) * stride + 8;
+         if (m->memory == b->memory && at >= m->offset)
+            avail = (const uint64_t *)(const void *)(m->ptr + (at - m->offset));
+      }
+      pthread_mutex_unlock(&d->copy_lock);
+      rc_copy(d->reuse, cb, avail);
+   }
    d->CmdCopyQueryPoolResults(cb, pool, first, count, buffer, offset, stride, flags);
+}
+
+/* ---- query reuse check (reuse_check.h) ------------------------------------------ */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
+{
+   struct fl_device *d = device_of(cb);
+   rc_cb_begin(d->reuse, cb);
+   return d->BeginCommandBuffer(cb, info);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+fl_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
+{
+   struct fl_device *d = device_of(cb);
+   rc_cb_begin(d->reuse, cb);
+   return d->ResetCommandBuffer(cb, flags);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdWriteTimestamp(VkCommandBuffer cb, VkPipelineStageFlagBits stage, VkQueryPool pool,
+                     uint32_t query)
+{
+   struct fl_device *d = device_of(cb);
+   rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+   d->CmdWriteTimestamp(cb, stage, pool, query);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdWriteTimestamp2(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
+                      uint32_t query)
+{
+   struct fl_device *d = device_of(cb);
+   rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT);
+   d->CmdWriteTimestamp2(cb, stage, pool, query);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdWriteTimestamp2KHR(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
+                         uint32_t query)
+{
+   struct fl_device *d = device_of(cb);
+   rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT);
+   d->CmdWriteTimestamp2KHR(cb, stage, pool, query);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdResetQueryPool(VkCommandBuffer cb, VkQueryPool pool, uint32_t first, uint32_t count)
+{
+   struct fl_device *d = device_of(cb);
+   rc_cmd_reset(d->reuse, cb, pool, first, count);
+   d->CmdResetQueryPool(cb, pool, first, count);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdPipelineBarrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags dst,
+                      VkDependencyFlags deps, uint32_t nmem, const VkMemoryBarrier *mem,
+                      uint32_t nbuf, const VkBufferMemoryBarrier *buf, uint32_t nimg,
+                      const VkImageMemoryBarrier *img)
+{
+   struct fl_device *d = device_of(cb);
+   rc_barrier(d->reuse, cb);
+   d->CmdPipelineBarrier(cb, src, dst, deps, nmem, mem, nbuf, buf, nimg, img);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdPipelineBarrier2(VkCommandBuffer cb, const VkDependencyInfo *dep)
+{
+   struct fl_device *d = device_of(cb);
+   rc_barrier(d->reuse, cb);
+   d->CmdPipelineBarrier2(cb, dep);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdPipelineBarrier2KHR(VkCommandBuffer cb, const VkDependencyInfo *dep)
+{
+   struct fl_device *d = device_of(cb);
+   rc_barrier(d->reuse, cb);
+   d->CmdPipelineBarrier2KHR(cb, dep);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *secondaries)
+{
+   struct fl_device *d = device_of(cb);
+   rc_execute(d->reuse, cb, count, secondaries);
+   d->CmdExecuteCommands(cb, count, secondaries);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_ResetQueryPool(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count)
+{
+   struct fl_device *d = device_of(device);
+   rc_host_reset(d->reuse, pool, first, count);
+   d->ResetQueryPool(device, pool, first, count);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+fl_ResetQueryPoolEXT(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count)
+{
+   struct fl_device *d = device_of(device);
+   rc_host_reset(d->reuse, pool, first, count);
+   d->ResetQueryPoolEXT(device, pool, first, count);
+}
+
+/* The command buffers of every batch, in order, for rc_submitted. */
+static void
+reuse_submitted(struct fl_device *d, VkQueue queue, uint32_t n, const VkSubmitInfo *submits,
+                const VkSubmitInfo2 *submits2)
+{
+   if (!d->reuse)
+      return;
+   size_t total = 0;
+   for (uint32_t i = 0; i < n; i++)
+      total += submits ? submits[i].commandBufferCount : submits2[i].commandBufferInfoCount;
+   VkCommandBuffer *cbs = malloc((total ? total : 1) * sizeof *cbs);
+   if (!cbs) {
+      fprintf(stderr, "clockfault: out of memory: a submission is not checked\n");
+      return;
+   }
+   size_t k = 0;
+   for (uint32_t i = 0; i < n; i++) {
+      if (submits) {
+         for (uint32_t j = 0; j < submits[i].commandBufferCount; j++)
+            cbs[k++] = submits[i].pCommandBuffers[j];
+      } else {
+         for (uint32_t j = 0; j < submits2[i].commandBufferInfoCount; j++)
+            cbs[k++] = submits2[i].pCommandBufferInfos[j].commandBuffer;
+      }
+   }
+   rc_submitted(d->reuse, queue, (uint32_t)k, cbs);
+   free(cbs);
 }
 
 /* Rewrites the copied timestamps that landed since the last look. A value
@@ -660,7 +825,20 @@ fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    GET(GetFenceStatus);
    GET(QueueWaitIdle);
    GET(DeviceWaitIdle);
+   GET(BeginCommandBuffer);
+   GET(ResetCommandBuffer);
+   GET(CmdWriteTimestamp);
+   GET(CmdWriteTimestamp2);
+   GET(CmdResetQueryPool);
+   GET(CmdPipelineBarrier);
+   GET(CmdPipelineBarrier2);
+   GET(CmdExecuteCommands);
+   GET(ResetQueryPool);
 #undef GET
+   d->CmdWriteTimestamp2KHR = (PFN_vkCmdWriteTimestamp2)gdpa(*out, "vkCmdWriteTimestamp2KHR");
+   d->CmdPipelineBarrier2KHR = (PFN_vkCmdPipelineBarrier2)gdpa(*out, "vkCmdPipelineBarrier2KHR");
+   d->ResetQueryPoolEXT = (PFN_vkResetQueryPool)gdpa(*out, "vkResetQueryPoolEXT");
+   d->reuse = rc_create(*out, gdpa);
    d->GetCalibratedTimestampsKHR =
       (PFN_vkGetCalibratedTimestampsEXT)gdpa(*out, "vkGetCalibratedTimestampsKHR");
    d->QueueSubmit2KHR = (PFN_vkQueueSubmit2)gdpa(*out, "vkQueueSubmit2KHR");
@@ -673,6 +851,7 @@ fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    return VK_SUCCESS;
 
 fail_free:
+   rc_destroy(d->reuse);
    pthread_rwlock_destroy(&d->submit_lock);
    pthread_mutex_destroy(&d->pool_lock);
    free(d);
@@ -693,6 +872,7 @@ fl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
    if (!d)
       return;
    tlo_unpublish(&g_devices, d);
+   rc_destroy(d->reuse); /* its fences go before the device */
    d->DestroyDevice(device, alloc);
    pthread_rwlock_destroy(&d->submit_lock);
    pthread_mutex_destroy(&d->pool_lock);
@@ -715,8 +895,10 @@ fl_CreateQueryPool(VkDevice device, const VkQueryPoolCreateInfo *info,
 {
    struct fl_device *d = device_of(device);
    VkResult r = d->CreateQueryPool(device, info, alloc, pool);
-   if (r == VK_SUCCESS && info->queryType == VK_QUERY_TYPE_TIMESTAMP)
+   if (r == VK_SUCCESS && info->queryType == VK_QUERY_TYPE_TIMESTAMP) {
       pool_add(d, *pool);
+      rc_pool_created(d->reuse, *pool, info->queryCount);
+   }
    return r;
 }
 
@@ -724,8 +906,10 @@ static VKAPI_ATTR void VKAPI_CALL
 fl_DestroyQueryPool(VkDevice device, VkQueryPool pool, const VkAllocationCallbacks *alloc)
 {
    struct fl_device *d = device_of(device);
-   if (pool)
+   if (pool) {
       pool_remove(d, pool);
+      rc_pool_destroyed(d->reuse, pool);
+   }
    d->DestroyQueryPool(device, pool, alloc);
 }
 
@@ -837,6 +1021,8 @@ fl_QueueSubmit(VkQueue queue, uint32_t n, const VkSubmitInfo *submits, VkFence f
       return VK_ERROR_DEVICE_LOST;
    pthread_rwlock_rdlock(&d->submit_lock);
    VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : d->QueueSubmit(queue, n, submits, fence);
+   if (r == VK_SUCCESS)
+      reuse_submitted(d, queue, n, submits, NULL);
    pthread_rwlock_unlock(&d->submit_lock);
    return r;
 }
@@ -849,6 +1035,8 @@ submit2(struct fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t n,
       return VK_ERROR_DEVICE_LOST;
    pthread_rwlock_rdlock(&d->submit_lock);
    VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : next(queue, n, submits, fence);
+   if (r == VK_SUCCESS)
+      reuse_submitted(d, queue, n, NULL, submits);
    pthread_rwlock_unlock(&d->submit_lock);
    return r;
 }
@@ -940,6 +1128,18 @@ static const struct fl_hook device_hooks[] = {
    HOOK(GetFenceStatus),
    HOOK(QueueWaitIdle),
    HOOK(DeviceWaitIdle),
+   HOOK(BeginCommandBuffer),
+   HOOK(ResetCommandBuffer),
+   HOOK(CmdWriteTimestamp),
+   HOOK(CmdWriteTimestamp2),
+   HOOK(CmdWriteTimestamp2KHR),
+   HOOK(CmdResetQueryPool),
+   HOOK(CmdPipelineBarrier),
+   HOOK(CmdPipelineBarrier2),
+   HOOK(CmdPipelineBarrier2KHR),
+   HOOK(CmdExecuteCommands),
+   HOOK(ResetQueryPool),
+   HOOK(ResetQueryPoolEXT),
 };
 
 static PFN_vkVoidFunction
