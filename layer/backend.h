@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "trace_writer.h"
+#include "tracing/trace_writer.h"
 
 #define TL_DATA_SOURCE_NAME "gpu.renderstages"
 #define TL_PRODUCER_NAME "gputrace"

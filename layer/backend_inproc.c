@@ -15,17 +15,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "config.h"
-#include "inproc_backend.h"
-#include "log.h"
+#include "layer/backend.h"
+#include "layer/config.h"
+#include "tracing/inproc_backend.h"
+#include "layer/log.h"
 
 /* Sequences are numbered by the backend; the session has only one. */
 #define INPROC_INSTANCE 1
 
 struct inproc {
    struct tl_backend base;
-   gt_backend *be;
+   inproc_backend *be;
 };
 
 /* ---- Signals ------------------------------------------------------------------
@@ -68,7 +68,7 @@ static struct {
    bool displaced[NUM_FINISH_SIGNALS];
    pid_t pid; /* a fork() child keeps our handler but not our I/O thread */
    uint32_t wait_ms;
-   _Atomic(gt_backend *) target;
+   _Atomic(inproc_backend *) target;
    atomic_int handlers_inside; /* handlers that may still use target */
 } sig;
 
@@ -106,9 +106,9 @@ on_finish_signal(int signo, siginfo_t *info, void *uctx)
 
    if (getpid() == sig.pid) {
       atomic_fetch_add(&sig.handlers_inside, 1);
-      gt_backend *be = atomic_load(&sig.target);
+      inproc_backend *be = atomic_load(&sig.target);
       if (be)
-         gt_inproc_finish_from_signal(be, dies, sig.wait_ms);
+         inproc_backend_finish_from_signal(be, dies, sig.wait_ms);
       atomic_fetch_sub(&sig.handlers_inside, 1);
    }
 
@@ -130,7 +130,7 @@ on_finish_signal(int signo, siginfo_t *info, void *uctx)
 }
 
 static void
-install_signal_handlers(gt_backend *be, uint32_t wait_ms)
+install_signal_handlers(inproc_backend *be, uint32_t wait_ms)
 {
    sig.pid = getpid();
    sig.wait_ms = wait_ms;
@@ -230,7 +230,7 @@ inproc_new_writer(struct tl_backend *base, uint64_t instance)
    struct inproc *b = (struct inproc *)base;
    if (instance != INPROC_INSTANCE)
       return NULL;
-   return gt_inproc_new_writer(b->be);
+   return inproc_backend_new_writer(b->be);
 }
 
 static void
@@ -246,9 +246,9 @@ inproc_destroy(struct tl_backend *base)
    struct inproc *b = (struct inproc *)base;
    /* The handlers stay while the final flush runs: a signal meanwhile
     * waits for it to end instead of cutting it short. */
-   gt_inproc_stop(b->be);
+   inproc_backend_stop(b->be);
    remove_signal_handlers();
-   gt_inproc_destroy(b->be);
+   inproc_backend_destroy(b->be);
    free(b);
 }
 
@@ -260,10 +260,10 @@ static const struct tl_backend_ops inproc_ops = {
 };
 
 static void
-report(void *ctx, gt_inproc_report_level level, const char *msg)
+report(void *ctx, inproc_backend_report_level level, const char *msg)
 {
    (void)ctx;
-   gt_log(level == GT_INPROC_REPORT_WARN ? GT_LOG_WARN : GT_LOG_INFO, "%s", msg);
+   gt_log(level == INPROC_BACKEND_REPORT_WARN ? GT_LOG_WARN : GT_LOG_INFO, "%s", msg);
 }
 
 struct tl_backend *
@@ -272,8 +272,8 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
    struct inproc *b = calloc(1, sizeof *b);
    if (!b)
       return NULL;
-   gt_inproc_config cfg;
-   gt_inproc_config_default(&cfg);
+   inproc_backend_config cfg;
+   inproc_backend_config_default(&cfg);
    cfg.output_path = path;
    cfg.report = report;
    /* A GPU producer writes in bursts after each completion: room for a
@@ -283,14 +283,14 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
    cfg.smb_size = 4u << 20;
    cfg.buffer_size = (size_t)gt_config()->buffer_kb * 1024u;
    b->base.ops = &inproc_ops;
-   b->be = gt_inproc_create(&cfg);
+   b->be = inproc_backend_create(&cfg);
    if (!b->be) {
       int err = errno;
       free(b);
       errno = err;
       return NULL;
    }
-   const char *written = gt_inproc_output_path(b->be);
+   const char *written = inproc_backend_output_path(b->be);
    if (strcmp(written, path) != 0)
       gt_info("in-process backend: writing %s (GPUTRACE_OUTPUT=%s)", written, path);
    else

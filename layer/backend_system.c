@@ -8,20 +8,20 @@
  * tl_backend_system_create() reports the backend as unavailable. */
 #include <stdlib.h>
 
-#include "backend.h"
+#include "layer/backend.h"
 
 #ifdef GT_HAVE_SYSTEM_BACKEND
 
 #include <pthread.h>
 
-#include "log.h"
-#include "producer.h"
+#include "layer/log.h"
+#include "tracing/ipc/producer.h"
 
 #define SYSTEM_SMB_SIZE (4u << 20)
 
 struct system_backend {
    struct tl_backend base;
-   gt_producer *producer;
+   ipc_producer *producer;
    struct tl_backend_events events;
    pthread_mutex_t lock;
    uint64_t instance; /* the instance we serve, 0 if none */
@@ -29,7 +29,7 @@ struct system_backend {
 };
 
 static void
-ds_start(void *user, uint64_t instance, const gt_ds_config *cfg)
+ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
 {
    (void)cfg;
    struct system_backend *b = user;
@@ -74,21 +74,21 @@ static tw_writer *
 system_new_writer(struct tl_backend *base, uint64_t instance)
 {
    struct system_backend *b = (struct system_backend *)base;
-   return gt_producer_new_writer(b->producer, instance);
+   return ipc_producer_new_writer(b->producer, instance);
 }
 
 static void
 system_release_writer(struct tl_backend *base, tw_writer *tw)
 {
    struct system_backend *b = (struct system_backend *)base;
-   gt_producer_release_writer(b->producer, tw);
+   ipc_producer_release_writer(b->producer, tw);
 }
 
 static enum tl_startup
 system_wait_startup(struct tl_backend *base, uint32_t timeout_ms)
 {
    struct system_backend *b = (struct system_backend *)base;
-   gt_producer_startup s = gt_producer_wait_startup(b->producer, timeout_ms);
+   ipc_producer_startup s = ipc_producer_wait_startup(b->producer, timeout_ms);
    if (s == GT_STARTUP_NO_SERVICE)
       return TL_STARTUP_NO_SERVICE;
    if (s == GT_STARTUP_PENDING)
@@ -106,18 +106,18 @@ system_destroy(struct tl_backend *base)
    struct system_backend *b = (struct system_backend *)base;
    /* The application is waiting here (vkDestroyInstance, or exit): the
     * producer hands the service what is left within
-    * GT_PRODUCER_FAREWELL_MS, and gives up on a service that does not
+    * IPC_PRODUCER_FAREWELL_MS, and gives up on a service that does not
     * take it. */
-   gt_producer_stop(b->producer);
-   gt_producer_stats st;
-   gt_producer_get_stats(b->producer, &st);
+   ipc_producer_stop(b->producer);
+   ipc_producer_stats st;
+   ipc_producer_get_stats(b->producer, &st);
    if (st.farewells_cut)
       gt_warn("system backend: the tracing service did not take the producer's last "
               "requests within %u ms (%llu bytes, %llu more chunks uncommitted); the end of "
               "the trace may be missing",
-              GT_PRODUCER_FAREWELL_MS, (unsigned long long)st.farewell_bytes_unsent,
+              IPC_PRODUCER_FAREWELL_MS, (unsigned long long)st.farewell_bytes_unsent,
               (unsigned long long)st.farewell_chunks_unsent);
-   gt_producer_destroy(b->producer);
+   ipc_producer_destroy(b->producer);
    pthread_mutex_destroy(&b->lock);
    free(b);
 }
@@ -139,14 +139,14 @@ tl_backend_system_create(const struct tl_backend_events *events)
    b->base.ops = &system_ops;
    b->events = *events;
    pthread_mutex_init(&b->lock, NULL);
-   const gt_data_source ds = {
+   const ipc_producer_data_source ds = {
       .name = TL_DATA_SOURCE_NAME,
       .user = b,
       .on_start = ds_start,
       .on_stop = ds_stop,
       .on_clear_incremental_state = ds_clear,
    };
-   const gt_producer_config cfg = {
+   const ipc_producer_config cfg = {
       .name = TL_PRODUCER_NAME,
       .data_sources = &ds,
       .num_data_sources = 1,
@@ -157,7 +157,7 @@ tl_backend_system_create(const struct tl_backend_events *events)
        * room for a few seconds of them; services accept up to 32 MiB. */
       .smb_size_hint = SYSTEM_SMB_SIZE,
    };
-   b->producer = gt_producer_create(&cfg);
+   b->producer = ipc_producer_create(&cfg);
    if (!b->producer) {
       pthread_mutex_destroy(&b->lock);
       free(b);

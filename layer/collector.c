@@ -7,7 +7,7 @@
  * completion shows in their last timestamp, or on the condition variable
  * when nothing is pending, until the next calibration at the latest.
  */
-#include "collector.h"
+#include "layer/collector.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,10 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "emit.h"
-#include "log.h"
-#include "timeline_internal.h"
+#include "layer/config.h"
+#include "layer/emit.h"
+#include "layer/log.h"
+#include "layer/timeline_internal.h"
 
 #define COL_POLL_NS (100ull * 1000 * 1000)       /* fence wait slice */
 #define COL_SHORT_POLL_NS (2ull * 1000 * 1000)   /* exit drain slice */

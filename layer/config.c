@@ -1,12 +1,12 @@
 /* config.c — parsing of GPUTRACE_ variables other than the logger's. */
-#include "config.h"
+#include "layer/config.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <strings.h>
 
-#include "log.h"
+#include "layer/log.h"
 
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static struct gt_config config;

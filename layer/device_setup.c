@@ -1,10 +1,10 @@
 /* device_setup.c — amending vkCreateDevice for the timing code; see
  * device_setup.h. */
-#include "device_setup.h"
+#include "layer/device_setup.h"
 
 #include <string.h>
 
-#include "log.h"
+#include "layer/log.h"
 
 /* Structures that may precede the one carrying hostQueryReset in a device
  * pNext chain and that we therefore may have to copy: the loader's own link

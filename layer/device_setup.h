@@ -11,7 +11,7 @@
 #ifndef GPUTRACE_LAYER_DEVICE_SETUP_H
 #define GPUTRACE_LAYER_DEVICE_SETUP_H
 
-#include "layer_interface.h"
+#include "layer/layer_interface.h"
 
 /* A pNext chain is cloned only up to the structure that is changed; deeper
  * chains than this are left alone. */

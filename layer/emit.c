@@ -1,12 +1,12 @@
 /* emit.c — see emit.h. */
-#include "emit.h"
+#include "layer/emit.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "builtin_clock.pbc.h"
-#include "timeline_internal.h"
-#include "trace_packet.pbc.h"
+#include "protos/perfetto/builtin_clock.pbc.h"
+#include "layer/timeline_internal.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 #define SEQ_CLEARED perfetto_protos_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED
 #define SEQ_NEEDS perfetto_protos_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE

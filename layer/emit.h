@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu_clock.h"
-#include "timeline.h"
-#include "trace_writer.h"
+#include "layer/gpu_clock.h"
+#include "layer/timeline.h"
+#include "tracing/trace_writer.h"
 
 /* ClockSnapshot on the device's sequence: the device clock (global id)
  * with BOOTTIME, MONOTONIC and MONOTONIC_RAW from the same reading. */

@@ -1,5 +1,5 @@
 /* gpu_clock.c — see gpu_clock.h. */
-#include "gpu_clock.h"
+#include "layer/gpu_clock.h"
 
 #include <string.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 /* handle_table.c — see handle_table.h. */
-#include "handle_table.h"
+#include "layer/handle_table.h"
 
 #include <string.h>
 

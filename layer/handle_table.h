@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "layer_interface.h"
+#include "layer/layer_interface.h"
 
 struct ht_slot {
    uint64_t key; /* 0: empty (no valid handle is 0) */

@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "layer_interface.h"
-#include "log.h"
-#include "timeline.h"
+#include "layer/layer_interface.h"
+#include "layer/log.h"
+#include "layer/timeline.h"
 
 /* What a VkResult hook returns when the next entity has no such command on
  * this device (see GT_HOOK_ENTER). No result code means "not enabled"; this

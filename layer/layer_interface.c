@@ -6,7 +6,7 @@
  * gt_instance / gt_device / gt_physical_device, and the application-allocator
  * helpers. Everything the timing feature does happens behind timeline.h.
  */
-#include "layer_interface.h"
+#include "layer/layer_interface.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "device_setup.h"
-#include "log.h"
-#include "timeline.h"
+#include "layer/config.h"
+#include "layer/device_setup.h"
+#include "layer/log.h"
+#include "layer/timeline.h"
 
 static struct gt_map instances = GT_MAP_INITIALIZER;
 static struct gt_map devices = GT_MAP_INITIALIZER;

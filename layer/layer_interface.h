@@ -15,8 +15,8 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
-#include "layer_dispatch.h"
-#include "layer_map.h"
+#include "layer/layer_dispatch.h"
+#include "layer/layer_map.h"
 
 #define GT_LAYER_NAME "VK_LAYER_GPUTRACE_timeline"
 #define GT_LAYER_DESCRIPTION "gputrace: timestamps GPU work and writes Perfetto traces"

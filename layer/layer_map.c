@@ -1,5 +1,5 @@
 /* layer_map.c — see layer_map.h. */
-#include "layer_map.h"
+#include "layer/layer_map.h"
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /* log.c — GPUTRACE_LOG / GPUTRACE_LOG_FILE handling and line output. */
-#include "log.h"
+#include "layer/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* session.c — see session.h: backend selection, the session's lifetime and
  * the registry of writer holders. */
-#include "session.h"
+#include "layer/session.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "config.h"
-#include "log.h"
+#include "layer/backend.h"
+#include "layer/config.h"
+#include "layer/log.h"
 
 atomic_bool tl_session_tracing_flag;
 atomic_uint tl_session_generation_counter;

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "trace_writer.h"
+#include "tracing/trace_writer.h"
 
 extern atomic_bool tl_session_tracing_flag;
 extern atomic_uint tl_session_generation_counter;

@@ -8,9 +8,9 @@
  * after it stops, so their queries stay consistent until they are
  * re-recorded or freed.
  */
-#include "collector.h"
-#include "log.h"
-#include "timeline_internal.h"
+#include "layer/collector.h"
+#include "layer/log.h"
+#include "layer/timeline_internal.h"
 
 static inline bool
 active(const struct tl_device *td)

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector.h"
-#include "config.h"
-#include "log.h"
-#include "timeline_internal.h"
+#include "layer/collector.h"
+#include "layer/config.h"
+#include "layer/log.h"
+#include "layer/timeline_internal.h"
 
 static atomic_uint cb_epoch = 1;
 static atomic_uint gpu_counter;

@@ -28,11 +28,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gpu_clock.h"
-#include "handle_table.h"
-#include "layer_interface.h"
-#include "session.h"
-#include "timeline.h"
+#include "layer/gpu_clock.h"
+#include "layer/handle_table.h"
+#include "layer/layer_interface.h"
+#include "layer/session.h"
+#include "layer/timeline.h"
 
 #define TL_CHUNK_QUERIES 64u    /* queries per chunk */
 #define TL_CHUNKS_PER_POOL 16u  /* chunks per VkQueryPool (1024 queries) */

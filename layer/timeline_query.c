@@ -19,8 +19,8 @@
  */
 #include <string.h>
 
-#include "log.h"
-#include "timeline_internal.h"
+#include "layer/log.h"
+#include "layer/timeline_internal.h"
 
 void
 tl_queries_init(struct tl_queries *q)

@@ -79,8 +79,8 @@
  */
 #include <string.h>
 
-#include "log.h"
-#include "timeline_internal.h"
+#include "layer/log.h"
+#include "layer/timeline_internal.h"
 
 /* From a command's pre hook to its post hook on the same thread. */
 static _Thread_local struct tl_recording *pending_rec;

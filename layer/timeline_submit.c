@@ -45,10 +45,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "emit.h"
-#include "log.h"
-#include "timeline_internal.h"
+#include "layer/collector.h"
+#include "layer/emit.h"
+#include "layer/log.h"
+#include "layer/timeline_internal.h"
 
 static atomic_uint next_submission_id = 1;
 

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tk_checks.h"
-#include "tk_report.h"
-#include "tk_svg.h"
+#include "toolkit/tk_checks.h"
+#include "toolkit/tk_report.h"
+#include "toolkit/tk_svg.h"
 
 #define PROG "gputrace-check"
 

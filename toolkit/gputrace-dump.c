@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pb_reader.h"
-#include "tk_clock_graph.h"
-#include "tk_fields.h"
-#include "tk_schema.h"
-#include "tk_trace_reader.h"
+#include "protos/pb/pb_reader.h"
+#include "toolkit/tk_clock_graph.h"
+#include "toolkit/tk_fields.h"
+#include "toolkit/tk_schema.h"
+#include "toolkit/tk_trace_reader.h"
 
 #define PROG "gputrace-dump"
 

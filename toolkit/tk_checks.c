@@ -10,7 +10,7 @@
  *   timestamp conversion (a failure drops the packet), then the payload.
  * GPU payloads are judged when read rather than after sorting, with the
  * interned data known at that point (producers intern before use). */
-#include "tk_checks.h"
+#include "toolkit/tk_checks.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_reader.h"
-#include "tk_arith.h"
-#include "tk_fastpb.h"
-#include "tk_fields.h"
-#include "tk_map.h"
-#include "tk_schema.h"
+#include "protos/pb/pb_reader.h"
+#include "toolkit/tk_arith.h"
+#include "toolkit/tk_fastpb.h"
+#include "toolkit/tk_fields.h"
+#include "toolkit/tk_map.h"
+#include "toolkit/tk_schema.h"
 
 #define SUBMIT_SLOTS (1u << 14)
 #define MAX_MACHINES 64

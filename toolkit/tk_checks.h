@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tk_clock_graph.h"
-#include "tk_stats.h"
-#include "tk_trace_reader.h"
+#include "toolkit/tk_clock_graph.h"
+#include "toolkit/tk_stats.h"
+#include "toolkit/tk_trace_reader.h"
 
 typedef enum tk_severity {
     TK_SEV_INFO,

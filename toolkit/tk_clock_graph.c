@@ -1,15 +1,15 @@
 /* Clock graph: snapshot storage, path finding, conversion with the
  * trace_processor cache, and per-clock drift/error bookkeeping.
  * See tk_clock_graph.h for the semantics this file must preserve. */
-#include "tk_clock_graph.h"
+#include "toolkit/tk_clock_graph.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tk_arith.h"
-#include "tk_map.h"
+#include "toolkit/tk_arith.h"
+#include "toolkit/tk_map.h"
 
 /* ---- wrapping arithmetic ---------------------------------------------------
  * trace_processor does these in int64_t and relies on two's complement

@@ -8,7 +8,7 @@
 #ifndef TK_FASTPB_H
 #define TK_FASTPB_H
 
-#include "pb_reader.h"
+#include "protos/pb/pb_reader.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define TK_FASTPB_WORDS 1

@@ -1,5 +1,5 @@
 /* Growth and insertion for tk_map (lookups are inline in the header). */
-#include "tk_map.h"
+#include "toolkit/tk_map.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Human, JSON and JUnit renderings of gputrace-check results. */
-#include "tk_report.h"
+#include "toolkit/tk_report.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "tk_checks.h"
+#include "toolkit/tk_checks.h"
 
 typedef struct tk_file_result {
     const char *path;  /* as given on the command line ("-" for stdin) */

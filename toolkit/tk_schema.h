@@ -4,7 +4,7 @@
 #ifndef TK_SCHEMA_H
 #define TK_SCHEMA_H
 
-#include "trace_packet.pbc.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 enum {
     /* TracePacket */

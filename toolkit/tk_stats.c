@@ -1,11 +1,11 @@
 /* Storage for tk_stats: plain counters, plus per-index lists found through
  * one hash index. */
-#include "tk_stats.h"
+#include "toolkit/tk_stats.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tk_arith.h"
+#include "toolkit/tk_arith.h"
 
 static const tk_stat_desc descs[TK_STAT_COUNT] = {
 #define TK_STAT_DESC(name, indexed, sev, src) {#name, indexed, sev, src},

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tk_arith.h"
-#include "tk_map.h"
+#include "toolkit/tk_arith.h"
+#include "toolkit/tk_map.h"
 
 typedef enum tk_stat_severity { TK_STAT_INFO, TK_STAT_DATA_LOSS, TK_STAT_ERROR } tk_stat_severity;
 typedef enum tk_stat_source { TK_SRC_TP, TK_SRC_OURS } tk_stat_source;

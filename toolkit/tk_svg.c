@@ -1,7 +1,7 @@
 /* SVG plot of clock offsets and residuals (see tk_svg.h). One panel per
  * custom clock: offset on the left, residual on the right, trace time on
  * both x axes, value ranges written next to the axes. */
-#include "tk_svg.h"
+#include "toolkit/tk_svg.h"
 
 #include <errno.h>
 #include <inttypes.h>

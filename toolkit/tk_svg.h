@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "tk_report.h"
+#include "toolkit/tk_report.h"
 
 /* Returns false with errno set on I/O errors. Clocks without points
  * (builtin ones, the trace clock) are left out; with none left the file

@@ -1,6 +1,6 @@
 /* Trace tokenizer (file, pushed chunks, memory) and the compressed_packets
  * inflater. See tk_trace_reader.h for the record rules. */
-#include "tk_trace_reader.h"
+#include "toolkit/tk_trace_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pb_reader.h"
+#include "protos/pb/pb_reader.h"
 
 /* The tag of `Trace.packet` (field 1, length-delimited). */
 #define TRACE_PACKET_TAG 0x0a

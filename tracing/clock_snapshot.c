@@ -1,9 +1,9 @@
 /* Builtin clock snapshots. */
-#include "clock_snapshot.h"
+#include "tracing/clock_snapshot.h"
 
 #include <time.h>
 
-#include "builtin_clock.pbc.h"
+#include "protos/perfetto/builtin_clock.pbc.h"
 
 static uint64_t read_ns(clockid_t id)
 {

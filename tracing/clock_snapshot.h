@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clock_snapshot.pbc.h"
+#include "protos/perfetto/clock_snapshot.pbc.h"
 
 #define CLK_NUM_BUILTIN 4
 

@@ -7,7 +7,7 @@
  * Writers wake it through the arbiter's notify hook when a quarter of the
  * SMB waits to be drained, or when they stall or flush; otherwise it polls
  * every drain period. */
-#include "inproc_backend.h"
+#include "tracing/inproc_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,12 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock_snapshot.h"
-#include "service_output.h"
-#include "smb_service.h"
+#include "tracing/clock_snapshot.h"
+#include "tracing/service_output.h"
+#include "tracing/smb_service.h"
 
-struct gt_backend {
-    gt_inproc_config cfg;
+struct inproc_backend {
+    inproc_backend_config cfg;
     char path[4096]; /* the file actually written */
     smb_arbiter *arb;
     cb_buffer *cb;
@@ -69,10 +69,10 @@ struct gt_backend {
     bool failing;
 };
 
-static void report(const gt_backend *be, gt_inproc_report_level level, const char *fmt, ...)
+static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void report(const gt_backend *be, gt_inproc_report_level level, const char *fmt, ...)
+static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt, ...)
 {
     if (!be->cfg.report)
         return;
@@ -86,7 +86,7 @@ static void report(const gt_backend *be, gt_inproc_report_level level, const cha
 
 /* ---- output (service_output.h) ------------------------------------------ */
 
-static void sync_writer_loss(gt_backend *be)
+static void sync_writer_loss(inproc_backend *be)
 {
     uint64_t lost = smb_arbiter_packets_lost(be->arb);
     cb_add_trace_writer_packet_loss(be->cb, lost - be->writer_loss_reported);
@@ -95,7 +95,7 @@ static void sync_writer_loss(gt_backend *be)
 
 /* interim: tracing goes on after this one. last_words: written on the way
  * to a signal's death, with data still in the producers. */
-static void emit_trace_stats(gt_backend *be, bool interim, bool last_words)
+static void emit_trace_stats(inproc_backend *be, bool interim, bool last_words)
 {
     sync_writer_loss(be);
     svc_session_stats ss = {
@@ -118,14 +118,14 @@ static const char *error_text(int err, char *buf, size_t cap)
 /* After each write-out: a warning for the first failure and for each new
  * errno (not one per write-out of a full disk), a note when writes work
  * again. */
-static void out_flush(gt_backend *be)
+static void out_flush(inproc_backend *be)
 {
     bool ok = svc_out_flush(&be->out);
     const svc_out *o = &be->out;
     if (o->write_failures != be->failures_reported) {
         if (!be->failing || o->last_error != be->error_reported) {
             char eb[128];
-            report(be, GT_INPROC_REPORT_WARN,
+            report(be, INPROC_BACKEND_REPORT_WARN,
                    "writing trace file %s failed: %s; %llu bytes of trace data dropped so "
                    "far (%llu failed write-out(s)), counted in its TraceStats%s",
                    be->path, error_text(o->last_error, eb, sizeof eb),
@@ -138,14 +138,14 @@ static void out_flush(gt_backend *be)
         be->failures_reported = o->write_failures;
         be->failing = true;
     } else if (ok && be->failing && be->out.file_size > 0) {
-        report(be, GT_INPROC_REPORT_INFO, "writing trace file %s works again", be->path);
+        report(be, INPROC_BACKEND_REPORT_INFO, "writing trace file %s works again", be->path);
         be->failing = false;
     }
 }
 
 /* ---- moving chunks ------------------------------------------------------ */
 
-static void drain(gt_backend *be)
+static void drain(inproc_backend *be)
 {
     smb_arbiter_take_commits(be->arb, &be->batch);
     if (svc_apply_commits(smb_arbiter_abi(be->arb), be->cb, &be->batch))
@@ -157,12 +157,12 @@ static uint32_t producer_of(void *ctx, uint16_t writer_id)
     return smb_arbiter_writer_gen(ctx, writer_id);
 }
 
-static void scrape(gt_backend *be)
+static void scrape(inproc_backend *be)
 {
     svc_scrape(smb_arbiter_abi(be->arb), be->cb, producer_of, be->arb, be->scrape_buf);
 }
 
-static void read_out(gt_backend *be, bool final_read)
+static void read_out(inproc_backend *be, bool final_read)
 {
     cb_packet p;
     cb_begin_read(be->cb, final_read);
@@ -175,7 +175,7 @@ static void read_out(gt_backend *be, bool final_read)
 /* Streaming mode writes every write_period_ms, but a burst can fill the
  * ring much sooner; reading out once half of it may be unread keeps the
  * ring from overwriting data the file never saw. */
-static bool ring_half_full(const gt_backend *be)
+static bool ring_half_full(const inproc_backend *be)
 {
     return cb_get_stats(be->cb)->bytes_written - be->written_at_last_read >
            be->cfg.buffer_size / 2;
@@ -185,7 +185,7 @@ static bool ring_half_full(const gt_backend *be)
  * around the scrape: a writer queues chunk N before it can start chunk
  * N + 2, so a scrape that saw N + 2 is followed by a drain that has N + 1,
  * and a sequence never looks like it started late. */
-static void flush_all(gt_backend *be, bool final_read)
+static void flush_all(inproc_backend *be, bool final_read)
 {
     drain(be);
     scrape(be);
@@ -203,7 +203,7 @@ static uint64_t mono_ms(void)
 /* A clock snapshot and a TraceStats. A last one that finds no room (full
  * disk, RLIMIT_FSIZE) gets some: whole packets are cut off the end of the
  * file (and counted) so the file can still tell what it lost. */
-static void write_trailer(gt_backend *be, bool interim, bool last_words)
+static void write_trailer(inproc_backend *be, bool interim, bool last_words)
 {
     svc_out_clock_snapshot(&be->out);
     emit_trace_stats(be, interim, last_words);
@@ -216,7 +216,7 @@ static void write_trailer(gt_backend *be, bool interim, bool last_words)
         emit_trace_stats(be, interim, last_words);
         out_flush(be);
         if (be->out.write_failures == failures + 1)
-            report(be, GT_INPROC_REPORT_WARN,
+            report(be, INPROC_BACKEND_REPORT_WARN,
                    "trace file %s: the last packets were cut off to make room for its "
                    "TraceStats",
                    be->path);
@@ -224,15 +224,15 @@ static void write_trailer(gt_backend *be, bool interim, bool last_words)
 }
 
 /* Everything so far and a trailer, for a signal handler waiting in
- * gt_inproc_finish_from_signal(). */
-static void serve_signal(gt_backend *be, unsigned ticket, bool last)
+ * inproc_backend_finish_from_signal(). */
+static void serve_signal(inproc_backend *be, unsigned ticket, bool last)
 {
     flush_all(be, last);
     write_trailer(be, !last, last);
     atomic_store(&be->sig_served, ticket);
 }
 
-static bool signal_pending(gt_backend *be, unsigned *ticket)
+static bool signal_pending(inproc_backend *be, unsigned *ticket)
 {
     *ticket = atomic_load(&be->sig_requested);
     return *ticket != atomic_load(&be->sig_served);
@@ -240,7 +240,7 @@ static bool signal_pending(gt_backend *be, unsigned *ticket)
 
 static void *service_main(void *arg)
 {
-    gt_backend *be = arg;
+    inproc_backend *be = arg;
     svc_out_trace_uuid(&be->out);
     svc_out_clock_snapshot(&be->out);
     out_flush(be);
@@ -326,13 +326,13 @@ static void *service_main(void *arg)
 static void notify_service(void *ctx, bool urgent)
 {
     (void)urgent;
-    gt_backend *be = ctx;
+    inproc_backend *be = ctx;
     sem_post(&be->wake);
 }
 
 /* ---- public API --------------------------------------------------------- */
 
-void gt_inproc_config_default(gt_inproc_config *cfg)
+void inproc_backend_config_default(inproc_backend_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->buffer_size = 8u << 20;
@@ -349,18 +349,18 @@ void gt_inproc_config_default(gt_inproc_config *cfg)
 
 /* Opens the file the careful way (service_output.h) and says what
  * happened. */
-static bool open_output(gt_backend *be)
+static bool open_output(inproc_backend *be)
 {
     char expanded[sizeof be->path];
     unsigned unknown = 0;
     if (!svc_out_expand_path(be->cfg.output_path, expanded, sizeof expanded, &unknown)) {
-        report(be, GT_INPROC_REPORT_WARN, "trace file name %s: too long once expanded",
+        report(be, INPROC_BACKEND_REPORT_WARN, "trace file name %s: too long once expanded",
                be->cfg.output_path);
         errno = ENAMETOOLONG;
         return false;
     }
     if (unknown)
-        report(be, GT_INPROC_REPORT_WARN,
+        report(be, INPROC_BACKEND_REPORT_WARN,
                "trace file name %s: %u unknown %%-escape(s) kept as written (known: %%p %%t "
                "%%h %%e %%%%)",
                be->cfg.output_path, unknown);
@@ -370,13 +370,13 @@ static bool open_output(gt_backend *be)
     if (f.fd < 0) {
         int err = errno;
         if (f.refused)
-            report(be, GT_INPROC_REPORT_WARN, "trace file %s %s; not writing it", f.path,
+            report(be, INPROC_BACKEND_REPORT_WARN, "trace file %s %s; not writing it", f.path,
                    f.refused);
         errno = err;
         return false;
     }
     if (f.fell_back)
-        report(be, GT_INPROC_REPORT_INFO,
+        report(be, INPROC_BACKEND_REPORT_INFO,
                "trace file %s is being written by another process; writing %s instead",
                expanded, f.path);
     svc_out_init(&be->out, f.fd);
@@ -389,7 +389,7 @@ static bool open_output(gt_backend *be)
  * never be waiting on itself, and SIGXFSZ (a write past RLIMIT_FSIZE)
  * stays pending on it instead of killing the process: the write just
  * fails with EFBIG. Faults stay deliverable. */
-static int start_thread(gt_backend *be)
+static int start_thread(inproc_backend *be)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -402,15 +402,15 @@ static int start_thread(gt_backend *be)
     return rc;
 }
 
-gt_backend *gt_inproc_create(const gt_inproc_config *cfg)
+inproc_backend *inproc_backend_create(const inproc_backend_config *cfg)
 {
     if (!cfg || !cfg->output_path) {
         errno = EINVAL;
         return NULL;
     }
-    gt_inproc_config d;
-    gt_inproc_config_default(&d);
-    gt_backend *be = calloc(1, sizeof *be);
+    inproc_backend_config d;
+    inproc_backend_config_default(&d);
+    inproc_backend *be = calloc(1, sizeof *be);
     if (!be)
         return NULL;
     be->cfg = *cfg;
@@ -488,27 +488,27 @@ fail: {
 }
 }
 
-const char *gt_inproc_output_path(const gt_backend *be)
+const char *inproc_backend_output_path(const inproc_backend *be)
 {
     return be->path;
 }
 
-tw_writer *gt_inproc_new_writer(gt_backend *be)
+tw_writer *inproc_backend_new_writer(inproc_backend *be)
 {
     return tw_create(be->arb, &be->writer_cfg);
 }
 
-tw_writer *gt_inproc_new_writer_with(gt_backend *be, const tw_config *cfg)
+tw_writer *inproc_backend_new_writer_with(inproc_backend *be, const tw_config *cfg)
 {
     return tw_create(be->arb, cfg ? cfg : &be->writer_cfg);
 }
 
-smb_arbiter *gt_inproc_arbiter(gt_backend *be)
+smb_arbiter *inproc_backend_arbiter(inproc_backend *be)
 {
     return be->arb;
 }
 
-bool gt_inproc_flush(gt_backend *be, uint32_t timeout_ms)
+bool inproc_backend_flush(inproc_backend *be, uint32_t timeout_ms)
 {
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -534,7 +534,7 @@ bool gt_inproc_flush(gt_backend *be, uint32_t timeout_ms)
     return ok;
 }
 
-bool gt_inproc_finish_from_signal(gt_backend *be, bool last, uint32_t timeout_ms)
+bool inproc_backend_finish_from_signal(inproc_backend *be, bool last, uint32_t timeout_ms)
 {
     /* Only atomics, sem_post, clock_gettime and nanosleep: all
      * async-signal-safe (POSIX). A handler never takes be->mu: the thread
@@ -566,7 +566,7 @@ bool gt_inproc_finish_from_signal(gt_backend *be, bool last, uint32_t timeout_ms
     }
 }
 
-bool gt_inproc_stop(gt_backend *be)
+bool inproc_backend_stop(inproc_backend *be)
 {
     if (!be)
         return true;
@@ -578,7 +578,7 @@ bool gt_inproc_stop(gt_backend *be)
         pthread_join(be->thread, NULL);
         be->thread_running = false;
         if (be->out.write_failures)
-            report(be, GT_INPROC_REPORT_WARN,
+            report(be, INPROC_BACKEND_REPORT_WARN,
                    "trace file %s: %llu write-out(s) failed, %llu bytes of trace data "
                    "dropped%s",
                    be->path, (unsigned long long)be->out.write_failures,
@@ -588,11 +588,11 @@ bool gt_inproc_stop(gt_backend *be)
     return !be->out.io_error;
 }
 
-bool gt_inproc_destroy(gt_backend *be)
+bool inproc_backend_destroy(inproc_backend *be)
 {
     if (!be)
         return true;
-    gt_inproc_stop(be);
+    inproc_backend_stop(be);
     bool ok = svc_out_close(&be->out);
     free(be->scrape_buf);
     smb_commit_batch_free(&be->batch);

@@ -19,21 +19,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "service_output.h"
-#include "smb_arbiter.h"
-#include "trace_buffer.h"
-#include "trace_writer.h"
+#include "tracing/service_output.h"
+#include "tracing/smb_arbiter.h"
+#include "tracing/trace_buffer.h"
+#include "tracing/trace_writer.h"
 
 /* What the backend has to say about its file (the caller decides where it
  * goes: the layer's logger, stderr...). */
-typedef enum gt_inproc_report_level {
-    GT_INPROC_REPORT_WARN,
-    GT_INPROC_REPORT_INFO,
-} gt_inproc_report_level;
+typedef enum inproc_backend_report_level {
+    INPROC_BACKEND_REPORT_WARN,
+    INPROC_BACKEND_REPORT_INFO,
+} inproc_backend_report_level;
 
-typedef void (*gt_inproc_report_fn)(void *ctx, gt_inproc_report_level level, const char *msg);
+typedef void (*inproc_backend_report_fn)(void *ctx, inproc_backend_report_level level, const char *msg);
 
-typedef struct gt_inproc_config {
+typedef struct inproc_backend_config {
     /* The trace file; may hold the escapes of svc_out_expand_path() (%p,
      * %t, %h, %e, %%) and is opened by svc_out_create_file(): no links,
      * FIFOs or devices; a file another process is writing is left alone
@@ -42,7 +42,7 @@ typedef struct gt_inproc_config {
     /* Optional: open outcome, failed writes (first one, each new errno, a
      * summary at the end), recovery. Called from the creating thread and
      * from the I/O thread. */
-    gt_inproc_report_fn report;
+    inproc_backend_report_fn report;
     void *report_ctx;
     size_t buffer_size;          /* central buffer; default 8 MiB */
     cb_fill_policy fill_policy;  /* default CB_RING_BUFFER */
@@ -58,15 +58,15 @@ typedef struct gt_inproc_config {
     uint32_t drain_period_ms;
     /* Default 10000 ms, as traced. */
     uint32_t clock_snapshot_period_ms;
-    /* Defaults for gt_inproc_new_writer(). */
+    /* Defaults for inproc_backend_new_writer(). */
     smb_exhausted_policy writer_policy; /* default SMB_POLICY_DROP */
     uint32_t stall_timeout_ms;          /* default 100 ms */
-} gt_inproc_config;
+} inproc_backend_config;
 
-typedef struct gt_backend gt_backend;
+typedef struct inproc_backend inproc_backend;
 
 /* Fills `cfg` with the defaults above (output_path NULL). */
-void gt_inproc_config_default(gt_inproc_config *cfg);
+void inproc_backend_config_default(inproc_backend_config *cfg);
 
 /* Opens the output file (see output_path) and starts the background
  * thread, which blocks every asynchronous signal (the application's
@@ -74,20 +74,20 @@ void gt_inproc_config_default(gt_inproc_config *cfg);
  * instead of killing the process with SIGXFSZ). NULL on error (errno set;
  * a refused path is reported through cfg->report). Zeroed fields of `cfg`
  * take their defaults. */
-gt_backend *gt_inproc_create(const gt_inproc_config *cfg);
+inproc_backend *inproc_backend_create(const inproc_backend_config *cfg);
 
 /* The file actually written (expanded, maybe the per-pid fallback). */
-const char *gt_inproc_output_path(const gt_backend *be);
+const char *inproc_backend_output_path(const inproc_backend *be);
 
 /* A trace writer bound to a fresh writer ID (its own packet sequence).
- * Destroy it with tw_destroy() before gt_inproc_destroy(). */
-tw_writer *gt_inproc_new_writer(gt_backend *be);
-tw_writer *gt_inproc_new_writer_with(gt_backend *be, const tw_config *cfg);
+ * Destroy it with tw_destroy() before inproc_backend_destroy(). */
+tw_writer *inproc_backend_new_writer(inproc_backend *be);
+tw_writer *inproc_backend_new_writer_with(inproc_backend *be, const tw_config *cfg);
 
 /* Makes everything written so far reach the file: commits pending chunks,
  * copies the finished packets of chunks still being written, writes out.
  * Blocks the caller (not the writers) until done or timeout. */
-bool gt_inproc_flush(gt_backend *be, uint32_t timeout_ms);
+bool inproc_backend_flush(inproc_backend *be, uint32_t timeout_ms);
 
 /* Async-signal-safe: from a signal handler, asks the I/O thread to write
  * out everything committed so far, a clock snapshot and a TraceStats, and
@@ -97,19 +97,19 @@ bool gt_inproc_flush(gt_backend *be, uint32_t timeout_ms);
  * still in the producers is lost) and nothing is written afterwards.
  * Otherwise tracing goes on and the TraceStats is an interim one. True
  * when done in time (or the I/O thread had already ended). */
-bool gt_inproc_finish_from_signal(gt_backend *be, bool last, uint32_t timeout_ms);
+bool inproc_backend_finish_from_signal(inproc_backend *be, bool last, uint32_t timeout_ms);
 
 /* Final flush (packets that can never complete are dropped and marked),
  * last clock snapshot, TraceStats; joins the I/O thread. The backend stays
- * valid (gt_inproc_finish_from_signal returns at once) until destroyed.
+ * valid (inproc_backend_finish_from_signal returns at once) until destroyed.
  * Idempotent. True when every write so far succeeded. */
-bool gt_inproc_stop(gt_backend *be);
+bool inproc_backend_stop(inproc_backend *be);
 
-/* gt_inproc_stop() if not done yet, close, free. True when every write
+/* inproc_backend_stop() if not done yet, close, free. True when every write
  * succeeded. */
-bool gt_inproc_destroy(gt_backend *be);
+bool inproc_backend_destroy(inproc_backend *be);
 
 /* The arbiter, for callers that create writers themselves. */
-smb_arbiter *gt_inproc_arbiter(gt_backend *be);
+smb_arbiter *inproc_backend_arbiter(inproc_backend *be);
 
 #endif /* INPROC_BACKEND_H */

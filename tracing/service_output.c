@@ -1,5 +1,5 @@
 /* .pftrace output for the service side (in-process backend, gputrace-service). */
-#include "service_output.h"
+#include "tracing/service_output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock_snapshot.h"
-#include "trace.pbc.h"
-#include "trace_packet.pbc.h"
+#include "tracing/clock_snapshot.h"
+#include "protos/perfetto/trace.pbc.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 #define OUT_FLUSH_BYTES (1u << 20)
 

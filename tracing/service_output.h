@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pb_heap.h"
-#include "trace_buffer.h"
+#include "protos/pb/pb_heap.h"
+#include "tracing/trace_buffer.h"
 
 /* Service-owned sequence; writers get 2, 3, ... */
 #define GT_SERVICE_SEQUENCE_ID 1u

@@ -2,7 +2,7 @@
  * page header word; chunk headers are published around it with the orders
  * documented in smb_abi.h. Nothing here trusts the shared memory: a peer may
  * change any byte at any time, so failures are reported, never asserted. */
-#include "smb_abi.h"
+#include "tracing/smb_abi.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * guards the queue and serializes chunk searches; the chunk states
  * themselves are atomic in the SMB (the service changes them without this
  * lock, possibly from another process). */
-#include "smb_arbiter.h"
+#include "tracing/smb_arbiter.h"
 
 #include <pthread.h>
 #include <stdlib.h>

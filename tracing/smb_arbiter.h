@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "smb_abi.h"
+#include "tracing/smb_abi.h"
 
 typedef enum smb_exhausted_policy {
     /* Never block: the packet is lost, counted, and the next packet that

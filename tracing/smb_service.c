@@ -1,5 +1,5 @@
 /* Service side of an SMB: chunk moves, patches, scraping. */
-#include "smb_service.h"
+#include "tracing/smb_service.h"
 
 #include <string.h>
 

@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "smb_abi.h"
-#include "smb_arbiter.h"
-#include "trace_buffer.h"
+#include "tracing/smb_abi.h"
+#include "tracing/smb_arbiter.h"
+#include "tracing/trace_buffer.h"
 
 /* COMPLETE -> BEING_READ, copy into `cb` under `producer_id`, -> FREE.
  * False (counted as an ABI violation) when the chunk was not complete. */

@@ -6,13 +6,13 @@
  * of 16 bytes, back to back. A zero header marks the never-written tail. The
  * write cursor overwrites the oldest records; a padding record fills the end
  * when the next chunk does not fit before it. */
-#include "trace_buffer.h"
+#include "tracing/trace_buffer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_reader.h"
-#include "trace_packet.pbc.h"
+#include "protos/pb/pb_reader.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 #define REC_HDR 16u
 #define MIN_BUFFER 4096u

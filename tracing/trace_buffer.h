@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "smb_abi.h"
+#include "tracing/smb_abi.h"
 
 typedef enum cb_fill_policy {
     CB_RING_BUFFER = 0, /* overwrite the oldest chunks */

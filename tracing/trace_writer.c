@@ -6,7 +6,7 @@
  * chunk fills up: the next chunk is acquired first, so that if none can be
  * had the fragment already in the old chunk can still be stamped "drop this
  * packet" before the old chunk is handed over. */
-#include "trace_writer.h"
+#include "tracing/trace_writer.h"
 
 #include <stdlib.h>
 #include <string.h>

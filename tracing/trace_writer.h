@@ -26,8 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "smb_arbiter.h"
-#include "trace_packet.pbc.h"
+#include "tracing/smb_arbiter.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 typedef struct tw_writer tw_writer;
 

@@ -6,13 +6,13 @@
  * and counts repeated children so their arrays are allocated once; the
  * second decodes the children. The reader never copies, so a second pass
  * costs one more walk over the tags. */
-#include "pbc_model.h"
+#include "protos/codegen/pbc_model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_reader.h"
+#include "protos/pb/pb_reader.h"
 
 /* ---- arena --------------------------------------------------------------- */
 

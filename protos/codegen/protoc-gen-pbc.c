@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_heap.h"
-#include "pbc_model.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/codegen/pbc_model.h"
 
 static uint8_t *read_all(FILE *f, size_t *len)
 {

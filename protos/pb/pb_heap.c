@@ -1,5 +1,5 @@
 /* Slice management for pb_heap_buffer. */
-#include "pb_heap.h"
+#include "protos/pb/pb_heap.h"
 
 #include <stdlib.h>
 

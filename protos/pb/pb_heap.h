@@ -5,7 +5,7 @@
 #ifndef PB_HEAP_H
 #define PB_HEAP_H
 
-#include "pb_writer.h"
+#include "protos/pb/pb_writer.h"
 
 typedef struct pb_heap_slice pb_heap_slice;
 

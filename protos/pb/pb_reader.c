@@ -1,5 +1,5 @@
 /* Out-of-line reader helpers: error names and whole-span validation. */
-#include "pb_reader.h"
+#include "protos/pb/pb_reader.h"
 
 const char *pb_error_str(pb_error err)
 {

@@ -7,7 +7,7 @@
 #ifndef PB_READER_H
 #define PB_READER_H
 
-#include "pb_wire.h"
+#include "protos/pb/pb_wire.h"
 
 /* Deep enough for every Perfetto message; shallow enough for any stack. */
 #define PB_MAX_DEPTH 64

@@ -1,6 +1,6 @@
 /* Out-of-line parts of the writer: buffer switching (the only slow path),
  * nested-message bookkeeping and packed fields. */
-#include "pb_writer.h"
+#include "protos/pb/pb_writer.h"
 
 void pb_stream_init(pb_stream *s, const pb_stream_delegate *delegate)
 {

@@ -16,7 +16,7 @@
 #define PB_WRITER_H
 
 #include <assert.h>
-#include "pb_wire.h"
+#include "protos/pb/pb_wire.h"
 
 /* Smallest buffer a delegate may hand out: room for any tag plus a reserved
  * size field, so a nested header always fits in one buffer. */

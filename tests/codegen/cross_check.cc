@@ -11,7 +11,7 @@
 #include <string>
 
 #include "pbtest.pb.h"
-#include "pbtest_fill.h"
+#include "tests/codegen/pbtest_fill.h"
 
 namespace {
 

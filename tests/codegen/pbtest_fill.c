@@ -2,13 +2,13 @@
  * serialized bytes with the generated decoders (see pbtest_fill.h). Fields
  * are written in field-number order, as libprotobuf serializes them, so the
  * cross-check can also compare bytes. */
-#include "pbtest_fill.h"
+#include "tests/codegen/pbtest_fill.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_heap.h"
+#include "protos/pb/pb_heap.h"
 #include "pbtest.pbc.h"
 
 const uint8_t pbt_f_bytes[PBT_F_BYTES_LEN] = {0x00, 0xff};

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "pb_heap.h"
+#include "protos/pb/pb_heap.h"
 #include "pbtest.pbc.h"
 #include "pbtest3.pbc.h"
-#include "pbtest_fill.h"
+#include "tests/codegen/pbtest_fill.h"
 
 /* Slice sizes that put buffer switches at many different offsets; 64 KiB
  * keeps every reference message in one slice (the fast paths only). */

@@ -36,9 +36,9 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
-#include "fault_model.h"
-#include "reuse_check.h"
-#include "test_layer_objects.h"
+#include "tests/faultlayer/fault_model.h"
+#include "tests/faultlayer/reuse_check.h"
+#include "tests/common/test_layer_objects.h"
 
 #define FL_LAYER_NAME "VK_LAYER_GPUTRACE_clockfault"
 #define FL_STACK_QUERIES 64

@@ -1,5 +1,5 @@
 /* fault_model.c — see fault_model.h. */
-#include "fault_model.h"
+#include "tests/faultlayer/fault_model.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -31,12 +31,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock_snapshot.pbc.h"
-#include "fault_model.h"
-#include "gpu_render_stage_event.pbc.h"
-#include "tk_clock_graph.h"
-#include "tk_trace_reader.h"
-#include "trace_packet.pbc.h"
+#include "protos/perfetto/clock_snapshot.pbc.h"
+#include "tests/faultlayer/fault_model.h"
+#include "protos/perfetto/gpu_render_stage_event.pbc.h"
+#include "toolkit/tk_clock_graph.h"
+#include "toolkit/tk_trace_reader.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 #define MAX_SNAPSHOT_CLOCKS 64
 

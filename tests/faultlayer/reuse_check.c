@@ -1,5 +1,5 @@
 /* reuse_check.c — see reuse_check.h. */
-#include "reuse_check.h"
+#include "tests/faultlayer/reuse_check.h"
 
 #include <inttypes.h>
 #include <pthread.h>

@@ -42,12 +42,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "commit_data_request.pbc.h"
-#include "data_source_config.pbc.h"
-#include "data_source_descriptor.pbc.h"
-#include "ipc_host.h"
-#include "producer_port.pbc.h"
-#include "smb_abi.h"
+#include "protos/perfetto/commit_data_request.pbc.h"
+#include "protos/perfetto/data_source_config.pbc.h"
+#include "protos/perfetto/data_source_descriptor.pbc.h"
+#include "tracing/ipc/ipc_host.h"
+#include "protos/perfetto/producer_port.pbc.h"
+#include "tracing/smb_abi.h"
 
 /* ProducerPort's methods in producer_port.proto order; ipc_host numbers
  * them from 1, as Perfetto's host does. */

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The logger first; then config.c with its warnings routed through a
  * counter in front of the real gt_log(). */
-#include "../../layer/log.c"
+#include "layer/log.c"
 
 static size_t warnings;
 
@@ -43,7 +43,7 @@ static const char *fuzz_getenv(const char *name);
 
 #define gt_log counting_gt_log
 #define getenv fuzz_getenv
-#include "../../layer/config.c"
+#include "layer/config.c"
 #undef getenv
 #undef gt_log
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data_source_config.pbc.h"
-#include "producer_cmd.h"
+#include "protos/perfetto/data_source_config.pbc.h"
+#include "tracing/ipc/producer_cmd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *name = malloc(name_cap);
         if (!name)
             return 0;
-        gt_ds_config cfg;
+        ipc_producer_ds_config cfg;
         if (producer_parse_ds_config(c.config, &cfg, name, name_cap)) {
             /* The name as the generated decoder sees it, cut to fit. */
             perfetto_protos_DataSourceConfig_view v;

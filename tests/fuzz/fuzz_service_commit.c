@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_reader.h"
-#include "service_session.h"
-#include "smb_abi.h"
-#include "smb_service.h"
-#include "trace_buffer.h"
-#include "trace_packet.pbc.h"
+#include "protos/pb/pb_reader.h"
+#include "tracing/ipc/service_session.h"
+#include "tracing/smb_abi.h"
+#include "tracing/smb_service.h"
+#include "tracing/trace_buffer.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 /* Every header of the program before the renaming macros below. */
-#include "pb_reader.h"
-#include "tk_clock_graph.h"
-#include "tk_fields.h"
-#include "tk_schema.h"
-#include "tk_trace_reader.h"
+#include "protos/pb/pb_reader.h"
+#include "toolkit/tk_clock_graph.h"
+#include "toolkit/tk_fields.h"
+#include "toolkit/tk_schema.h"
+#include "toolkit/tk_trace_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int gputrace_dump_main(int argc, char **argv);
@@ -34,7 +34,7 @@ static FILE *quiet_out, *quiet_err;
 #define printf(...) fprintf(quiet_out, __VA_ARGS__)
 #define putchar(c) fputc((c), quiet_out)
 #define main gputrace_dump_main
-#include "../../toolkit/gputrace-dump.c"
+#include "toolkit/gputrace-dump.c"
 #undef main
 #undef putchar
 #undef printf

@@ -18,13 +18,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "commit_data_request.pbc.h"
-#include "gpu_render_stage_event.pbc.h"
-#include "pb_heap.h"
-#include "producer_port.pbc.h"
-#include "smb_arbiter.h"
-#include "test_event.pbc.h"
-#include "trace_writer.h"
+#include "protos/perfetto/commit_data_request.pbc.h"
+#include "protos/perfetto/gpu_render_stage_event.pbc.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/perfetto/producer_port.pbc.h"
+#include "tracing/smb_arbiter.h"
+#include "protos/perfetto/test_event.pbc.h"
+#include "tracing/trace_writer.h"
 
 static const char *out_dir;
 

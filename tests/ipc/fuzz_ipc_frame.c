@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ipc_frame.h"
-#include "producer_cmd.h"
-#include "service_session.h"
+#include "tracing/ipc/ipc_frame.h"
+#include "tracing/ipc/producer_cmd.h"
+#include "tracing/ipc/service_session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -43,7 +43,7 @@ static void decode_body(pb_bytes body)
     producer_cmd c;
     if (producer_cmd_parse(body.data, body.size, &c)) {
         producer_cmd_for_each_id(&c, sink_id, &acc);
-        gt_ds_config cfg;
+        ipc_producer_ds_config cfg;
         char name[64];
         producer_parse_ds_config(c.config, &cfg, name, sizeof name);
     }

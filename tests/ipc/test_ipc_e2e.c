@@ -18,11 +18,11 @@
 
 #include <cmocka.h>
 
-#include "ipc_conn.h"
-#include "producer.h"
-#include "stress_payload.h"
-#include "test_event.pbc.h"
-#include "ti_util.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "tracing/ipc/producer.h"
+#include "tests/stress/stress_payload.h"
+#include "protos/perfetto/test_event.pbc.h"
+#include "tests/ipc/ti_util.h"
 
 static const char *g_service;
 static const char *g_stress;
@@ -199,7 +199,7 @@ typedef struct live {
 } live;
 
 /* Runs on the producer thread: no cmocka asserts here. */
-static void live_start(void *user, uint64_t id, const gt_ds_config *cfg)
+static void live_start(void *user, uint64_t id, const ipc_producer_ds_config *cfg)
 {
     live *l = user;
     pthread_mutex_lock(&l->mu);
@@ -233,9 +233,9 @@ static bool wait_starts(live *l, int n, uint32_t ms)
     }
 }
 
-static void write_n(gt_producer *p, uint64_t instance, uint64_t n)
+static void write_n(ipc_producer *p, uint64_t instance, uint64_t n)
 {
-    tw_writer *tw = gt_producer_new_writer(p, instance);
+    tw_writer *tw = ipc_producer_new_writer(p, instance);
     assert_non_null(tw);
     uint8_t payload[256];
     for (uint64_t i = 0; i < n; i++) {
@@ -250,8 +250,8 @@ static void write_n(gt_producer *p, uint64_t instance, uint64_t n)
         perfetto_protos_TestEvent_end(&ev);
         tw_end_packet(tw);
     }
-    gt_producer_release_writer(p, tw);
-    assert_true(gt_producer_sync(p, 5000));
+    ipc_producer_release_writer(p, tw);
+    assert_true(ipc_producer_sync(p, 5000));
 }
 
 static void test_reconnect_after_restart(void **state)
@@ -261,14 +261,14 @@ static void test_reconnect_after_restart(void **state)
     char *out1 = ti_temp_path("restart1", ".pftrace");
     char *out2 = ti_temp_path("restart2", ".pftrace");
     live l = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    gt_data_source ds = {
+    ipc_producer_data_source ds = {
         .name = "gputrace.stress",
         .user = &l,
         .policy = SMB_POLICY_STALL,
         .on_start = live_start,
         .on_stop = live_stop,
     };
-    gt_producer_config pc = {
+    ipc_producer_config pc = {
         .socket_path = sock,
         .data_sources = &ds,
         .num_data_sources = 1,
@@ -276,33 +276,33 @@ static void test_reconnect_after_restart(void **state)
         .reconnect_max_ms = 200,
         .stall_timeout_ms = 10000, /* lossless even on a loaded machine */
     };
-    gt_producer *p = gt_producer_create(&pc);
+    ipc_producer *p = ipc_producer_create(&pc);
     assert_non_null(p);
-    const _Atomic uint32_t *en = gt_producer_enabled_flag(p, 0);
-    assert_false(gt_producer_enabled(en)); /* no service: tracing off */
+    const _Atomic uint32_t *en = ipc_producer_enabled_flag(p, 0);
+    assert_false(ipc_producer_enabled(en)); /* no service: tracing off */
 
     pid_t svc = ti_start_service(g_service, sock, out1, NULL);
     assert_true(svc > 0);
     assert_true(wait_starts(&l, 1, 5000));
-    assert_true(gt_producer_enabled(en));
+    assert_true(ipc_producer_enabled(en));
     write_n(p, l.instance, 500);
     assert_true(ti_stop_service(svc));
 
     /* The service is gone: the instance was stopped, the flag is off. */
     uint64_t until = ipc_now_ms() + 3000;
-    while (gt_producer_enabled(en) && ipc_now_ms() < until)
+    while (ipc_producer_enabled(en) && ipc_now_ms() < until)
         ti_sleep_ms(10);
-    assert_false(gt_producer_enabled(en));
-    assert_null(gt_producer_new_writer(p, l.instance));
+    assert_false(ipc_producer_enabled(en));
+    assert_null(ipc_producer_new_writer(p, l.instance));
 
     svc = ti_start_service(g_service, sock, out2, NULL);
     assert_true(svc > 0);
     assert_true(wait_starts(&l, 2, 5000));
     write_n(p, l.instance, 700);
     assert_true(ti_stop_service(svc));
-    gt_producer_stats st;
-    gt_producer_get_stats(p, &st);
-    gt_producer_destroy(p);
+    ipc_producer_stats st;
+    ipc_producer_get_stats(p, &st);
+    ipc_producer_destroy(p);
     assert_true(st.connections >= 2);
     assert_true(st.disconnects >= 1);
     assert_int_equal(l.stops, 2);

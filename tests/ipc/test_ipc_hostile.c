@@ -51,13 +51,13 @@
 
 #include <cmocka.h>
 
-#include "commit_data_request.pbc.h"
-#include "data_source_descriptor.pbc.h"
-#include "ipc_conn.h"
-#include "ipc_frame.h"
-#include "producer.h"
-#include "producer_port.pbc.h"
-#include "ti_util.h"
+#include "protos/perfetto/commit_data_request.pbc.h"
+#include "protos/perfetto/data_source_descriptor.pbc.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "tracing/ipc/ipc_frame.h"
+#include "tracing/ipc/producer.h"
+#include "protos/perfetto/producer_port.pbc.h"
+#include "tests/ipc/ti_util.h"
 
 static const char *g_service;
 static const char *g_stress;
@@ -443,7 +443,7 @@ static void fake_stop(fake *f)
 static _Atomic int g_starts;
 static _Atomic bool g_start_bad;
 
-static void count_start(void *user, uint64_t id, const gt_ds_config *cfg)
+static void count_start(void *user, uint64_t id, const ipc_producer_ds_config *cfg)
 {
     (void)user;
     if (id != 77 || cfg->target_buffer != 3)
@@ -451,10 +451,10 @@ static void count_start(void *user, uint64_t id, const gt_ds_config *cfg)
     atomic_fetch_add(&g_starts, 1);
 }
 
-static gt_producer *make_producer(const char *path)
+static ipc_producer *make_producer(const char *path)
 {
-    static const gt_data_source ds = {.name = "gputrace.hostile", .on_start = count_start};
-    gt_producer_config pc = {
+    static const ipc_producer_data_source ds = {.name = "gputrace.hostile", .on_start = count_start};
+    ipc_producer_config pc = {
         .socket_path = path,
         .data_sources = &ds,
         .num_data_sources = 1,
@@ -462,7 +462,7 @@ static gt_producer *make_producer(const char *path)
         .reconnect_min_ms = 50,
         .reconnect_max_ms = 100,
     };
-    gt_producer *p = gt_producer_create(&pc);
+    ipc_producer *p = ipc_producer_create(&pc);
     assert_non_null(p);
     return p;
 }
@@ -474,20 +474,20 @@ static void run_hostile(fake_mode mode)
     fake f;
     fake_start(&f, mode, path);
     atomic_store(&g_starts, 0);
-    gt_producer *p = make_producer(path);
+    ipc_producer *p = make_producer(path);
     uint64_t until = ipc_now_ms() + 5000;
     while (atomic_load(&f.connections) < 2 && ipc_now_ms() < until)
         ti_sleep_ms(10);
     assert_true(atomic_load(&f.connections) >= 2);
-    assert_false(gt_producer_enabled(gt_producer_enabled_flag(p, 0)));
+    assert_false(ipc_producer_enabled(ipc_producer_enabled_flag(p, 0)));
     /* Nothing was started on a connection given up on, not even by a
      * command that came in the same read as the one refused. */
     assert_int_equal(atomic_load(&g_starts), 0);
-    gt_producer_stats st;
-    gt_producer_get_stats(p, &st);
+    ipc_producer_stats st;
+    ipc_producer_get_stats(p, &st);
     assert_int_equal(st.connections, mode >= F_SETUP_NO_FD ? st.connections : 0);
     uint64_t t0 = ipc_now_ms();
-    gt_producer_destroy(p);
+    ipc_producer_destroy(p);
     assert_true(ipc_now_ms() - t0 < 2000); /* never hangs the host */
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
@@ -518,22 +518,22 @@ static void test_good_fake_ids_by_name(void **state)
     fake f;
     fake_start(&f, F_GOOD, path);
     atomic_store(&g_starts, 0);
-    gt_producer *p = make_producer(path);
+    ipc_producer *p = make_producer(path);
     uint64_t until = ipc_now_ms() + 5000;
     while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
         ti_sleep_ms(10);
     assert_int_equal(atomic_load(&g_starts), 1);
-    assert_true(gt_producer_enabled(gt_producer_enabled_flag(p, 0)));
-    tw_writer *tw = gt_producer_new_writer(p, 77);
+    assert_true(ipc_producer_enabled(ipc_producer_enabled_flag(p, 0)));
+    tw_writer *tw = ipc_producer_new_writer(p, 77);
     assert_non_null(tw);
     perfetto_protos_TracePacket pkt;
     tw_begin_packet(tw, &pkt);
     perfetto_protos_TracePacket_set_timestamp(&pkt, 1);
     tw_end_packet(tw);
-    gt_producer_release_writer(p, tw);
+    ipc_producer_release_writer(p, tw);
     ti_sleep_ms(400); /* longer than io_timeout: a wrong id would show */
-    gt_producer_stats st;
-    gt_producer_get_stats(p, &st);
+    ipc_producer_stats st;
+    ipc_producer_get_stats(p, &st);
     assert_int_equal(atomic_load(&f.connections), 1);
     assert_int_equal(st.connections, 1);
     assert_int_equal(st.protocol_errors, 0);
@@ -541,7 +541,7 @@ static void test_good_fake_ids_by_name(void **state)
     assert_true(atomic_load(&f.commits) >= 1);
     assert_int_equal(atomic_load(&f.registers), 1);
     assert_false(atomic_load(&g_start_bad));
-    gt_producer_destroy(p);
+    ipc_producer_destroy(p);
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
     unlink(path);
@@ -559,15 +559,15 @@ static void test_producer_slow_reader(void **state)
     fake f;
     fake_start(&f, F_SLOW_READER, path);
     atomic_store(&g_starts, 0);
-    gt_producer *p = make_producer(path);
+    ipc_producer *p = make_producer(path);
     uint64_t until = ipc_now_ms() + 5000;
     while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
         ti_sleep_ms(10);
     assert_int_equal(atomic_load(&g_starts), 1);
     for (int i = 0; i < 40000; i++) {
-        tw_writer *tw = gt_producer_new_writer(p, 77);
+        tw_writer *tw = ipc_producer_new_writer(p, 77);
         assert_non_null(tw);
-        gt_producer_release_writer(p, tw);
+        ipc_producer_release_writer(p, tw);
     }
     /* About 2 MB of requests read at 800 KB/s: the kernel frees socket
      * memory skb by skb (up to ~100 KB), so each step of progress takes
@@ -584,15 +584,15 @@ static void test_producer_slow_reader(void **state)
         }
         ti_sleep_ms(50);
     }
-    gt_producer_stats st;
-    gt_producer_get_stats(p, &st);
+    ipc_producer_stats st;
+    ipc_producer_get_stats(p, &st);
     fprintf(stderr, "slow service read %llu bytes; producer disconnects %llu\n",
             (unsigned long long)atomic_load(&f.slow_bytes), (unsigned long long)st.disconnects);
     assert_true(atomic_load(&f.slow_bytes) > 1500000); /* several times io_timeout at 800 KB/s */
     assert_int_equal(st.disconnects, 0);
     assert_int_equal(st.connections, 1);
     assert_int_equal(atomic_load(&f.connections), 1);
-    gt_producer_destroy(p);
+    ipc_producer_destroy(p);
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
     unlink(path);
@@ -601,35 +601,35 @@ static void test_producer_slow_reader(void **state)
 
 /* A producer with the default io_timeout (5 s), as the layer has, started
  * by a fake in `mode`; `churn` writers created and released (two requests
- * each) right before the stop. Returns how long gt_producer_stop() took. */
+ * each) right before the stop. Returns how long ipc_producer_stop() took. */
 static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fake *f,
-                                 gt_producer_stats *st)
+                                 ipc_producer_stats *st)
 {
     char *path = ti_temp_path(tag, ".sock");
     fake_start(f, mode, path);
     atomic_store(&g_starts, 0);
-    static const gt_data_source ds = {.name = "gputrace.hostile", .on_start = count_start};
-    gt_producer_config pc = {
+    static const ipc_producer_data_source ds = {.name = "gputrace.hostile", .on_start = count_start};
+    ipc_producer_config pc = {
         .socket_path = path,
         .data_sources = &ds,
         .num_data_sources = 1,
     };
-    gt_producer *p = gt_producer_create(&pc);
+    ipc_producer *p = ipc_producer_create(&pc);
     assert_non_null(p);
     uint64_t until = ipc_now_ms() + 5000;
     while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
         ti_sleep_ms(10);
     assert_int_equal(atomic_load(&g_starts), 1);
     for (int i = 0; i < churn; i++) {
-        tw_writer *tw = gt_producer_new_writer(p, 77);
+        tw_writer *tw = ipc_producer_new_writer(p, 77);
         assert_non_null(tw);
-        gt_producer_release_writer(p, tw);
+        ipc_producer_release_writer(p, tw);
     }
     uint64_t t0 = ipc_now_ms();
-    gt_producer_stop(p);
+    ipc_producer_stop(p);
     uint64_t took = ipc_now_ms() - t0;
-    gt_producer_get_stats(p, st);
-    gt_producer_destroy(p);
+    ipc_producer_get_stats(p, st);
+    ipc_producer_destroy(p);
     fprintf(stderr, "%s: stop took %llu ms; farewells cut %llu, %llu bytes unsent\n", tag,
             (unsigned long long)took, (unsigned long long)st->farewells_cut,
             (unsigned long long)st->farewell_bytes_unsent);
@@ -646,16 +646,16 @@ static void test_producer_stop_deaf_service(void **state)
 {
     (void)state;
     fake f;
-    gt_producer_stats st;
+    ipc_producer_stats st;
     uint64_t took = stop_after_churn(F_DEAF, "fakedeaf", 40000, &f, &st);
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
     assert_int_equal(st.connections, 1);
     assert_int_equal(st.farewells_cut, 1);
     assert_true(st.farewell_bytes_unsent > 0);
-    /* GT_PRODUCER_FAREWELL_MS plus generous slack for a loaded machine;
+    /* IPC_PRODUCER_FAREWELL_MS plus generous slack for a loaded machine;
      * the old bound was io_timeout, 5 s. */
-    assert_true(took < GT_PRODUCER_FAREWELL_MS + 900);
+    assert_true(took < IPC_PRODUCER_FAREWELL_MS + 900);
 }
 
 /* The same stop against a service that reads: every request queued at the
@@ -664,7 +664,7 @@ static void test_producer_stop_reading_service(void **state)
 {
     (void)state;
     fake f;
-    gt_producer_stats st;
+    ipc_producer_stats st;
     uint64_t took = stop_after_churn(F_GOOD, "fakefarewell", 2000, &f, &st);
     uint64_t until = ipc_now_ms() + 5000;
     while (!atomic_load(&f.peer_closed) && ipc_now_ms() < until)
@@ -675,7 +675,7 @@ static void test_producer_stop_reading_service(void **state)
     assert_int_equal(atomic_load(&f.writer_unregisters), 2000);
     assert_int_equal(st.farewells_cut, 0);
     assert_int_equal(st.farewell_bytes_unsent, 0);
-    assert_true(took < GT_PRODUCER_FAREWELL_MS + 900);
+    assert_true(took < IPC_PRODUCER_FAREWELL_MS + 900);
 }
 
 /* ---- hostile producers against gputrace-service ------------------------- */

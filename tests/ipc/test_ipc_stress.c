@@ -46,10 +46,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "commit_data_request.pbc.h"
-#include "ipc_conn.h"
-#include "producer_port.pbc.h"
-#include "ti_util.h"
+#include "protos/perfetto/commit_data_request.pbc.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "protos/perfetto/producer_port.pbc.h"
+#include "tests/ipc/ti_util.h"
 
 #define GOOD_PRODUCERS 8
 #define GOOD_WRITERS 2

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ti_util.h"
+#include "tests/ipc/ti_util.h"
 
 #define SKIP 77
 

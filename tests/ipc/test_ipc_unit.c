@@ -14,14 +14,14 @@
 
 #include <cmocka.h>
 
-#include "commit_data_request.pbc.h"
-#include "ipc_client.h"
-#include "ipc_conn.h"
-#include "ipc_frame.h"
-#include "producer_cmd.h"
-#include "producer_port.pbc.h"
-#include "service_session.h"
-#include "smb_abi.h"
+#include "protos/perfetto/commit_data_request.pbc.h"
+#include "tracing/ipc/ipc_client.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "tracing/ipc/ipc_frame.h"
+#include "tracing/ipc/producer_cmd.h"
+#include "protos/perfetto/producer_port.pbc.h"
+#include "tracing/ipc/service_session.h"
+#include "tracing/smb_abi.h"
 
 /* Builds a frame with `b` and returns a malloc'd copy. */
 static uint8_t *take_frame(ipc_frame_builder *b, size_t *n)
@@ -347,7 +347,7 @@ static void test_commands(void **state)
     assert_true(producer_cmd_parse(start, sizeof start, &c));
     assert_int_equal(c.kind, PRODUCER_CMD_START_DATA_SOURCE);
     assert_int_equal(c.instance_id, 4);
-    gt_ds_config cfg;
+    ipc_producer_ds_config cfg;
     char name[8];
     assert_true(producer_parse_ds_config(c.config, &cfg, name, sizeof name));
     assert_string_equal(cfg.name, "a.b");

@@ -1,5 +1,5 @@
 /* Helpers for the IPC tests. */
-#include "ti_util.h"
+#include "tests/ipc/ti_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "data_source_descriptor.pbc.h"
-#include "ipc_conn.h"
-#include "producer_port.pbc.h"
-#include "stress_payload.h"
+#include "protos/perfetto/data_source_descriptor.pbc.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "protos/perfetto/producer_port.pbc.h"
+#include "tests/stress/stress_payload.h"
 
 extern char **environ;
 

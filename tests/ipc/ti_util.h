@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ipc_conn.h"
-#include "ipc_frame.h"
-#include "tt_util.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "tracing/ipc/ipc_frame.h"
+#include "tests/tracing/tt_util.h"
 
 /* Starts argv[0] with argv (NULL-terminated). When out_fd is not NULL the
  * child's stdout is a pipe whose read end is returned there. Extra

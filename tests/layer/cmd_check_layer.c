@@ -37,7 +37,7 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
-#include "test_layer_objects.h"
+#include "tests/common/test_layer_objects.h"
 
 #define CC_MAX_REPORTED 20
 

@@ -69,7 +69,7 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
-#include "iterate_comp_spv.h"
+#include "shaders/iterate_comp_spv.h"
 #include "vk_command_names.h"
 
 #define LAYER_NAME "VK_LAYER_GPUTRACE_timeline"

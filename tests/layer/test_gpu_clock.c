@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "gpu_clock.h"
-#include "handle_table.h"
+#include "layer/gpu_clock.h"
+#include "layer/handle_table.h"
 
 /* handle_table.c allocates through the layer's allocator helpers. */
 void *

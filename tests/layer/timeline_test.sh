@@ -10,7 +10,7 @@
 #   GT_GPUTRACE_CHECK  toolkit/gputrace-check (may not exist)
 #   GT_EXPLICIT_DIR    build-tree explicit manifest directory
 #   GT_CMDCHECK_DIR    manifest directory of VK_LAYER_GPUTRACE_cmdcheck
-#   GT_GPUTRACE_SERVICE  service/gputrace-service (may not exist)
+#   GT_GPUTRACE_SERVICE  toolkit/gputrace-service (may not exist)
 #
 # Each case prints the checker's summary line (event counts, largest
 # conversion error against CLOCK_MONOTONIC, ...), so the test log holds the

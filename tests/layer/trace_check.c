@@ -35,8 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.pbc.h"
-#include "trace_packet.pbc.h"
+#include "protos/perfetto/trace.pbc.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 #define BOOTTIME 6u
 #define MONOTONIC 3u

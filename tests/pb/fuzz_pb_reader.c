@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_heap.h"
-#include "pb_reader.h"
-#include "pb_writer.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_reader.h"
+#include "protos/pb/pb_writer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

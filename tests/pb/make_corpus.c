@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_heap.h"
-#include "pb_writer.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_writer.h"
 
 static void seed_scalars(pb_msg *m)
 {

@@ -1,5 +1,5 @@
 /* See pb_test_util.h. */
-#include "pb_test_util.h"
+#include "tests/pb/pb_test_util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

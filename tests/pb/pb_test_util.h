@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pb_reader.h"
-#include "pb_writer.h"
+#include "protos/pb/pb_reader.h"
+#include "protos/pb/pb_writer.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "pb_heap.h"
-#include "pb_reader.h"
-#include "pb_test_util.h"
-#include "pb_writer.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_reader.h"
+#include "tests/pb/pb_test_util.h"
+#include "protos/pb/pb_writer.h"
 
 typedef struct encode_case {
     const char *name;

@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "pb_heap.h"
-#include "pb_test_util.h"
+#include "protos/pb/pb_heap.h"
+#include "tests/pb/pb_test_util.h"
 
 #define POISON 0xAA
 

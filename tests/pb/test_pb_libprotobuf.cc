@@ -26,10 +26,10 @@ extern "C" {
 
 #include <cmocka.h>
 
-#include "pb_heap.h"
-#include "pb_reader.h"
-#include "pb_test_util.h"
-#include "pb_writer.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_reader.h"
+#include "tests/pb/pb_test_util.h"
+#include "protos/pb/pb_writer.h"
 }
 
 using google::protobuf::UnknownField;

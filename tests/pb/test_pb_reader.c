@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "pb_heap.h"
-#include "pb_reader.h"
-#include "pb_test_util.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_reader.h"
+#include "tests/pb/pb_test_util.h"
 
 typedef struct reader_case {
     const char *name;

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "pb_heap.h"
-#include "pb_test_util.h"
+#include "protos/pb/pb_heap.h"
+#include "tests/pb/pb_test_util.h"
 
 typedef struct coverage {
     unsigned kinds[PBT_KIND_COUNT];

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "pb_heap.h"
-#include "pb_test_util.h"
+#include "protos/pb/pb_heap.h"
+#include "tests/pb/pb_test_util.h"
 
 /* Bigger than any tree the tests generate. */
 #define FLAT_SLICE (1u << 20)

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tk_checks.h"
-#include "tk_report.h"
+#include "toolkit/tk_checks.h"
+#include "toolkit/tk_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

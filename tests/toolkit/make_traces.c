@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "trace_cases.h"
+#include "tests/toolkit/trace_cases.h"
 
 static int write_case(const char *dir, const tk_case *c, bool seed)
 {

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "tk_checks.h"
-#include "tk_map.h"
-#include "trace_cases.h"
+#include "toolkit/tk_checks.h"
+#include "toolkit/tk_map.h"
+#include "tests/toolkit/trace_cases.h"
 
 static const tk_case *find_case(const char *name)
 {

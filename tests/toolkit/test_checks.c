@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "tk_checks.h"
-#include "trace_cases.h"
+#include "toolkit/tk_checks.h"
+#include "tests/toolkit/trace_cases.h"
 
 static tk_clock_name names[4];
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "tk_clock_graph.h"
+#include "toolkit/tk_clock_graph.h"
 
 #define BOOT TK_CLOCK_BOOTTIME
 #define MONO TK_CLOCK_MONOTONIC

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "tk_fastpb.h"
-#include "tk_trace_reader.h"
+#include "toolkit/tk_fastpb.h"
+#include "toolkit/tk_trace_reader.h"
 
 typedef struct seen {
     size_t n;

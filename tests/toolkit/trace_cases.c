@@ -8,9 +8,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "pb_heap.h"
-#include "pb_writer.h"
-#include "trace_cases.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_writer.h"
+#include "tests/toolkit/trace_cases.h"
 
 /* ---- field numbers (upstream Perfetto numbering) ---- */
 enum {

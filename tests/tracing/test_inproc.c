@@ -19,9 +19,9 @@
 
 #include <cmocka.h>
 
-#include "builtin_clock.pbc.h"
-#include "inproc_backend.h"
-#include "tt_util.h"
+#include "protos/perfetto/builtin_clock.pbc.h"
+#include "tracing/inproc_backend.h"
+#include "tests/tracing/tt_util.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SCALE 4
@@ -36,10 +36,10 @@ typedef struct run {
     int writers;
     int packets;
     size_t max_len;
-    gt_inproc_config cfg;
+    inproc_backend_config cfg;
     tw_config wcfg;
     bool flush_midway;
-    gt_backend *be;
+    inproc_backend *be;
     tw_stats wstats[MAX_WRITERS];
 } run;
 
@@ -52,7 +52,7 @@ static void *writer_main(void *arg)
 {
     writer_arg *wa = arg;
     run *r = wa->r;
-    tw_writer *tw = gt_inproc_new_writer_with(r->be, &r->wcfg);
+    tw_writer *tw = inproc_backend_new_writer_with(r->be, &r->wcfg);
     assert_non_null(tw);
     uint8_t *buf = malloc(r->max_len + 1);
     for (int i = 0; i < r->packets; i++) {
@@ -85,7 +85,7 @@ static uint64_t run_and_check(run *r)
 {
     char *path = tt_temp_path("inproc");
     r->cfg.output_path = path;
-    r->be = gt_inproc_create(&r->cfg);
+    r->be = inproc_backend_create(&r->cfg);
     assert_non_null(r->be);
     pthread_t th[MAX_WRITERS];
     writer_arg wa[MAX_WRITERS];
@@ -95,11 +95,11 @@ static uint64_t run_and_check(run *r)
     }
     if (r->flush_midway) {
         usleep(2000);
-        assert_true(gt_inproc_flush(r->be, 10000));
+        assert_true(inproc_backend_flush(r->be, 10000));
     }
     for (int w = 0; w < r->writers; w++)
         pthread_join(th[w], NULL);
-    assert_true(gt_inproc_destroy(r->be));
+    assert_true(inproc_backend_destroy(r->be));
 
     tt_trace t;
     assert_true(tt_load_trace(path, &t));
@@ -219,7 +219,7 @@ static void test_property_runs(void **state)
     for (int i = 0; i < runs; i++) {
         uint64_t rs = 0x1234567ull + (uint64_t)i * 7919u;
         run r = {.seed = rs};
-        gt_inproc_config_default(&r.cfg);
+        inproc_backend_config_default(&r.cfg);
         r.writers = 1 + (int)(tt_rand(&rs) % 4);
         r.packets = (200 + (int)(tt_rand(&rs) % 1200)) / SCALE;
         r.max_len = max_lens[tt_rand(&rs) % 4];
@@ -250,7 +250,7 @@ static void test_lossless_file_is_clean(void **state)
 {
     (void)state;
     run r = {.seed = 99, .writers = 3, .packets = 1500 / SCALE, .max_len = 3000};
-    gt_inproc_config_default(&r.cfg);
+    inproc_backend_config_default(&r.cfg);
     r.cfg.smb_size = 4 << 20;
     r.cfg.buffer_size = 64 << 20;
     r.wcfg.policy = SMB_POLICY_STALL;
@@ -266,7 +266,7 @@ static void test_smb_loss_counted_exactly(void **state)
     int lossy = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
         run r = {.seed = seed, .writers = 4, .packets = 800 / SCALE, .max_len = 5000};
-        gt_inproc_config_default(&r.cfg);
+        inproc_backend_config_default(&r.cfg);
         r.cfg.smb_size = 2 * 4096;
         r.cfg.page_layout = seed % 2 ? SMB_PAGE_DIV1 : SMB_PAGE_DIV4;
         r.cfg.buffer_size = 64 << 20;
@@ -284,19 +284,19 @@ static void test_flush_scrapes_open_chunks(void **state)
 {
     (void)state;
     char *path = tt_temp_path("flush");
-    gt_inproc_config cfg;
-    gt_inproc_config_default(&cfg);
+    inproc_backend_config cfg;
+    inproc_backend_config_default(&cfg);
     cfg.output_path = path;
     cfg.write_period_ms = 0;
-    gt_backend *be = gt_inproc_create(&cfg);
+    inproc_backend *be = inproc_backend_create(&cfg);
     assert_non_null(be);
-    tw_writer *tw = gt_inproc_new_writer(be);
+    tw_writer *tw = inproc_backend_new_writer(be);
     uint8_t buf[16];
     for (uint64_t i = 0; i < 5; i++) {
         tt_payload_fill(0, i, buf, sizeof buf);
         tt_write_test_packet(tw, 0, i, buf, sizeof buf, false);
     }
-    assert_true(gt_inproc_flush(be, 10000));
+    assert_true(inproc_backend_flush(be, 10000));
     tt_trace t;
     assert_true(tt_load_trace(path, &t));
     size_t events = 0;
@@ -309,7 +309,7 @@ static void test_flush_scrapes_open_chunks(void **state)
     tt_payload_fill(0, 5, buf, sizeof buf);
     tt_write_test_packet(tw, 0, 5, buf, sizeof buf, false);
     tw_destroy(tw);
-    assert_true(gt_inproc_destroy(be));
+    assert_true(inproc_backend_destroy(be));
     assert_true(tt_load_trace(path, &t));
     events = 0;
     uint64_t expect = 0;
@@ -340,12 +340,12 @@ static void test_flush_scrapes_open_chunks(void **state)
 static void test_bad_output_path(void **state)
 {
     (void)state;
-    gt_inproc_config cfg;
-    gt_inproc_config_default(&cfg);
+    inproc_backend_config cfg;
+    inproc_backend_config_default(&cfg);
     cfg.output_path = "/nonexistent-dir/x.pftrace";
-    assert_null(gt_inproc_create(&cfg));
+    assert_null(inproc_backend_create(&cfg));
     cfg.output_path = NULL;
-    assert_null(gt_inproc_create(&cfg));
+    assert_null(inproc_backend_create(&cfg));
 }
 
 int main(void)

@@ -21,10 +21,10 @@
 
 #include <cmocka.h>
 
-#include "inproc_backend.h"
-#include "service_output.h"
-#include "trace_stats.pbc.h"
-#include "tt_util.h"
+#include "tracing/inproc_backend.h"
+#include "tracing/service_output.h"
+#include "protos/perfetto/trace_stats.pbc.h"
+#include "tests/tracing/tt_util.h"
 
 /* A fresh directory for one test; removed (with what the test left in it)
  * by remove_dir(). */
@@ -140,10 +140,10 @@ static void test_refuses_what_is_not_a_file(void **state)
     expect_refused("/dev/null", "device");
 
     /* The in-process backend says so, and fails. */
-    gt_inproc_config cfg;
-    gt_inproc_config_default(&cfg);
+    inproc_backend_config cfg;
+    inproc_backend_config_default(&cfg);
     cfg.output_path = fifo;
-    assert_null(gt_inproc_create(&cfg));
+    assert_null(inproc_backend_create(&cfg));
     alarm(0);
     assert_int_equal(lstat(fifo, &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
@@ -270,12 +270,12 @@ static void test_dev_full_counts_the_loss(void **state)
 
 static char reports[8192];
 
-static void collect_report(void *ctx, gt_inproc_report_level level, const char *msg)
+static void collect_report(void *ctx, inproc_backend_report_level level, const char *msg)
 {
     (void)ctx;
     size_t n = strlen(reports);
     snprintf(reports + n, sizeof reports - n, "%s: %s\n",
-             level == GT_INPROC_REPORT_WARN ? "warn" : "info", msg);
+             level == INPROC_BACKEND_REPORT_WARN ? "warn" : "info", msg);
 }
 
 /* Writes far more than the limit, SIGXFSZ at its default action: the
@@ -288,23 +288,23 @@ static int fsize_child(const char *path, int report_fd, bool lift)
     struct rlimit rl = {FSIZE_LIMIT, RLIM_INFINITY};
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
         return 2;
-    gt_inproc_config cfg;
-    gt_inproc_config_default(&cfg);
+    inproc_backend_config cfg;
+    inproc_backend_config_default(&cfg);
     cfg.output_path = path;
     cfg.report = collect_report;
     cfg.write_period_ms = 5; /* many write-outs, so some fit */
-    gt_backend *be = gt_inproc_create(&cfg);
+    inproc_backend *be = inproc_backend_create(&cfg);
     if (!be)
         return 3;
     tw_writer *tw[FSIZE_WRITERS];
     for (int w = 0; w < FSIZE_WRITERS; w++)
-        tw[w] = gt_inproc_new_writer(be);
+        tw[w] = inproc_backend_new_writer(be);
     uint8_t buf[64];
     for (int i = 0; i < FSIZE_PACKETS; i++) {
         if (lift && i == FSIZE_PACKETS / 2) {
             for (int w = 0; w < FSIZE_WRITERS; w++)
                 tw_flush(tw[w]);
-            if (!gt_inproc_flush(be, 10000))
+            if (!inproc_backend_flush(be, 10000))
                 return 5;
             rl.rlim_cur = RLIM_INFINITY;
             if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
@@ -319,7 +319,7 @@ static int fsize_child(const char *path, int report_fd, bool lift)
     }
     for (int w = 0; w < FSIZE_WRITERS; w++)
         tw_destroy(tw[w]);
-    bool ok = gt_inproc_destroy(be);
+    bool ok = inproc_backend_destroy(be);
     ssize_t n = write(report_fd, reports, strlen(reports));
     (void)n;
     return ok ? 4 : 0; /* it cannot all have fitted */
@@ -416,14 +416,14 @@ static void test_rlimit_fsize_lifted_marks_the_gaps(void **state)
 
 /* ---- finishing from a signal handler ------------------------------------ */
 
-static gt_backend *signal_backend;
+static inproc_backend *signal_backend;
 static bool signal_last;
 static volatile sig_atomic_t signal_result;
 
 static void on_usr1(int sig)
 {
     (void)sig;
-    signal_result = gt_inproc_finish_from_signal(signal_backend, signal_last, 10000) ? 1 : 2;
+    signal_result = inproc_backend_finish_from_signal(signal_backend, signal_last, 10000) ? 1 : 2;
 }
 
 static size_t count_events(const tt_trace *t, size_t *stats, size_t *last_stats_index)
@@ -452,13 +452,13 @@ static void write_packets(tw_writer *tw, uint64_t from, uint64_t to)
 static void finish_from_signal(bool last)
 {
     char *path = tt_temp_path("sigfinish");
-    gt_inproc_config cfg;
-    gt_inproc_config_default(&cfg);
+    inproc_backend_config cfg;
+    inproc_backend_config_default(&cfg);
     cfg.output_path = path;
     cfg.write_period_ms = 0; /* nothing reaches the file unless asked */
-    signal_backend = gt_inproc_create(&cfg);
+    signal_backend = inproc_backend_create(&cfg);
     assert_non_null(signal_backend);
-    tw_writer *tw = gt_inproc_new_writer(signal_backend);
+    tw_writer *tw = inproc_backend_new_writer(signal_backend);
     write_packets(tw, 0, 100);
     tw_flush(tw);
 
@@ -494,8 +494,8 @@ static void finish_from_signal(bool last)
     write_packets(tw, 100, 150);
     tw_destroy(tw);
     /* Sealed: nothing more is written, a flush says so at once. */
-    assert_true(gt_inproc_flush(signal_backend, 10000) == !last);
-    assert_true(gt_inproc_destroy(signal_backend));
+    assert_true(inproc_backend_flush(signal_backend, 10000) == !last);
+    assert_true(inproc_backend_destroy(signal_backend));
     assert_true(tt_load_trace(path, &t));
     size_t events = count_events(&t, &stats, &stats_at);
     assert_int_equal(stats_at, t.n - 1);

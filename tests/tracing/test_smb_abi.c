@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "smb_abi.h"
+#include "tracing/smb_abi.h"
 
 static uint8_t *alloc_smb(size_t size)
 {

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "pb_wire.h"
-#include "trace_buffer.h"
-#include "tt_util.h"
+#include "protos/pb/pb_wire.h"
+#include "tracing/trace_buffer.h"
+#include "tests/tracing/tt_util.h"
 
 #define PAYLOAD 512
 #define FIRST SMB_CHUNK_FIRST_PACKET_CONTINUES

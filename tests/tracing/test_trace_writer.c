@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "tt_util.h"
+#include "tests/tracing/tt_util.h"
 
 static smb_arbiter *make_arb(size_t smb, size_t page, smb_page_layout layout)
 {

@@ -1,12 +1,12 @@
 /* Helpers shared by the tracing tests. */
-#include "tt_util.h"
+#include "tests/tracing/tt_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "pb_reader.h"
+#include "protos/pb/pb_reader.h"
 
 uint64_t tt_rand(uint64_t *s)
 {

@@ -8,12 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "smb_arbiter.h"
-#include "smb_service.h"
-#include "trace.pbc.h"
-#include "trace_buffer.h"
-#include "trace_packet.pbc.h"
-#include "trace_writer.h"
+#include "tracing/smb_arbiter.h"
+#include "tracing/smb_service.h"
+#include "protos/perfetto/trace.pbc.h"
+#include "tracing/trace_buffer.h"
+#include "protos/perfetto/trace_packet.pbc.h"
+#include "tracing/trace_writer.h"
 
 /* xorshift64*, deterministic per seed. */
 uint64_t tt_rand(uint64_t *state);

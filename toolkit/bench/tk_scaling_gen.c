@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_heap.h"
-#include "pb_writer.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_writer.h"
 
 #define S 1000000000ull
 #define MS 1000000ull

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "smb_service.h"
-#include "trace_buffer.h"
-#include "trace_writer.h"
+#include "tracing/smb_service.h"
+#include "tracing/trace_buffer.h"
+#include "tracing/trace_writer.h"
 
 #define REPEATS 5
 #define SMB_SIZE (1u << 20)

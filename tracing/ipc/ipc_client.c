@@ -1,5 +1,5 @@
 /* Perfetto IPC client: bind, invoke, reply routing. */
-#include "ipc_client.h"
+#include "tracing/ipc/ipc_client.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ipc_conn.h"
-#include "ipc_frame.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "tracing/ipc/ipc_frame.h"
 
 /* success false: the service failed the call (InvokeMethodReply.success
  * false, or RequestError). `reply` is the reply message bytes. */

@@ -1,5 +1,5 @@
 /* Non-blocking Unix stream connection with SCM_RIGHTS fd passing. */
-#include "ipc_conn.h"
+#include "tracing/ipc/ipc_conn.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ipc_frame.h"
+#include "tracing/ipc/ipc_frame.h"
 
 /* Default bound on the bytes queued for sending, beyond which the peer
  * counts as not reading (ipc_conn.max_tx_bytes overrides it). */

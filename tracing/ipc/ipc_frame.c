@@ -1,5 +1,5 @@
 /* Perfetto IPC framing: deframer, envelope decoding, frame building. */
-#include "ipc_frame.h"
+#include "tracing/ipc/ipc_frame.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pb_heap.h"
-#include "pb_reader.h"
-#include "wire_protocol.pbc.h"
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_reader.h"
+#include "protos/perfetto/wire_protocol.pbc.h"
 
 #define IPC_FRAME_HEADER_SIZE 4u
 /* Largest frame, header included, either side accepts: Perfetto's

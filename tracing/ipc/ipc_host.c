@@ -1,5 +1,5 @@
 /* Perfetto IPC host: accept, bind, dispatch, reply. */
-#include "ipc_host.h"
+#include "tracing/ipc/ipc_host.h"
 
 #include <errno.h>
 #include <poll.h>

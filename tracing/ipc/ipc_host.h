@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ipc_conn.h"
-#include "ipc_frame.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "tracing/ipc/ipc_frame.h"
 
 typedef struct ipc_host ipc_host;
 

@@ -8,7 +8,7 @@
  * current SMB, writer records, the op queue, sync counters, stats). The
  * producer thread takes it briefly; it never holds it while calling a data
  * source callback or doing I/O. Lock order: mu, then the arbiter's lock. */
-#include "producer.h"
+#include "tracing/ipc/producer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,11 +22,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "commit_data_request.pbc.h"
-#include "data_source_descriptor.pbc.h"
-#include "ipc_client.h"
-#include "producer_cmd.h"
-#include "producer_port.pbc.h"
+#include "protos/perfetto/commit_data_request.pbc.h"
+#include "protos/perfetto/data_source_descriptor.pbc.h"
+#include "tracing/ipc/ipc_client.h"
+#include "tracing/ipc/producer_cmd.h"
+#include "protos/perfetto/producer_port.pbc.h"
 
 #define SERVICE_NAME "ProducerPort"
 /* Largest SMB we map for a service: Perfetto's service caps at 32 MiB. */
@@ -36,36 +36,36 @@
 /* Keep each CommitData well under IPC_MAX_FRAME_SIZE. */
 #define COMMIT_SPLIT_BYTES (96u * 1024u)
 
-typedef struct gt_smb {
+typedef struct producer_smb {
     _Atomic uint32_t refs;
-    struct gt_producer *p;
+    struct ipc_producer *p;
     void *mem;
     size_t size;
     smb_arbiter *arb;
     uint64_t conn_gen;
-} gt_smb;
+} producer_smb;
 
-typedef struct gt_instance {
+typedef struct producer_instance {
     bool used;
     bool started;
     uint64_t id;
     size_t ds;
     uint32_t target_buffer;
     smb_exhausted_policy policy;
-} gt_instance;
+} producer_instance;
 
-typedef struct gt_wrec {
+typedef struct producer_writer_rec {
     tw_writer *tw;
-    gt_smb *smb;
-} gt_wrec;
+    producer_smb *smb;
+} producer_writer_rec;
 
-typedef enum { OP_REGISTER_WRITER, OP_UNREGISTER_WRITER } gt_op_kind;
-typedef struct gt_op {
-    gt_op_kind kind;
+typedef enum { OP_REGISTER_WRITER, OP_UNREGISTER_WRITER } producer_op_kind;
+typedef struct producer_op {
+    producer_op_kind kind;
     uint16_t writer_id;
     uint32_t target_buffer;
     uint64_t conn_gen;
-} gt_op;
+} producer_op;
 
 typedef enum {
     ST_IDLE,        /* not connected; next attempt at next_connect_ms */
@@ -74,37 +74,37 @@ typedef enum {
     ST_CONNECTED,
 } conn_state;
 
-struct gt_producer {
+struct ipc_producer {
     char *name;
     char *socket_path;
-    gt_data_source ds[GT_PRODUCER_MAX_DATA_SOURCES];
-    char *ds_names[GT_PRODUCER_MAX_DATA_SOURCES];
+    ipc_producer_data_source ds[IPC_PRODUCER_MAX_DATA_SOURCES];
+    char *ds_names[IPC_PRODUCER_MAX_DATA_SOURCES];
     size_t num_ds;
     uint32_t smb_size, page_size;
     bool offer_smb;
     uint32_t backoff_min, backoff_max, io_timeout, stall_timeout, farewell_ms;
-    _Atomic uint32_t enabled[GT_PRODUCER_MAX_DATA_SOURCES];
+    _Atomic uint32_t enabled[IPC_PRODUCER_MAX_DATA_SOURCES];
 
     pthread_t thread;
-    bool joined; /* gt_producer_stop() ended the thread */
+    bool joined; /* ipc_producer_stop() ended the thread */
     int wake_fd;
-    /* Set by gt_producer_stop(): the deadline first, then the flag. */
+    /* Set by ipc_producer_stop(): the deadline first, then the flag. */
     _Atomic uint64_t stop_deadline_ms;
     _Atomic bool stop;
 
     pthread_mutex_t mu;
     pthread_cond_t sync_cv;
-    gt_instance inst[GT_PRODUCER_MAX_INSTANCES];
-    gt_smb *smb;
+    producer_instance inst[IPC_PRODUCER_MAX_INSTANCES];
+    producer_smb *smb;
     uint64_t conn_gen;
-    gt_wrec *writers;
+    producer_writer_rec *writers;
     size_t num_writers, cap_writers;
-    gt_op *ops;
+    producer_op *ops;
     size_t num_ops, cap_ops;
     uint64_t sync_req, sync_done, sync_failed;
-    gt_producer_stats stats;
+    ipc_producer_stats stats;
     bool connected;
-    gt_producer_startup startup; /* first connection's outcome; sync_cv */
+    ipc_producer_startup startup; /* first connection's outcome; sync_cv */
 
     /* Producer thread only. */
     ipc_client cl;
@@ -125,7 +125,7 @@ struct gt_producer {
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static void wake(gt_producer *p)
+static void wake(ipc_producer *p)
 {
     uint64_t one = 1;
     ssize_t rc = write(p->wake_fd, &one, sizeof one);
@@ -135,7 +135,7 @@ static void wake(gt_producer *p)
 /* Once the host asked to stop it is waiting: whatever is still being sent
  * ends at the deadline it set (farewell_ms after its call). The clock is
  * read only after a stop. */
-static bool past_stop_deadline(gt_producer *p)
+static bool past_stop_deadline(ipc_producer *p)
 {
     if (!atomic_load_explicit(&p->stop, memory_order_acquire))
         return false;
@@ -148,14 +148,14 @@ static bool past_stop_deadline(gt_producer *p)
 /* For handlers running inside the client's dispatch: give up on the
  * connection, and let no further frame already read be handled (a command
  * that follows a rejected SetupTracing must not start anything). */
-static void fail_connection(gt_producer *p)
+static void fail_connection(ipc_producer *p)
 {
     p->fail = true;
     if (p->have_client)
         ipc_client_abandon(&p->cl);
 }
 
-static void smb_unref(gt_smb *s)
+static void smb_unref(producer_smb *s)
 {
     if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
@@ -167,14 +167,14 @@ static void smb_unref(gt_smb *s)
 static void arbiter_notify(void *ctx, bool urgent)
 {
     (void)urgent;
-    gt_smb *s = ctx;
+    producer_smb *s = ctx;
     wake(s->p);
 }
 
 /* An SMB over `mem` (taken over: unmapped when the last ref goes). */
-static gt_smb *smb_new(gt_producer *p, void *mem, size_t size, size_t page_size)
+static producer_smb *smb_new(ipc_producer *p, void *mem, size_t size, size_t page_size)
 {
-    gt_smb *s = calloc(1, sizeof *s);
+    producer_smb *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->p = p;
@@ -201,11 +201,11 @@ static bool valid_page_size(size_t ps)
     return ps >= SMB_MIN_PAGE_SIZE && ps <= SMB_MAX_PAGE_SIZE && ps % SMB_MIN_PAGE_SIZE == 0;
 }
 
-static bool push_op(gt_producer *p, gt_op op)
+static bool push_op(ipc_producer *p, producer_op op)
 {
     if (p->num_ops == p->cap_ops) {
         size_t ncap = p->cap_ops ? p->cap_ops * 2 : 16;
-        gt_op *n = realloc(p->ops, ncap * sizeof *n);
+        producer_op *n = realloc(p->ops, ncap * sizeof *n);
         if (!n)
             return false;
         p->ops = n;
@@ -216,7 +216,7 @@ static bool push_op(gt_producer *p, gt_op op)
 }
 
 /* The first outcome sticks: a host waits for the start-up only once. */
-static void set_startup(gt_producer *p, gt_producer_startup outcome)
+static void set_startup(ipc_producer *p, ipc_producer_startup outcome)
 {
     pthread_mutex_lock(&p->mu);
     if (p->startup == GT_STARTUP_PENDING) {
@@ -226,15 +226,15 @@ static void set_startup(gt_producer *p, gt_producer_startup outcome)
     pthread_mutex_unlock(&p->mu);
 }
 
-static gt_instance *find_instance(gt_producer *p, uint64_t id)
+static producer_instance *find_instance(ipc_producer *p, uint64_t id)
 {
-    for (size_t i = 0; i < GT_PRODUCER_MAX_INSTANCES; i++)
+    for (size_t i = 0; i < IPC_PRODUCER_MAX_INSTANCES; i++)
         if (p->inst[i].used && p->inst[i].id == id)
             return &p->inst[i];
     return NULL;
 }
 
-static int find_ds(gt_producer *p, const char *name)
+static int find_ds(ipc_producer *p, const char *name)
 {
     for (size_t i = 0; i < p->num_ds; i++)
         if (strcmp(p->ds_names[i], name) == 0)
@@ -244,7 +244,7 @@ static int find_ds(gt_producer *p, const char *name)
 
 /* ---- the offered (producer-provided) SMB -------------------------------- */
 
-static void drop_offer(gt_producer *p)
+static void drop_offer(ipc_producer *p)
 {
     if (p->offered_mem)
         munmap(p->offered_mem, p->smb_size);
@@ -256,7 +256,7 @@ static void drop_offer(gt_producer *p)
 
 /* A sealed memfd, as Perfetto's producers create it: the service refuses
  * an SMB that could still shrink under it. */
-static bool make_offer(gt_producer *p)
+static bool make_offer(ipc_producer *p)
 {
     int fd = memfd_create("gputrace-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
@@ -278,11 +278,11 @@ static bool make_offer(gt_producer *p)
 
 /* ---- connection lifecycle ----------------------------------------------- */
 
-static void stop_all_instances(gt_producer *p)
+static void stop_all_instances(ipc_producer *p)
 {
-    for (size_t i = 0; i < GT_PRODUCER_MAX_INSTANCES; i++) {
+    for (size_t i = 0; i < IPC_PRODUCER_MAX_INSTANCES; i++) {
         pthread_mutex_lock(&p->mu);
-        gt_instance in = p->inst[i];
+        producer_instance in = p->inst[i];
         if (in.used && in.started)
             atomic_fetch_sub_explicit(&p->enabled[in.ds], 1, memory_order_relaxed);
         p->inst[i].used = false;
@@ -292,7 +292,7 @@ static void stop_all_instances(gt_producer *p)
     }
 }
 
-static void disconnect(gt_producer *p, bool protocol_error)
+static void disconnect(ipc_producer *p, bool protocol_error)
 {
     bool was = p->have_client;
     if (p->have_client)
@@ -301,7 +301,7 @@ static void disconnect(gt_producer *p, bool protocol_error)
     drop_offer(p);
     stop_all_instances(p);
     pthread_mutex_lock(&p->mu);
-    gt_smb *s = p->smb;
+    producer_smb *s = p->smb;
     p->smb = NULL;
     p->connected = false;
     p->stats.using_producer_smb = false;
@@ -324,7 +324,7 @@ static void disconnect(gt_producer *p, bool protocol_error)
     p->backoff_ms = p->backoff_ms * 2 > p->backoff_max ? p->backoff_max : p->backoff_ms * 2;
 }
 
-static void try_connect(gt_producer *p)
+static void try_connect(ipc_producer *p)
 {
     pthread_mutex_lock(&p->mu);
     p->stats.connect_attempts++;
@@ -350,7 +350,7 @@ static void try_connect(gt_producer *p)
 
 /* ---- outgoing requests -------------------------------------------------- */
 
-static void register_data_sources(gt_producer *p)
+static void register_data_sources(ipc_producer *p)
 {
     for (size_t i = 0; i < p->num_ds; i++) {
         pb_msg *m = ipc_client_begin_invoke(&p->cl, "RegisterDataSource", true);
@@ -391,7 +391,7 @@ static void on_startup_sync(void *ctx, bool success, bool has_more, pb_bytes rep
  * RegisterDataSource reply would not do: traced sends it before the posted
  * commands. A service without Sync gets an empty CommitData instead, which
  * is ordered the same way in gputrace-service. */
-static void send_startup_sync(gt_producer *p)
+static void send_startup_sync(ipc_producer *p)
 {
     pthread_mutex_lock(&p->mu);
     bool pending = p->startup == GT_STARTUP_PENDING;
@@ -405,7 +405,7 @@ static void send_startup_sync(gt_producer *p)
         p->fail = true;
 }
 
-static void notify_instance(gt_producer *p, const char *method, uint64_t id)
+static void notify_instance(ipc_producer *p, const char *method, uint64_t id)
 {
     pb_msg *m = ipc_client_begin_invoke(&p->cl, method, true);
     if (!m)
@@ -417,7 +417,7 @@ static void notify_instance(gt_producer *p, const char *method, uint64_t id)
         p->fail = true;
 }
 
-static void send_writer_ops(gt_producer *p, const gt_op *ops, size_t n, uint64_t gen, bool reg)
+static void send_writer_ops(ipc_producer *p, const producer_op *ops, size_t n, uint64_t gen, bool reg)
 {
     for (size_t i = 0; i < n && !p->fail && !past_stop_deadline(p); i++) {
         if (ops[i].conn_gen != gen || (ops[i].kind == OP_REGISTER_WRITER) != reg)
@@ -441,7 +441,7 @@ static void on_sync_reply(void *ctx, bool success, bool has_more, pb_bytes reply
     (void)success;
     (void)has_more;
     (void)reply;
-    gt_producer *p = ctx;
+    ipc_producer *p = ctx;
     pthread_mutex_lock(&p->mu);
     /* Replies come in request order: everything sent so far is acked. */
     if (p->sync_sent > p->sync_done)
@@ -454,11 +454,11 @@ static void on_sync_reply(void *ctx, bool success, bool has_more, pb_bytes reply
  * flush_request_id when non-zero. With `sync`, an empty CommitData that
  * wants a reply follows: the service handles a connection's requests in
  * order, so its reply acknowledges everything before it. */
-static void send_commits(gt_producer *p, uint64_t flush_request_id, bool sync)
+static void send_commits(ipc_producer *p, uint64_t flush_request_id, bool sync)
 {
     if (p->state != ST_CONNECTED || p->fail)
         return;
-    gt_smb *s = p->smb; /* only this thread replaces p->smb */
+    producer_smb *s = p->smb; /* only this thread replaces p->smb */
     smb_commit_batch *b = &p->batch;
     smb_commit_batch_clear(b);
     if (s)
@@ -546,11 +546,11 @@ static void send_commits(gt_producer *p, uint64_t flush_request_id, bool sync)
 /* Writer registrations, then commits, then unregistrations: a writer is
  * known before its chunks arrive, and stays known until its last chunk
  * (released writers commit before they queue their unregistration). */
-static void send_pending(gt_producer *p, uint64_t flush_request_id, bool sync)
+static void send_pending(ipc_producer *p, uint64_t flush_request_id, bool sync)
 {
     pthread_mutex_lock(&p->mu);
     size_t n = p->num_ops;
-    gt_op *ops = NULL;
+    producer_op *ops = NULL;
     if (n && (ops = malloc(n * sizeof *ops)) != NULL)
         memcpy(ops, p->ops, n * sizeof *ops);
     p->num_ops = 0;
@@ -566,7 +566,7 @@ static void send_pending(gt_producer *p, uint64_t flush_request_id, bool sync)
 
 /* ---- commands from the service ------------------------------------------ */
 
-static bool attach_service_smb(gt_producer *p, int fd, uint32_t page_size_kb)
+static bool attach_service_smb(ipc_producer *p, int fd, uint32_t page_size_kb)
 {
     size_t page_size = (size_t)page_size_kb * 1024u;
     struct stat st;
@@ -581,7 +581,7 @@ static bool attach_service_smb(gt_producer *p, int fd, uint32_t page_size_kb)
     void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (mem == MAP_FAILED)
         return false;
-    gt_smb *s = smb_new(p, mem, size, page_size);
+    producer_smb *s = smb_new(p, mem, size, page_size);
     if (!s) {
         munmap(mem, size);
         return false;
@@ -593,7 +593,7 @@ static bool attach_service_smb(gt_producer *p, int fd, uint32_t page_size_kb)
     return true;
 }
 
-static void handle_setup_tracing(gt_producer *p, const producer_cmd *c)
+static void handle_setup_tracing(ipc_producer *p, const producer_cmd *c)
 {
     int fd = ipc_client_take_fd(&p->cl);
     if (p->smb) {
@@ -608,10 +608,10 @@ static void handle_setup_tracing(gt_producer *p, const producer_cmd *c)
         close(fd);
 }
 
-static gt_instance *setup_instance(gt_producer *p, uint64_t id, pb_bytes config, bool *is_new)
+static producer_instance *setup_instance(ipc_producer *p, uint64_t id, pb_bytes config, bool *is_new)
 {
     char name[256];
-    gt_ds_config cfg;
+    ipc_producer_ds_config cfg;
     *is_new = false;
     if (!producer_parse_ds_config(config, &cfg, name, sizeof name))
         return NULL;
@@ -619,13 +619,13 @@ static gt_instance *setup_instance(gt_producer *p, uint64_t id, pb_bytes config,
     if (ds < 0)
         return NULL; /* not ours: ignore, as for any unknown name */
     pthread_mutex_lock(&p->mu);
-    gt_instance *in = find_instance(p, id);
+    producer_instance *in = find_instance(p, id);
     if (!in) {
-        for (size_t i = 0; i < GT_PRODUCER_MAX_INSTANCES && !in; i++)
+        for (size_t i = 0; i < IPC_PRODUCER_MAX_INSTANCES && !in; i++)
             if (!p->inst[i].used)
                 in = &p->inst[i];
         if (in) {
-            *in = (gt_instance){
+            *in = (producer_instance){
                 .used = true,
                 .id = id,
                 .ds = (size_t)ds,
@@ -643,16 +643,16 @@ static gt_instance *setup_instance(gt_producer *p, uint64_t id, pb_bytes config,
     return in;
 }
 
-static void handle_start(gt_producer *p, const producer_cmd *c)
+static void handle_start(ipc_producer *p, const producer_cmd *c)
 {
     bool is_new;
     /* Without a SetupDataSource first (older services), set up now, as
      * Perfetto's producer does. */
-    gt_instance *in = setup_instance(p, c->instance_id, c->config, &is_new);
+    producer_instance *in = setup_instance(p, c->instance_id, c->config, &is_new);
     if (!in)
         return;
     char name[256];
-    gt_ds_config cfg;
+    ipc_producer_ds_config cfg;
     producer_parse_ds_config(c->config, &cfg, name, sizeof name);
     pthread_mutex_lock(&p->mu);
     bool start = in->used && !in->started;
@@ -670,11 +670,11 @@ static void handle_start(gt_producer *p, const producer_cmd *c)
     notify_instance(p, "NotifyDataSourceStarted", c->instance_id);
 }
 
-static void handle_stop(gt_producer *p, uint64_t id)
+static void handle_stop(ipc_producer *p, uint64_t id)
 {
     pthread_mutex_lock(&p->mu);
-    gt_instance *in = find_instance(p, id);
-    gt_instance copy = in ? *in : (gt_instance){0};
+    producer_instance *in = find_instance(p, id);
+    producer_instance copy = in ? *in : (producer_instance){0};
     if (in) {
         if (in->started)
             atomic_fetch_sub_explicit(&p->enabled[in->ds], 1, memory_order_relaxed);
@@ -690,21 +690,21 @@ static void handle_stop(gt_producer *p, uint64_t id)
 }
 
 typedef struct id_visit {
-    gt_producer *p;
+    ipc_producer *p;
     bool flush;
 } id_visit;
 
 static void visit_id(void *ctx, uint64_t id)
 {
     id_visit *v = ctx;
-    gt_producer *p = v->p;
+    ipc_producer *p = v->p;
     pthread_mutex_lock(&p->mu);
-    gt_instance *in = find_instance(p, id);
-    gt_instance copy = in ? *in : (gt_instance){0};
+    producer_instance *in = find_instance(p, id);
+    producer_instance copy = in ? *in : (producer_instance){0};
     pthread_mutex_unlock(&p->mu);
     if (!copy.used || !copy.started)
         return;
-    const gt_data_source *d = &p->ds[copy.ds];
+    const ipc_producer_data_source *d = &p->ds[copy.ds];
     if (v->flush && d->on_flush)
         d->on_flush(d->user, id);
     else if (!v->flush && d->on_clear_incremental_state)
@@ -713,7 +713,7 @@ static void visit_id(void *ctx, uint64_t id)
 
 static void on_command(void *ctx, bool success, bool has_more, pb_bytes reply)
 {
-    gt_producer *p = ctx;
+    ipc_producer *p = ctx;
     producer_cmd c;
     /* The host is stopping us: commands still arriving are not worth
      * holding it up for. */
@@ -765,7 +765,7 @@ static void on_command(void *ctx, bool success, bool has_more, pb_bytes reply)
 static void on_init_reply(void *ctx, bool success, bool has_more, pb_bytes reply)
 {
     (void)has_more;
-    gt_producer *p = ctx;
+    ipc_producer *p = ctx;
     perfetto_protos_InitializeConnectionResponse_view v;
     if (!success ||
         !perfetto_protos_InitializeConnectionResponse_decode(&v, reply.data, reply.size) ||
@@ -774,7 +774,7 @@ static void on_init_reply(void *ctx, bool success, bool has_more, pb_bytes reply
         return;
     }
     if (p->offered_mem && v.using_shmem_provided_by_producer) {
-        gt_smb *s = smb_new(p, p->offered_mem, p->smb_size, p->page_size);
+        producer_smb *s = smb_new(p, p->offered_mem, p->smb_size, p->page_size);
         if (!s) {
             fail_connection(p);
             return;
@@ -798,7 +798,7 @@ static void on_init_reply(void *ctx, bool success, bool has_more, pb_bytes reply
     send_startup_sync(p);
 }
 
-static void start_session(gt_producer *p)
+static void start_session(ipc_producer *p)
 {
     pthread_mutex_lock(&p->mu);
     p->conn_gen++;
@@ -847,7 +847,7 @@ static bool service_usable(const ipc_client *c)
 
 /* ---- the thread --------------------------------------------------------- */
 
-static void handle_wake(gt_producer *p)
+static void handle_wake(ipc_producer *p)
 {
     uint64_t v;
     ssize_t rc = read(p->wake_fd, &v, sizeof v);
@@ -872,13 +872,13 @@ static void handle_wake(gt_producer *p)
 }
 
 /* Last words: the writer registrations, commits and unregistrations still
- * queued go out. The host is waiting for this (gt_producer_stop from
+ * queued go out. The host is waiting for this (ipc_producer_stop from
  * vkDestroyInstance, say), so it gets `farewell_ms` in all, however the
  * service behaves: a service that reads promptly takes everything at once
  * (the bytes only have to reach the kernel: a closed socket's data stays
  * readable to the peer), and what a service that stopped reading has not
  * taken by then is dropped and counted. */
-static void farewell(gt_producer *p)
+static void farewell(ipc_producer *p)
 {
     if (p->state != ST_CONNECTED || p->fail || !p->have_client)
         return;
@@ -905,7 +905,7 @@ static void farewell(gt_producer *p)
 
 static void *producer_main(void *arg)
 {
-    gt_producer *p = arg;
+    ipc_producer *p = arg;
     while (!atomic_load(&p->stop)) {
         uint64_t now = ipc_now_ms();
         if (p->state == ST_IDLE && now >= p->next_connect_ms)
@@ -970,7 +970,7 @@ static void *producer_main(void *arg)
 
 /* ---- public API --------------------------------------------------------- */
 
-static void free_producer(gt_producer *p)
+static void free_producer(ipc_producer *p)
 {
     free(p->name);
     free(p->socket_path);
@@ -984,11 +984,11 @@ static void free_producer(gt_producer *p)
     free(p);
 }
 
-gt_producer *gt_producer_create(const gt_producer_config *cfg)
+ipc_producer *ipc_producer_create(const ipc_producer_config *cfg)
 {
-    if (!cfg || cfg->num_data_sources > GT_PRODUCER_MAX_DATA_SOURCES)
+    if (!cfg || cfg->num_data_sources > IPC_PRODUCER_MAX_DATA_SOURCES)
         return NULL;
-    gt_producer *p = calloc(1, sizeof *p);
+    ipc_producer *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->wake_fd = -1;
@@ -1021,7 +1021,7 @@ gt_producer *gt_producer_create(const gt_producer_config *cfg)
     p->backoff_ms = p->backoff_min;
     p->io_timeout = cfg->io_timeout_ms ? cfg->io_timeout_ms : 5000;
     p->stall_timeout = cfg->stall_timeout_ms ? cfg->stall_timeout_ms : 100;
-    p->farewell_ms = cfg->farewell_ms ? cfg->farewell_ms : GT_PRODUCER_FAREWELL_MS;
+    p->farewell_ms = cfg->farewell_ms ? cfg->farewell_ms : IPC_PRODUCER_FAREWELL_MS;
     p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (p->wake_fd < 0)
         goto fail;
@@ -1042,7 +1042,7 @@ fail:
     return NULL;
 }
 
-void gt_producer_stop(gt_producer *p)
+void ipc_producer_stop(ipc_producer *p)
 {
     if (!p || p->joined)
         return;
@@ -1054,35 +1054,35 @@ void gt_producer_stop(gt_producer *p)
     p->joined = true;
 }
 
-void gt_producer_destroy(gt_producer *p)
+void ipc_producer_destroy(ipc_producer *p)
 {
     if (!p)
         return;
-    gt_producer_stop(p);
+    ipc_producer_stop(p);
     /* Writers the caller forgot: release them so their SMB goes too. */
     while (p->num_writers)
-        gt_producer_release_writer(p, p->writers[p->num_writers - 1].tw);
+        ipc_producer_release_writer(p, p->writers[p->num_writers - 1].tw);
     pthread_cond_destroy(&p->sync_cv);
     pthread_mutex_destroy(&p->mu);
     free_producer(p);
 }
 
-const _Atomic uint32_t *gt_producer_enabled_flag(gt_producer *p, size_t ds_index)
+const _Atomic uint32_t *ipc_producer_enabled_flag(ipc_producer *p, size_t ds_index)
 {
-    return ds_index < GT_PRODUCER_MAX_DATA_SOURCES ? &p->enabled[ds_index] : NULL;
+    return ds_index < IPC_PRODUCER_MAX_DATA_SOURCES ? &p->enabled[ds_index] : NULL;
 }
 
-tw_writer *gt_producer_new_writer(gt_producer *p, uint64_t instance_id)
+tw_writer *ipc_producer_new_writer(ipc_producer *p, uint64_t instance_id)
 {
     tw_writer *tw = NULL;
     pthread_mutex_lock(&p->mu);
-    gt_instance *in = find_instance(p, instance_id);
-    gt_smb *s = p->smb;
+    producer_instance *in = find_instance(p, instance_id);
+    producer_smb *s = p->smb;
     if (!in || !in->started || !s)
         goto out;
     if (p->num_writers == p->cap_writers) {
         size_t ncap = p->cap_writers ? p->cap_writers * 2 : 8;
-        gt_wrec *n = realloc(p->writers, ncap * sizeof *n);
+        producer_writer_rec *n = realloc(p->writers, ncap * sizeof *n);
         if (!n)
             goto out;
         p->writers = n;
@@ -1097,8 +1097,8 @@ tw_writer *gt_producer_new_writer(gt_producer *p, uint64_t instance_id)
     if (!tw)
         goto out;
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-    p->writers[p->num_writers++] = (gt_wrec){tw, s};
-    push_op(p, (gt_op){OP_REGISTER_WRITER, tw_writer_id(tw), in->target_buffer, s->conn_gen});
+    p->writers[p->num_writers++] = (producer_writer_rec){tw, s};
+    push_op(p, (producer_op){OP_REGISTER_WRITER, tw_writer_id(tw), in->target_buffer, s->conn_gen});
 out:
     pthread_mutex_unlock(&p->mu);
     if (tw)
@@ -1106,12 +1106,12 @@ out:
     return tw;
 }
 
-void gt_producer_release_writer(gt_producer *p, tw_writer *tw)
+void ipc_producer_release_writer(ipc_producer *p, tw_writer *tw)
 {
     if (!tw)
         return;
     pthread_mutex_lock(&p->mu);
-    gt_smb *s = NULL;
+    producer_smb *s = NULL;
     for (size_t i = 0; i < p->num_writers; i++) {
         if (p->writers[i].tw == tw) {
             s = p->writers[i].smb;
@@ -1124,7 +1124,7 @@ void gt_producer_release_writer(gt_producer *p, tw_writer *tw)
     tw_destroy(tw); /* commits its last chunk first, and wakes us */
     if (s) {
         pthread_mutex_lock(&p->mu);
-        push_op(p, (gt_op){OP_UNREGISTER_WRITER, id, 0, s->conn_gen});
+        push_op(p, (producer_op){OP_UNREGISTER_WRITER, id, 0, s->conn_gen});
         pthread_mutex_unlock(&p->mu);
     }
     smb_unref(s);
@@ -1145,7 +1145,7 @@ static struct timespec deadline_after_ms(uint32_t ms)
     return t;
 }
 
-bool gt_producer_sync(gt_producer *p, uint32_t timeout_ms)
+bool ipc_producer_sync(ipc_producer *p, uint32_t timeout_ms)
 {
     struct timespec deadline = deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&p->mu);
@@ -1161,19 +1161,19 @@ bool gt_producer_sync(gt_producer *p, uint32_t timeout_ms)
     return ok;
 }
 
-gt_producer_startup gt_producer_wait_startup(gt_producer *p, uint32_t timeout_ms)
+ipc_producer_startup ipc_producer_wait_startup(ipc_producer *p, uint32_t timeout_ms)
 {
     struct timespec deadline = deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&p->mu);
     int rc = 0;
     while (p->startup == GT_STARTUP_PENDING && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&p->sync_cv, &p->mu, &deadline);
-    gt_producer_startup s = p->startup;
+    ipc_producer_startup s = p->startup;
     pthread_mutex_unlock(&p->mu);
     return s;
 }
 
-bool gt_producer_connected(gt_producer *p)
+bool ipc_producer_connected(ipc_producer *p)
 {
     pthread_mutex_lock(&p->mu);
     bool c = p->connected;
@@ -1181,7 +1181,7 @@ bool gt_producer_connected(gt_producer *p)
     return c;
 }
 
-void gt_producer_get_stats(gt_producer *p, gt_producer_stats *out)
+void ipc_producer_get_stats(ipc_producer *p, ipc_producer_stats *out)
 {
     pthread_mutex_lock(&p->mu);
     *out = p->stats;

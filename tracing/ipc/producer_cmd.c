@@ -1,10 +1,10 @@
 /* GetAsyncCommandResponse and DataSourceConfig decoding. */
-#include "producer_cmd.h"
+#include "tracing/ipc/producer_cmd.h"
 
 #include <string.h>
 
-#include "data_source_config.pbc.h"
-#include "producer_port.pbc.h"
+#include "protos/perfetto/data_source_config.pbc.h"
+#include "protos/perfetto/producer_port.pbc.h"
 
 bool producer_cmd_parse(const uint8_t *data, size_t len, producer_cmd *out)
 {
@@ -114,7 +114,7 @@ bool producer_cmd_for_each_id(const producer_cmd *c, void (*fn)(void *ctx, uint6
     return r.err == PB_OK;
 }
 
-bool producer_parse_ds_config(pb_bytes raw, gt_ds_config *out, char *name_buf, size_t name_cap)
+bool producer_parse_ds_config(pb_bytes raw, ipc_producer_ds_config *out, char *name_buf, size_t name_cap)
 {
     perfetto_protos_DataSourceConfig_view v;
     memset(out, 0, sizeof *out);

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pb_reader.h"
-#include "producer.h"
+#include "protos/pb/pb_reader.h"
+#include "tracing/ipc/producer.h"
 
 typedef enum producer_cmd_kind {
     PRODUCER_CMD_NONE = 0,
@@ -40,8 +40,8 @@ bool producer_cmd_parse(const uint8_t *data, size_t len, producer_cmd *out);
 bool producer_cmd_for_each_id(const producer_cmd *c, void (*fn)(void *ctx, uint64_t id),
                               void *ctx);
 
-/* DataSourceConfig -> gt_ds_config; the name is copied (truncated) into
+/* DataSourceConfig -> ipc_producer_ds_config; the name is copied (truncated) into
  * name_buf. False on malformed input or a missing name. */
-bool producer_parse_ds_config(pb_bytes raw, gt_ds_config *out, char *name_buf, size_t name_cap);
+bool producer_parse_ds_config(pb_bytes raw, ipc_producer_ds_config *out, char *name_buf, size_t name_cap);
 
 #endif /* PRODUCER_CMD_H */

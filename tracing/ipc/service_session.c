@@ -1,6 +1,6 @@
 /* gputrace-service's core: ProducerPort handlers, the session lifecycle,
  * and the trace file. */
-#include "service_session.h"
+#include "tracing/ipc/service_session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,13 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "commit_data_request.pbc.h"
-#include "data_source_config.pbc.h"
-#include "data_source_descriptor.pbc.h"
-#include "ipc_host.h"
-#include "producer_port.pbc.h"
-#include "service_output.h"
-#include "smb_service.h"
+#include "protos/perfetto/commit_data_request.pbc.h"
+#include "protos/perfetto/data_source_config.pbc.h"
+#include "protos/perfetto/data_source_descriptor.pbc.h"
+#include "tracing/ipc/ipc_host.h"
+#include "protos/perfetto/producer_port.pbc.h"
+#include "tracing/service_output.h"
+#include "tracing/smb_service.h"
 
 /* Perfetto's service-side limits (tracing_service_impl.cc). */
 #define DEFAULT_SHM_SIZE (256u * 1024u)

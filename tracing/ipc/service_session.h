@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace_buffer.h"
+#include "tracing/trace_buffer.h"
 
 typedef struct gts_config {
     const char *const *data_sources;

@@ -49,8 +49,8 @@ names=("$@")
 for t in traced traced_probes perfetto trace_processor_shell; do
   [[ -x $PERFETTO_BIN/$t ]] || die "$PERFETTO_BIN/$t is missing"
 done
-stress=$build/service/gputrace-stress
-workload=$build/workload/gputrace-workload
+stress=$build/tests/stress/gputrace-stress
+workload=$build/tests/workload/gputrace-workload
 check=$build/toolkit/gputrace-check
 manifests=$build/manifests/explicit_layer.d
 for f in "$stress" "$workload" "$check"; do

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "bench_pb.h"
+#include "protos/bench/bench_pb.h"
 #include "pb_bench.pb.h"
 
 using gputrace::bench::PbBenchEvent;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "wl.h"
+#include "tests/workload/wl.h"
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
 

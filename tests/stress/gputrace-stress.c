@@ -23,10 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inproc_backend.h"
-#include "producer.h"
-#include "stress_payload.h"
-#include "test_event.pbc.h"
+#include "tracing/inproc_backend.h"
+#include "tracing/ipc/producer.h"
+#include "tests/stress/stress_payload.h"
+#include "protos/perfetto/test_event.pbc.h"
 
 #define PROG "gputrace-stress"
 #define DATA_SOURCE "gputrace.stress"
@@ -47,8 +47,8 @@ typedef struct stress {
     bool quiet;
 
     uint8_t *cycle; /* the alphabet repeated: payloads are slices of it */
-    gt_producer *producer;
-    gt_backend *backend;
+    ipc_producer *producer;
+    inproc_backend *backend;
     const _Atomic uint32_t *enabled;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -109,9 +109,9 @@ static void *worker_main(void *arg)
     tw_writer *tw;
     if (st->backend) {
         tw_config tc = {.policy = st->policy, .stall_timeout_ms = st->stall_ms};
-        tw = gt_inproc_new_writer_with(st->backend, &tc);
+        tw = inproc_backend_new_writer_with(st->backend, &tc);
     } else {
-        tw = gt_producer_new_writer(st->producer, st->instance);
+        tw = ipc_producer_new_writer(st->producer, st->instance);
     }
     if (!tw) {
         w->failed = true;
@@ -119,7 +119,7 @@ static void *worker_main(void *arg)
     }
     uint64_t start = now_ns();
     for (uint64_t i = 0; i < st->packets; i++) {
-        if (st->enabled && !gt_producer_enabled(st->enabled))
+        if (st->enabled && !ipc_producer_enabled(st->enabled))
             break; /* the session stopped us */
         if (st->kill_after && i == st->kill_after && w->index == 0)
             die_mid_packet(st, tw, w->index, i);
@@ -140,11 +140,11 @@ static void *worker_main(void *arg)
     if (st->backend)
         tw_destroy(tw);
     else
-        gt_producer_release_writer(st->producer, tw);
+        ipc_producer_release_writer(st->producer, tw);
     return NULL;
 }
 
-static void on_start(void *user, uint64_t instance_id, const gt_ds_config *cfg)
+static void on_start(void *user, uint64_t instance_id, const ipc_producer_ds_config *cfg)
 {
     (void)cfg;
     stress *st = user;
@@ -213,27 +213,27 @@ static int run(stress *st)
     const char *mode;
     if (st->output) {
         mode = "inproc";
-        gt_inproc_config ic;
-        gt_inproc_config_default(&ic);
+        inproc_backend_config ic;
+        inproc_backend_config_default(&ic);
         ic.output_path = st->output;
         ic.smb_size = (size_t)st->smb_kb * 1024u;
         ic.smb_page_size = (size_t)st->page_kb * 1024u;
         ic.writer_policy = st->policy;
         ic.stall_timeout_ms = st->stall_ms;
-        st->backend = gt_inproc_create(&ic);
+        st->backend = inproc_backend_create(&ic);
         if (!st->backend) {
             fprintf(stderr, PROG ": %s: %s\n", st->output, strerror(errno));
             return 1;
         }
     } else {
         mode = "system";
-        gt_data_source ds = {
+        ipc_producer_data_source ds = {
             .name = DATA_SOURCE,
             .user = st,
             .policy = st->policy,
             .on_start = on_start,
         };
-        gt_producer_config pc = {
+        ipc_producer_config pc = {
             .name = "gputrace-stress",
             .socket_path = st->socket_path,
             .data_sources = &ds,
@@ -245,16 +245,16 @@ static int run(stress *st)
             .reconnect_max_ms = 1000,
             .stall_timeout_ms = st->stall_ms,
         };
-        st->producer = gt_producer_create(&pc);
+        st->producer = ipc_producer_create(&pc);
         if (!st->producer) {
             fprintf(stderr, PROG ": cannot create the producer\n");
             return 1;
         }
-        st->enabled = gt_producer_enabled_flag(st->producer, 0);
+        st->enabled = ipc_producer_enabled_flag(st->producer, 0);
         if (!wait_for_session(st)) {
             fprintf(stderr, PROG ": no tracing session enabled " DATA_SOURCE " within %u ms\n",
                     st->wait_ms);
-            gt_producer_destroy(st->producer);
+            ipc_producer_destroy(st->producer);
             return 1;
         }
         if (!st->quiet)
@@ -287,10 +287,10 @@ static int run(stress *st)
     double secs = (double)(now_ns() - t0) / 1e9;
     bool delivered = true;
     if (st->producer) {
-        delivered = gt_producer_sync(st->producer, 10000);
-        gt_producer_destroy(st->producer);
+        delivered = ipc_producer_sync(st->producer, 10000);
+        ipc_producer_destroy(st->producer);
     } else {
-        delivered = gt_inproc_destroy(st->backend);
+        delivered = inproc_backend_destroy(st->backend);
     }
     if (failed)
         return 1;

@@ -23,7 +23,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "tk_checks.h"
+#include "toolkit/tk_checks.h"
 
 #define PROG "gputrace-ci"
 #define LAYER_NAME "VK_LAYER_GPUTRACE_timeline"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "wl.h"
+#include "tests/workload/wl.h"
 
 static void
 usage(FILE *out)

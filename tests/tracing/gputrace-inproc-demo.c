@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock_snapshot.h"
-#include "inproc_backend.h"
+#include "tracing/clock_snapshot.h"
+#include "tracing/inproc_backend.h"
 
 typedef struct demo {
-    gt_backend *be;
+    inproc_backend *be;
     unsigned packets;
     size_t size;
     tw_config wcfg;
@@ -36,7 +36,7 @@ static void *worker_main(void *arg)
 {
     worker *w = arg;
     demo *d = w->d;
-    tw_writer *tw = gt_inproc_new_writer_with(d->be, &d->wcfg);
+    tw_writer *tw = inproc_backend_new_writer_with(d->be, &d->wcfg);
     if (!tw)
         return NULL;
     char *text = malloc(d->size + 1);
@@ -104,8 +104,8 @@ int main(int argc, char **argv)
         {"discard", no_argument, NULL, 'd'},       {"drop", no_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
-    gt_inproc_config cfg;
-    gt_inproc_config_default(&cfg);
+    inproc_backend_config cfg;
+    inproc_backend_config_default(&cfg);
     unsigned long writers = 4, packets = 1000, size = 64, v;
     demo d = {.wcfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000}};
     int c;
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
     if (!cfg.output_path || optind != argc)
         goto bad;
 
-    d.be = gt_inproc_create(&cfg);
+    d.be = inproc_backend_create(&cfg);
     if (!d.be) {
         fprintf(stderr, "gputrace-inproc-demo: %s: %s\n", cfg.output_path, strerror(errno));
         return 1;
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
         pthread_join(th[i], NULL);
         lost += w[i].stats.packets_dropped + w[i].stats.packets_aborted;
     }
-    bool ok = gt_inproc_destroy(d.be);
+    bool ok = inproc_backend_destroy(d.be);
     printf("gputrace-inproc-demo: %s: %lu writers x %lu packets of %lu bytes, "
            "%llu lost in shared memory\n",
            cfg.output_path, writers, packets, size, (unsigned long long)lost);

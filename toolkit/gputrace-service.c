@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ipc_conn.h"
-#include "service_output.h"
-#include "service_session.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "tracing/service_output.h"
+#include "tracing/ipc/service_session.h"
 
 #define PROG "gputrace-service"
 #define MAX_DATA_SOURCES 64

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_pb.h"
-#include "pb_reader.h"
-#include "pb_writer.h"
+#include "protos/bench/bench_pb.h"
+#include "protos/pb/pb_reader.h"
+#include "protos/pb/pb_writer.h"
 #ifdef PB_BENCH_HAVE_PBC
 #include "pb_bench.pbc.h"
 #endif

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ipc_conn.h"
-#include "trace.pbc.h"
-#include "trace_packet.pbc.h"
+#include "tracing/ipc/ipc_conn.h"
+#include "protos/perfetto/trace.pbc.h"
+#include "protos/perfetto/trace_packet.pbc.h"
 
 #define WRITERS "4"
 

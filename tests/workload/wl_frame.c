@@ -24,11 +24,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wl.h"
+#include "tests/workload/wl.h"
 
-#include "iterate_comp_spv.h"
-#include "triangles_frag_spv.h"
-#include "triangles_vert_spv.h"
+#include "shaders/iterate_comp_spv.h"
+#include "shaders/triangles_frag_spv.h"
+#include "shaders/triangles_vert_spv.h"
 
 #define WL_FORMAT VK_FORMAT_R8G8B8A8_UNORM
 #define WL_FENCE_TIMEOUT_NS (30ull * 1000 * 1000 * 1000)
