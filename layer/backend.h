@@ -25,9 +25,10 @@
 #define TL_DATA_SOURCE_NAME "gpu.renderstages"
 #define TL_PRODUCER_NAME "gputrace"
 
-struct tl_backend;
+typedef struct tl_backend tl_backend;
 
 /* What a backend calls back into the session. */
+typedef struct tl_backend_events tl_backend_events;
 struct tl_backend_events {
    void *ctx;
    /* Writers for `instance` can be created from now on. */
@@ -46,33 +47,34 @@ enum tl_startup {
    TL_STARTUP_TIMEOUT,    /* the service did not answer within the bound */
 };
 
+typedef struct tl_backend_ops tl_backend_ops;
 struct tl_backend_ops {
    const char *name;
    /* Optional (NULL: tracing state is known at creation). Waits up to
     * timeout_ms until the backend knows whether a session wants our data
     * now, and, when one does, until it has started (events->started ran).
     * Must return at once when there is no service at all. */
-   enum tl_startup (*wait_startup)(struct tl_backend *be, uint32_t timeout_ms);
+   enum tl_startup (*wait_startup)(tl_backend *be, uint32_t timeout_ms);
    /* NULL when `instance` is not running (or out of writers). */
-   tw_writer *(*new_writer)(struct tl_backend *be, uint64_t instance);
-   void (*release_writer)(struct tl_backend *be, tw_writer *tw);
+   tw_writer *(*new_writer)(tl_backend *be, uint64_t instance);
+   void (*release_writer)(tl_backend *be, tw_writer *tw);
    /* Final flush and teardown; every writer must have been released. */
-   void (*destroy)(struct tl_backend *be);
+   void (*destroy)(tl_backend *be);
 };
 
 struct tl_backend {
-   const struct tl_backend_ops *ops;
+   const tl_backend_ops *ops;
 };
 
 /* Creates the file and calls events->started before returning. NULL (errno
  * set) when the file cannot be created. */
-struct tl_backend *tl_backend_inproc_create(const char *path,
-                                            const struct tl_backend_events *events);
+tl_backend *tl_backend_inproc_create(const char *path,
+                                            const tl_backend_events *events);
 
 /* Starts connecting to traced in the background (ops->wait_startup waits
  * for the outcome). NULL when the system backend is not available in this
  * build, or on error. */
-struct tl_backend *tl_backend_system_create(const struct tl_backend_events *events);
+tl_backend *tl_backend_system_create(const tl_backend_events *events);
 
 /* Whether this build has the system backend at all. */
 bool tl_backend_system_available(void);

@@ -23,8 +23,9 @@
 /* Sequences are numbered by the backend; the session has only one. */
 #define INPROC_INSTANCE 1
 
+typedef struct inproc inproc;
 struct inproc {
-   struct tl_backend base;
+   tl_backend base;
    inproc_backend *be;
 };
 
@@ -225,25 +226,25 @@ remove_signal_handlers(void)
 /* ---- backend ------------------------------------------------------------------ */
 
 static tw_writer *
-inproc_new_writer(struct tl_backend *base, uint64_t instance)
+inproc_new_writer(tl_backend *base, uint64_t instance)
 {
-   struct inproc *b = (struct inproc *)base;
+   inproc *b = (inproc *)base;
    if (instance != INPROC_INSTANCE)
       return NULL;
    return inproc_backend_new_writer(b->be);
 }
 
 static void
-inproc_release_writer(struct tl_backend *base, tw_writer *tw)
+inproc_release_writer(tl_backend *base, tw_writer *tw)
 {
    (void)base;
    tw_destroy(tw);
 }
 
 static void
-inproc_destroy(struct tl_backend *base)
+inproc_destroy(tl_backend *base)
 {
-   struct inproc *b = (struct inproc *)base;
+   inproc *b = (inproc *)base;
    /* The handlers stay while the final flush runs: a signal meanwhile
     * waits for it to end instead of cutting it short. */
    inproc_backend_stop(b->be);
@@ -252,7 +253,7 @@ inproc_destroy(struct tl_backend *base)
    free(b);
 }
 
-static const struct tl_backend_ops inproc_ops = {
+static const tl_backend_ops inproc_ops = {
    .name = "inprocess",
    .new_writer = inproc_new_writer,
    .release_writer = inproc_release_writer,
@@ -266,10 +267,10 @@ report(void *ctx, inproc_backend_report_level level, const char *msg)
    gt_log(level == INPROC_BACKEND_REPORT_WARN ? GT_LOG_WARN : GT_LOG_INFO, "%s", msg);
 }
 
-struct tl_backend *
-tl_backend_inproc_create(const char *path, const struct tl_backend_events *events)
+tl_backend *
+tl_backend_inproc_create(const char *path, const tl_backend_events *events)
 {
-   struct inproc *b = calloc(1, sizeof *b);
+   inproc *b = calloc(1, sizeof *b);
    if (!b)
       return NULL;
    inproc_backend_config cfg;
@@ -281,7 +282,7 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
     * (GPUTRACE_BUFFER_KB, 32 MiB by default) bounds what a long run keeps
     * in memory before it is written out. */
    cfg.smb_size = 4u << 20;
-   cfg.buffer_size = (size_t)gt_config()->buffer_kb * 1024u;
+   cfg.buffer_size = (size_t)gt_config_get()->buffer_kb * 1024u;
    b->base.ops = &inproc_ops;
    b->be = inproc_backend_create(&cfg);
    if (!b->be) {
@@ -295,8 +296,8 @@ tl_backend_inproc_create(const char *path, const struct tl_backend_events *event
       gt_info("in-process backend: writing %s (GPUTRACE_OUTPUT=%s)", written, path);
    else
       gt_info("in-process backend: writing %s", written);
-   if (gt_config()->signal_wait_ms)
-      install_signal_handlers(b->be, gt_config()->signal_wait_ms);
+   if (gt_config_get()->signal_wait_ms)
+      install_signal_handlers(b->be, gt_config_get()->signal_wait_ms);
    events->started(events->ctx, INPROC_INSTANCE);
    return &b->base;
 }

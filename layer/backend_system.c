@@ -19,10 +19,11 @@
 
 #define SYSTEM_SMB_SIZE (4u << 20)
 
+typedef struct system_backend system_backend;
 struct system_backend {
-   struct tl_backend base;
+   tl_backend base;
    ipc_producer *producer;
-   struct tl_backend_events events;
+   tl_backend_events events;
    pthread_mutex_t lock;
    uint64_t instance; /* the instance we serve, 0 if none */
    bool have_instance;
@@ -32,7 +33,7 @@ static void
 ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
 {
    (void)cfg;
-   struct system_backend *b = user;
+   system_backend *b = user;
    pthread_mutex_lock(&b->lock);
    bool take = !b->have_instance;
    if (take) {
@@ -47,7 +48,7 @@ ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
 static void
 ds_stop(void *user, uint64_t instance)
 {
-   struct system_backend *b = user;
+   system_backend *b = user;
    pthread_mutex_lock(&b->lock);
    bool ours = b->have_instance && b->instance == instance;
    pthread_mutex_unlock(&b->lock);
@@ -62,7 +63,7 @@ ds_stop(void *user, uint64_t instance)
 static void
 ds_clear(void *user, uint64_t instance)
 {
-   struct system_backend *b = user;
+   system_backend *b = user;
    b->events.clear_incremental_state(b->events.ctx, instance);
 }
 
@@ -71,23 +72,23 @@ ds_clear(void *user, uint64_t instance)
  * writes. session.c caps it before the first packet: application threads
  * never wait, the collector only briefly (TL_COLLECTOR_STALL_MS). */
 static tw_writer *
-system_new_writer(struct tl_backend *base, uint64_t instance)
+system_new_writer(tl_backend *base, uint64_t instance)
 {
-   struct system_backend *b = (struct system_backend *)base;
+   system_backend *b = (system_backend *)base;
    return ipc_producer_new_writer(b->producer, instance);
 }
 
 static void
-system_release_writer(struct tl_backend *base, tw_writer *tw)
+system_release_writer(tl_backend *base, tw_writer *tw)
 {
-   struct system_backend *b = (struct system_backend *)base;
+   system_backend *b = (system_backend *)base;
    ipc_producer_release_writer(b->producer, tw);
 }
 
 static enum tl_startup
-system_wait_startup(struct tl_backend *base, uint32_t timeout_ms)
+system_wait_startup(tl_backend *base, uint32_t timeout_ms)
 {
-   struct system_backend *b = (struct system_backend *)base;
+   system_backend *b = (system_backend *)base;
    ipc_producer_startup s = ipc_producer_wait_startup(b->producer, timeout_ms);
    if (s == GT_STARTUP_NO_SERVICE)
       return TL_STARTUP_NO_SERVICE;
@@ -101,9 +102,9 @@ system_wait_startup(struct tl_backend *base, uint32_t timeout_ms)
 }
 
 static void
-system_destroy(struct tl_backend *base)
+system_destroy(tl_backend *base)
 {
-   struct system_backend *b = (struct system_backend *)base;
+   system_backend *b = (system_backend *)base;
    /* The application is waiting here (vkDestroyInstance, or exit): the
     * producer hands the service what is left within
     * IPC_PRODUCER_FAREWELL_MS, and gives up on a service that does not
@@ -122,7 +123,7 @@ system_destroy(struct tl_backend *base)
    free(b);
 }
 
-static const struct tl_backend_ops system_ops = {
+static const tl_backend_ops system_ops = {
    .name = "system",
    .wait_startup = system_wait_startup,
    .new_writer = system_new_writer,
@@ -130,10 +131,10 @@ static const struct tl_backend_ops system_ops = {
    .destroy = system_destroy,
 };
 
-struct tl_backend *
-tl_backend_system_create(const struct tl_backend_events *events)
+tl_backend *
+tl_backend_system_create(const tl_backend_events *events)
 {
-   struct system_backend *b = calloc(1, sizeof *b);
+   system_backend *b = calloc(1, sizeof *b);
    if (!b)
       return NULL;
    b->base.ops = &system_ops;
@@ -174,8 +175,8 @@ tl_backend_system_available(void)
 
 #else /* !GT_HAVE_SYSTEM_BACKEND */
 
-struct tl_backend *
-tl_backend_system_create(const struct tl_backend_events *events)
+tl_backend *
+tl_backend_system_create(const tl_backend_events *events)
 {
    (void)events;
    return NULL;

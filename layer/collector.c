@@ -47,13 +47,14 @@
  * driver (see copy_unseen), at most this often. */
 #define COL_COPY_PROBE_NS (250ull * 1000 * 1000)
 
+typedef struct tl_collector tl_collector;
 struct tl_collector {
-   struct tl_device *td;
+   tl_device *td;
    pthread_t thread;
    pthread_mutex_t lock;
    pthread_cond_t wake_cond;
    pthread_cond_t ack_cond;
-   struct tl_submission *head, *tail;
+   tl_submission *head, *tail;
    bool wake, stop, exiting, finished, joined;
    uint32_t release_req, release_ack;
    atomic_bool clear_req;
@@ -64,7 +65,7 @@ struct tl_collector {
    atomic_uint_fast64_t dropped_subs, dropped_regions;
 
    /* The thread's own. */
-   struct gc_clock clock;
+   gc_clock clock;
    tw_writer *writer;
    uint32_t writer_gen;
    bool need_interned;
@@ -91,7 +92,7 @@ abs_deadline(struct timespec *ts, uint64_t mono_ns)
 /* ---- writer and packets --------------------------------------------------------- */
 
 static void
-check_loss(struct tl_collector *col)
+check_loss(tl_collector *col)
 {
    tw_stats st;
    tw_get_stats(col->writer, &st);
@@ -105,7 +106,7 @@ check_loss(struct tl_collector *col)
 }
 
 static void
-emit_snapshot(struct tl_collector *col)
+emit_snapshot(tl_collector *col)
 {
    if (!col->writer || !col->clock.have_last)
       return;
@@ -116,12 +117,12 @@ emit_snapshot(struct tl_collector *col)
       col->first_snapshot_at = col->last_snapshot_at;
 }
 
-static void calibrate(struct tl_collector *col);
+static void calibrate(tl_collector *col);
 
 /* A snapshot for a (re)starting sequence: the last reading, and a fresh
  * one unless one was written a moment ago. */
 static void
-refresh_snapshot(struct tl_collector *col)
+refresh_snapshot(tl_collector *col)
 {
    uint64_t now = gc_monotonic_ns();
    if (col->last_snapshot_at && now - col->last_snapshot_at < COL_SNAPSHOT_FRESH_NS)
@@ -133,11 +134,11 @@ refresh_snapshot(struct tl_collector *col)
 }
 
 static void
-calibrate(struct tl_collector *col)
+calibrate(tl_collector *col)
 {
-   struct tl_device *td = col->td;
-   struct gt_device *dev = td->gt;
-   struct gc_reading r;
+   tl_device *td = col->td;
+   gt_device *dev = td->gt;
+   gc_reading r;
    uint64_t now = gc_monotonic_ns();
    VkResult res =
       gc_calibrate(&col->clock, dev->handle, dev->get_calibrated_timestamps,
@@ -160,7 +161,7 @@ calibrate(struct tl_collector *col)
 }
 
 static void
-release_writer_now(struct tl_collector *col)
+release_writer_now(tl_collector *col)
 {
    if (col->writer) {
       tl_session_release_writer(col->writer);
@@ -172,7 +173,7 @@ release_writer_now(struct tl_collector *col)
  * the exit drain), its writer no longer waits for the service either: a
  * stall there would be the application's wait. */
 static void
-never_stall(struct tl_collector *col)
+never_stall(tl_collector *col)
 {
    col->no_stall = true;
    if (col->writer)
@@ -180,7 +181,7 @@ never_stall(struct tl_collector *col)
 }
 
 static void
-update_writer(struct tl_collector *col)
+update_writer(tl_collector *col)
 {
    uint32_t gen = tl_session_generation();
    if (col->writer && col->writer_gen != gen)
@@ -207,10 +208,10 @@ update_writer(struct tl_collector *col)
 }
 
 static void
-queue_spec(const struct tl_collector *col, const struct tl_queue *q, char *name, size_t name_size,
-           char *desc, size_t desc_size, struct em_queue_spec *out)
+queue_spec(const tl_collector *col, const tl_queue *q, char *name, size_t name_size,
+           char *desc, size_t desc_size, em_queue_spec *out)
 {
-   const struct tl_device *td = col->td;
+   const tl_device *td = col->td;
    snprintf(name, name_size, "Vulkan queue %u.%u", q->family, q->index);
    VkQueueFlags f = q->family < td->nfamilies ? td->families[q->family].queueFlags : 0;
    snprintf(desc, desc_size,
@@ -227,9 +228,9 @@ queue_spec(const struct tl_collector *col, const struct tl_queue *q, char *name,
 }
 
 static void
-ensure_interned(struct tl_collector *col, const struct tl_queue *q)
+ensure_interned(tl_collector *col, const tl_queue *q)
 {
-   struct tl_device *td = col->td;
+   tl_device *td = col->td;
    if (atomic_exchange(&col->clear_req, false))
       col->need_interned = true;
    const uint64_t dropped = atomic_load(&col->dropped_subs);
@@ -254,7 +255,7 @@ ensure_interned(struct tl_collector *col, const struct tl_queue *q)
 
    char names[TL_MAX_QUEUES][48];
    char descs[TL_MAX_QUEUES][640];
-   struct em_queue_spec specs[TL_MAX_QUEUES];
+   em_queue_spec specs[TL_MAX_QUEUES];
    uint32_t n = 0;
    if (col->need_interned) {
       /* A reader that lost the start of the sequence needs a snapshot of
@@ -281,29 +282,30 @@ ensure_interned(struct tl_collector *col, const struct tl_queue *q)
 /* ---- results ------------------------------------------------------------------- */
 
 static uint64_t
-to_device_ns(const struct tl_collector *col, const struct tl_queue *q, uint64_t raw)
+to_device_ns(const tl_collector *col, const tl_queue *q, uint64_t raw)
 {
-   struct gc_domain d = col->clock.domain;
+   gc_domain d = col->clock.domain;
    if (q->valid_bits)
       d.valid_bits = q->valid_bits;
    return gc_ticks_to_ns(&d, gc_extend(&d, col->clock.last.device_ticks, raw));
 }
 
+typedef struct emit_ctx emit_ctx;
 struct emit_ctx {
-   struct tl_collector *col;
-   struct tl_submission *sub;
+   tl_collector *col;
+   tl_submission *sub;
    uint32_t cursor, end;
    uint64_t collected_boottime_ns;
 };
 
 static void
-emit_event(struct emit_ctx *x, const struct tl_recording *rec, const struct tl_region *r,
+emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
            uint64_t start, uint64_t end)
 {
-   struct tl_collector *col = x->col;
-   struct tl_device *td = col->td;
+   tl_collector *col = x->col;
+   tl_device *td = col->td;
    const bool top = r->stage == TL_STAGE_COMMAND_BUFFER || r->stage == TL_STAGE_SUBMISSION;
-   const struct em_stage_event ev = {
+   const em_stage_event ev = {
       .timestamp = start,
       .clock_id = td->clock_id,
       .event_id = ++col->event_id,
@@ -328,15 +330,15 @@ emit_event(struct emit_ctx *x, const struct tl_recording *rec, const struct tl_r
 /* One recording's regions, with the secondaries it executes emitted where
  * they were executed (parents before children, as recorded). */
 static void
-emit_recording(struct emit_ctx *x)
+emit_recording(emit_ctx *x)
 {
    if (x->cursor >= x->end)
       return;
-   const struct tl_result *res = &x->sub->results[x->cursor++];
-   const struct tl_recording *rec = res->rec;
-   const struct tl_queue *q = x->sub->queue;
+   const tl_result *res = &x->sub->results[x->cursor++];
+   const tl_recording *rec = res->rec;
+   const tl_queue *q = x->sub->queue;
    for (uint32_t i = 0; i < rec->nregions; i++) {
-      const struct tl_region *r = &rec->regions[i];
+      const tl_region *r = &rec->regions[i];
       if (r->stage == TL_STAGE_EXECUTE) {
          emit_recording(x);
          continue;
@@ -352,7 +354,7 @@ emit_recording(struct emit_ctx *x)
 }
 
 static bool
-read_span(struct tl_device *td, const struct tl_qchunk *chunk, uint64_t out[4])
+read_span(tl_device *td, const tl_qchunk *chunk, uint64_t out[4])
 {
    VkResult r = td->gt->vk.GetQueryPoolResults(
       td->gt->handle, chunk->pool, chunk->first, 2, 4 * sizeof(uint64_t), out,
@@ -361,12 +363,12 @@ read_span(struct tl_device *td, const struct tl_qchunk *chunk, uint64_t out[4])
 }
 
 static void
-process_work(struct tl_collector *col, struct tl_submission *sub, uint64_t collected)
+process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
 {
-   struct tl_device *td = col->td;
+   tl_device *td = col->td;
    for (uint32_t i = 0; i < sub->nresults; i++) {
-      struct tl_result *res = &sub->results[i];
-      struct tl_recording *rec = res->rec;
+      tl_result *res = &sub->results[i];
+      tl_recording *rec = res->rec;
       if (!rec->nslots)
          continue;
       pthread_mutex_lock(&rec->lock);
@@ -392,7 +394,7 @@ process_work(struct tl_collector *col, struct tl_submission *sub, uint64_t colle
       return;
    }
    ensure_interned(col, sub->queue);
-   struct emit_ctx x = {.col = col, .sub = sub, .collected_boottime_ns = collected};
+   emit_ctx x = {.col = col, .sub = sub, .collected_boottime_ns = collected};
    for (uint32_t i = 0; i < sub->nentries; i++) {
       x.cursor = sub->entries[i].first;
       x.end = sub->entries[i].first + sub->entries[i].count;
@@ -400,29 +402,29 @@ process_work(struct tl_collector *col, struct tl_submission *sub, uint64_t colle
    }
    uint64_t span[4];
    if (sub->span_chunk && read_span(td, sub->span_chunk, span)) {
-      const struct tl_region r = {.stage = TL_STAGE_SUBMISSION, .api = "vkQueueSubmit"};
-      const struct tl_recording fake = {.cb = sub->span_app_cb};
+      const tl_region r = {.stage = TL_STAGE_SUBMISSION, .api = "vkQueueSubmit"};
+      const tl_recording fake = {.cb = sub->span_app_cb};
       emit_event(&x, &fake, &r, to_device_ns(col, sub->queue, span[0]),
                  to_device_ns(col, sub->queue, span[2]));
    }
 }
 
 static void
-process_calibration(struct tl_collector *col, struct tl_submission *sub,
-                    const struct gc_host_time *after)
+process_calibration(tl_collector *col, tl_submission *sub,
+                    const gc_host_time *after)
 {
-   struct tl_device *td = col->td;
+   tl_device *td = col->td;
    uint64_t v[2] = {0, 0};
    VkResult r = td->gt->vk.GetQueryPoolResults(
       td->gt->handle, sub->cal_chunk->pool, sub->cal_chunk->first, 1, sizeof v, v, sizeof v,
       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
    if (r == VK_SUCCESS && v[1]) {
-      struct gc_domain d = col->clock.domain;
+      gc_domain d = col->clock.domain;
       if (sub->queue->valid_bits)
          d.valid_bits = sub->queue->valid_bits;
-      struct gc_clock tmp = col->clock;
+      gc_clock tmp = col->clock;
       tmp.domain = d;
-      struct gc_reading reading;
+      gc_reading reading;
       gc_bracket(&tmp, v[0], &sub->before, after, &reading);
       if (gc_accept(&col->clock, &reading, after->monotonic_ns)) {
          emit_snapshot(col);
@@ -444,10 +446,10 @@ process_calibration(struct tl_collector *col, struct tl_submission *sub,
 /* ---- list -------------------------------------------------------------------------- */
 
 static void
-unlink_sub(struct tl_collector *col, struct tl_submission *sub)
+unlink_sub(tl_collector *col, tl_submission *sub)
 {
    pthread_mutex_lock(&col->lock);
-   struct tl_submission **p = &col->head, *prev = NULL;
+   tl_submission **p = &col->head, *prev = NULL;
    while (*p && *p != sub) {
       prev = *p;
       p = &(*p)->next;
@@ -469,9 +471,9 @@ unlink_sub(struct tl_collector *col, struct tl_submission *sub)
 /* The last copied value of `rec` in our mapping: both words non-zero (a
  * driver may write either first). */
 static bool
-copy_landed(struct tl_device *td, const struct tl_recording *rec)
+copy_landed(tl_device *td, const tl_recording *rec)
 {
-   const struct tl_qchunk *chunk = rec->chunks[(rec->nslots - 1) / TL_CHUNK_QUERIES];
+   const tl_qchunk *chunk = rec->chunks[(rec->nslots - 1) / TL_CHUNK_QUERIES];
    const uint32_t last = (rec->nslots - 1) % TL_CHUNK_QUERIES;
    tl_results_invalidate(td, chunk);
    return __atomic_load_n(&chunk->results[2 * last + 1], __ATOMIC_ACQUIRE) &&
@@ -486,16 +488,16 @@ copy_landed(struct tl_device *td, const struct tl_recording *rec)
  * most one probe per COL_COPY_PROBE_NS: on lavapipe each is a device-idle
  * wait. */
 static bool
-copy_unseen(struct tl_collector *col, const struct tl_submission *sub,
-            const struct tl_recording *rec)
+copy_unseen(tl_collector *col, const tl_submission *sub,
+            const tl_recording *rec)
 {
-   struct tl_device *td = col->td;
+   tl_device *td = col->td;
    const uint64_t now = gc_monotonic_ns();
    if (now - sub->queued_ns < COL_COPY_PROBE_NS || now - col->copy_probed_ns < COL_COPY_PROBE_NS)
       return false;
    col->copy_probed_ns = now;
    const uint32_t slot = rec->nslots - 1;
-   const struct tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];
+   const tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];
    uint64_t v[2] = {0, 0};
    VkResult r = td->gt->vk.GetQueryPoolResults(
       td->gt->handle, chunk->pool, chunk->first + slot % TL_CHUNK_QUERIES, 1, sizeof v, v,
@@ -517,15 +519,15 @@ copy_unseen(struct tl_collector *col, const struct tl_submission *sub,
 }
 
 static VkResult
-sub_status(struct tl_collector *col, struct tl_submission *sub)
+sub_status(tl_collector *col, tl_submission *sub)
 {
-   struct tl_device *td = col->td;
-   struct gt_device *dev = td->gt;
+   tl_device *td = col->td;
+   gt_device *dev = td->gt;
    if (sub->fence)
       return dev->vk.GetFenceStatus(dev->handle, sub->fence);
    for (uint32_t i = 0; i < sub->nentries; i++) {
-      struct tl_result *res = &sub->results[sub->entries[i].first];
-      struct tl_recording *rec = res->rec;
+      tl_result *res = &sub->results[sub->entries[i].first];
+      tl_recording *rec = res->rec;
       pthread_mutex_lock(&rec->lock);
       VkResult r = VK_SUCCESS;
       if (!res->collected && tl_reads_copy(td, rec)) {
@@ -536,7 +538,7 @@ sub_status(struct tl_collector *col, struct tl_submission *sub)
       } else if (!res->collected) {
          /* Collected early means the submitter knew it complete. */
          const uint32_t slot = rec->regions[0].end;
-         const struct tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];
+         const tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];
          uint64_t v[2] = {0, 0};
          r = dev->vk.GetQueryPoolResults(dev->handle, chunk->pool,
                                          chunk->first + slot % TL_CHUNK_QUERIES, 1, sizeof v, v,
@@ -553,7 +555,7 @@ sub_status(struct tl_collector *col, struct tl_submission *sub)
    return VK_SUCCESS;
 }
 
-static void maybe_calibrate(struct tl_collector *col);
+static void maybe_calibrate(tl_collector *col);
 
 /* Whether seeing `sub` complete shows that the device is done with all
  * work submitted before it, down to the driver's bookkeeping: it wrote
@@ -562,7 +564,7 @@ static void maybe_calibrate(struct tl_collector *col);
  * everything submitted before it (a carrier is numbered after its batch's
  * recordings were prepared, so it proves nothing about them). */
 static bool
-proves_earlier_work_over(const struct tl_submission *sub)
+proves_earlier_work_over(const tl_submission *sub)
 {
    if (sub->kind == TL_SUB_CALIBRATION)
       return true;
@@ -577,7 +579,7 @@ proves_earlier_work_over(const struct tl_submission *sub)
  * reconnection) nor keep writing into a session that is gone while the
  * new one gets nothing. */
 static void
-serve_session(struct tl_collector *col)
+serve_session(tl_collector *col)
 {
    update_writer(col);
    pthread_mutex_lock(&col->lock);
@@ -593,11 +595,11 @@ serve_session(struct tl_collector *col)
 }
 
 static void
-collect_ready(struct tl_collector *col)
+collect_ready(tl_collector *col)
 {
-   struct tl_device *td = col->td;
+   tl_device *td = col->td;
    pthread_mutex_lock(&col->lock);
-   struct tl_submission *sub = col->head;
+   tl_submission *sub = col->head;
    pthread_mutex_unlock(&col->lock);
    /* Each status check is a driver call. Polling the whole backlog every
     * pass makes a pass cost O(backlog), so a collector that fell behind
@@ -611,7 +613,7 @@ collect_ready(struct tl_collector *col)
    while (sub) {
       VkResult st = sub_status(col, sub);
       pthread_mutex_lock(&col->lock);
-      struct tl_submission *next = sub->next;
+      tl_submission *next = sub->next;
       pthread_mutex_unlock(&col->lock);
       if (st == VK_NOT_READY) {
          if (++not_ready >= MAX_NOT_READY_PER_PASS)
@@ -620,7 +622,7 @@ collect_ready(struct tl_collector *col)
          continue;
       }
       if (st == VK_SUCCESS) {
-         struct gc_host_time after;
+         gc_host_time after;
          gc_host_now(&after);
          if (proves_earlier_work_over(sub))
             tl_queries_seen_complete(td, sub->id);
@@ -665,7 +667,7 @@ collect_ready(struct tl_collector *col)
 }
 
 static void
-maybe_calibrate(struct tl_collector *col)
+maybe_calibrate(tl_collector *col)
 {
    uint64_t now = gc_monotonic_ns();
    if (col->clock.have_last && now < col->clock.next_due_ns)
@@ -685,10 +687,10 @@ maybe_calibrate(struct tl_collector *col)
  * COL_POLL_QUERY_NS; so is a head fence while several queues are busy, so
  * a queue that finishes first is not held up. */
 static void
-wait_for_work(struct tl_collector *col)
+wait_for_work(tl_collector *col)
 {
-   struct tl_device *td = col->td;
-   struct gt_device *dev = td->gt;
+   tl_device *td = col->td;
+   gt_device *dev = td->gt;
    uint64_t now = gc_monotonic_ns();
    VkFence oldest = VK_NULL_HANDLE;
    bool poll = false;
@@ -696,11 +698,11 @@ wait_for_work(struct tl_collector *col)
    pthread_mutex_lock(&col->lock);
    if (col->head) {
       oldest = col->head->fence;
-      for (struct tl_submission *s = col->head; s && !poll; s = s->next)
+      for (tl_submission *s = col->head; s && !poll; s = s->next)
          poll = !s->fence || s->queue != col->head->queue;
       /* A bracket calibration is as narrow as we notice its completion:
        * wait for exactly that fence. */
-      for (struct tl_submission *s = col->head; s; s = s->next) {
+      for (tl_submission *s = col->head; s; s = s->next) {
          if (s->kind == TL_SUB_CALIBRATION) {
             oldest = s->fence;
             poll = false;
@@ -731,12 +733,12 @@ wait_for_work(struct tl_collector *col)
  * sequence, so the loss shows in the trace (previous_packet_dropped)
  * instead of events silently missing. */
 static void
-abandon_pending(struct tl_collector *col)
+abandon_pending(tl_collector *col)
 {
    uint64_t subs = 0;
-   const struct tl_queue *q = NULL;
+   const tl_queue *q = NULL;
    pthread_mutex_lock(&col->lock);
-   for (struct tl_submission *s = col->head; s; s = s->next) {
+   for (tl_submission *s = col->head; s; s = s->next) {
       subs++;
       if (!q)
          q = s->queue;
@@ -755,9 +757,9 @@ abandon_pending(struct tl_collector *col)
  * has completed (typically everything the application waited for) is
  * still collected, with a short bound on the wait for the rest. */
 static void
-drain_at_exit(struct tl_collector *col)
+drain_at_exit(tl_collector *col)
 {
-   struct gt_device *dev = col->td->gt;
+   gt_device *dev = col->td->gt;
    const uint64_t deadline = gc_monotonic_ns() + COL_EXIT_DRAIN_NS;
    never_stall(col);
    for (;;) {
@@ -786,8 +788,8 @@ drain_at_exit(struct tl_collector *col)
 static void *
 collector_main(void *arg)
 {
-   struct tl_collector *col = arg;
-   struct tl_device *td = col->td;
+   tl_collector *col = arg;
+   tl_device *td = col->td;
    pthread_setname_np(pthread_self(), "gputrace-gpu");
 
    uint64_t drain_deadline = 0;
@@ -872,10 +874,10 @@ collector_main(void *arg)
 
 /* ---- public ------------------------------------------------------------------------ */
 
-struct tl_collector *
-col_create(struct tl_device *td)
+tl_collector *
+col_create(tl_device *td)
 {
-   struct tl_collector *col = tl_alloc(td, sizeof *col);
+   tl_collector *col = tl_alloc(td, sizeof *col);
    if (!col)
       return NULL;
    col->td = td;
@@ -883,15 +885,15 @@ col_create(struct tl_device *td)
    atomic_init(&col->backlog, 0);
    atomic_init(&col->dropped_subs, 0);
    atomic_init(&col->dropped_regions, 0);
-   col->max_backlog = gt_config()->max_pending_submissions;
+   col->max_backlog = gt_config_get()->max_pending_submissions;
    /* The calibrated DEVICE value is a counter value like any timestamp:
     * extended (relative to the last calibration) with the counter's valid
     * bits, or no calibration is accepted after its first wrap. */
-   struct gc_domain domain;
+   gc_domain domain;
    gc_domain_init(&domain, td->props.limits.timestampPeriod,
                   gc_device_valid_bits(td->families, td->nfamilies));
    gc_clock_init(&col->clock, &domain, td->clock_source, td->clock_has_raw,
-                 gt_config()->clock_budget_ns);
+                 gt_config_get()->clock_budget_ns);
    if (td->clock_source == GC_SOURCE_BRACKET)
       atomic_store(&td->bracket_state, 1u); /* at the first submission */
    else
@@ -915,7 +917,7 @@ col_create(struct tl_device *td)
 }
 
 static bool
-join(struct tl_collector *col, bool exiting)
+join(tl_collector *col, bool exiting)
 {
    if (col->joined)
       return true;
@@ -935,11 +937,11 @@ join(struct tl_collector *col, bool exiting)
 }
 
 void
-col_destroy(struct tl_collector *col, bool exiting)
+col_destroy(tl_collector *col, bool exiting)
 {
    if (!col)
       return;
-   struct tl_device *td = col->td;
+   tl_device *td = col->td;
    pthread_mutex_lock(&col->lock);
    col->stop = true;
    col->exiting = col->exiting || exiting;
@@ -948,9 +950,9 @@ col_destroy(struct tl_collector *col, bool exiting)
    if (!join(col, exiting))
       return; /* stuck in the driver at exit: leave it be */
 
-   struct tl_submission *sub = col->head;
+   tl_submission *sub = col->head;
    while (sub) {
-      struct tl_submission *next = sub->next;
+      tl_submission *next = sub->next;
       tl_submission_free(td, sub);
       sub = next;
    }
@@ -961,7 +963,7 @@ col_destroy(struct tl_collector *col, bool exiting)
 }
 
 bool
-col_push(struct tl_collector *col, struct tl_submission *sub)
+col_push(tl_collector *col, tl_submission *sub)
 {
    sub->queued_ns = gc_monotonic_ns();
    pthread_mutex_lock(&col->lock);
@@ -983,7 +985,7 @@ col_push(struct tl_collector *col, struct tl_submission *sub)
 }
 
 void
-col_release_writer(struct tl_collector *col, bool exiting)
+col_release_writer(tl_collector *col, bool exiting)
 {
    pthread_mutex_lock(&col->lock);
    if (exiting)
@@ -1004,13 +1006,13 @@ col_release_writer(struct tl_collector *col, bool exiting)
 }
 
 void
-col_clear_incremental_state(struct tl_collector *col)
+col_clear_incremental_state(tl_collector *col)
 {
    atomic_store(&col->clear_req, true);
 }
 
 void
-col_nudge(struct tl_collector *col)
+col_nudge(tl_collector *col)
 {
    pthread_mutex_lock(&col->lock);
    col->wake = true;
@@ -1019,13 +1021,13 @@ col_nudge(struct tl_collector *col)
 }
 
 bool
-col_backlog_full(struct tl_collector *col)
+col_backlog_full(tl_collector *col)
 {
    return atomic_load_explicit(&col->backlog, memory_order_relaxed) >= col->max_backlog;
 }
 
 void
-col_count_dropped(struct tl_collector *col, uint32_t regions)
+col_count_dropped(tl_collector *col, uint32_t regions)
 {
    if (atomic_fetch_add(&col->dropped_subs, 1) == 0)
       tl_warn_once(col->td, TL_WARN_BACKLOG,

@@ -16,40 +16,40 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct tl_device;
-struct tl_submission;
-struct tl_collector;
+typedef struct tl_device tl_device;
+typedef struct tl_submission tl_submission;
+typedef struct tl_collector tl_collector;
 
 /* Starts the thread (the first calibration happens on it). NULL on error. */
-struct tl_collector *col_create(struct tl_device *td);
+tl_collector *col_create(tl_device *td);
 
 /* Stops the thread and frees the collector, after completing what was
  * submitted (bounded wait). Exiting: waits for the thread only briefly and
  * leaves it be if it does not stop. */
-void col_destroy(struct tl_collector *col, bool exiting);
+void col_destroy(tl_collector *col, bool exiting);
 
 /* Hands a submission over (its fence was submitted). False if the
  * collector no longer runs; the caller keeps the submission then. */
-bool col_push(struct tl_collector *col, struct tl_submission *sub);
+bool col_push(tl_collector *col, tl_submission *sub);
 
 /* Releases the device's trace writer before returning (the session is
  * ending). Exiting (process exit): first collects what has completed, with
  * a short bound on waiting for the rest, then stops the thread. */
-void col_release_writer(struct tl_collector *col, bool exiting);
+void col_release_writer(tl_collector *col, bool exiting);
 
 /* Whether the collector has as many work submissions waiting as it may
  * (GPUTRACE_MAX_PENDING_SUBMISSIONS): the next ones are not timed. */
-bool col_backlog_full(struct tl_collector *col);
+bool col_backlog_full(tl_collector *col);
 
 /* A submission with `regions` regions was passed through untimed for a
  * full backlog: counted, logged, and reported in the trace (the next
  * packet of the device's sequence is marked previous_packet_dropped). */
-void col_count_dropped(struct tl_collector *col, uint32_t regions);
+void col_count_dropped(tl_collector *col, uint32_t regions);
 
 /* The session asked for interned data again. */
-void col_clear_incremental_state(struct tl_collector *col);
+void col_clear_incremental_state(tl_collector *col);
 
 /* Work may have completed (queue/device idle): look now. */
-void col_nudge(struct tl_collector *col);
+void col_nudge(tl_collector *col);
 
 #endif

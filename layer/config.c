@@ -9,7 +9,7 @@
 #include "layer/log.h"
 
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-static struct gt_config config;
+static gt_config config;
 
 /* Unset or empty means the default; anything unrecognised is reported once
  * and also means the default. */
@@ -106,8 +106,8 @@ config_init(void)
       GT_CLOCK_SOURCE_AUTO);
 }
 
-const struct gt_config *
-gt_config(void)
+const gt_config *
+gt_config_get(void)
 {
    pthread_once(&config_once, config_init);
    return &config;

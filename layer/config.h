@@ -29,6 +29,7 @@ enum gt_readback_choice {
    GT_READBACK_DRIVER, /* GPUTRACE_QUERY_READBACK=driver: vkGetQueryPoolResults */
 };
 
+typedef struct gt_config gt_config;
 struct gt_config {
    /* GPUTRACE_DISABLE=1: the layer stays in the call chain (it must, to
     * keep the loader's link info consistent) but hooks nothing, amends
@@ -68,6 +69,6 @@ struct gt_config {
    uint32_t signal_wait_ms;
 };
 
-const struct gt_config *gt_config(void);
+const gt_config *gt_config_get(void);
 
 #endif

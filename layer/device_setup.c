@@ -78,7 +78,7 @@ static const struct {
 };
 
 bool
-gt_device_setup_hides(const struct gt_device *dev, const char *name)
+gt_device_setup_hides(const gt_device *dev, const char *name)
 {
    for (uint32_t i = 0; i < dev->layer_extension_count; i++) {
       for (size_t j = 0; j < sizeof added_extension_commands / sizeof added_extension_commands[0];
@@ -136,8 +136,8 @@ supported(const VkExtensionProperties *props, uint32_t count, const char *name)
  * original chain after it. Returns NULL in *copy (and VK_SUCCESS) when the
  * chain holds a structure we cannot size. */
 static VkResult
-clone_chain_through(struct gt_device_setup *s, const VkBaseInStructure *target,
-                    const struct gt_allocator *alloc, VkBaseOutStructure **copy)
+clone_chain_through(gt_device_setup *s, const VkBaseInStructure *target,
+                    const gt_allocator *alloc, VkBaseOutStructure **copy)
 {
    const void *original = s->info.pNext;
    VkBaseOutStructure *prev = NULL;
@@ -187,10 +187,10 @@ find_host_query_reset_struct(const VkDeviceCreateInfo *info, VkBool32 *enabled)
 }
 
 static VkResult
-plan_host_query_reset(struct gt_device_setup *s, const struct gt_instance *inst,
+plan_host_query_reset(gt_device_setup *s, const gt_instance *inst,
                       VkPhysicalDevice pd, const VkDeviceCreateInfo *app,
                       const VkExtensionProperties *avail, uint32_t avail_count,
-                      const struct gt_allocator *alloc, const char **add, uint32_t *add_count)
+                      const gt_allocator *alloc, const char **add, uint32_t *add_count)
 {
    bool core = s->api_version >= VK_API_VERSION_1_2;
    bool app_ext = app_enabled(app, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
@@ -258,7 +258,7 @@ plan_host_query_reset(struct gt_device_setup *s, const struct gt_instance *inst,
 }
 
 static void
-plan_calibrated_timestamps(struct gt_device_setup *s, const struct gt_instance *inst,
+plan_calibrated_timestamps(gt_device_setup *s, const gt_instance *inst,
                            const VkDeviceCreateInfo *app, const VkExtensionProperties *avail,
                            uint32_t avail_count, const char **add, uint32_t *add_count)
 {
@@ -288,8 +288,8 @@ plan_calibrated_timestamps(struct gt_device_setup *s, const struct gt_instance *
 
 /* The device's extensions, in *out (freed by the caller). */
 static VkResult
-list_extensions(const struct gt_instance *inst, VkPhysicalDevice pd,
-                const struct gt_allocator *alloc, VkExtensionProperties **out, uint32_t *count)
+list_extensions(const gt_instance *inst, VkPhysicalDevice pd,
+                const gt_allocator *alloc, VkExtensionProperties **out, uint32_t *count)
 {
    *out = NULL;
    *count = 0;
@@ -312,9 +312,9 @@ list_extensions(const struct gt_instance *inst, VkPhysicalDevice pd,
 }
 
 VkResult
-gt_device_setup_prepare(struct gt_device_setup *s, const struct gt_instance *inst,
+gt_device_setup_prepare(gt_device_setup *s, const gt_instance *inst,
                         VkPhysicalDevice pd, const VkDeviceCreateInfo *app,
-                        const struct gt_allocator *alloc)
+                        const gt_allocator *alloc)
 {
    VkExtensionProperties *avail;
    uint32_t avail_count;
@@ -370,7 +370,7 @@ fail_release:
 }
 
 void
-gt_device_setup_release(struct gt_device_setup *s, const struct gt_allocator *alloc)
+gt_device_setup_release(gt_device_setup *s, const gt_allocator *alloc)
 {
    for (uint32_t i = 0; i < s->clone_count; i++)
       gt_free(alloc, s->clones[i]);

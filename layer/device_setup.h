@@ -13,10 +13,15 @@
 
 #include "layer/layer_interface.h"
 
+typedef struct gt_allocator gt_allocator;
+typedef struct gt_device gt_device;
+typedef struct gt_instance gt_instance;
+
 /* A pNext chain is cloned only up to the structure that is changed; deeper
  * chains than this are left alone. */
 #define GT_SETUP_MAX_CLONES 32
 
+typedef struct gt_device_setup gt_device_setup;
 struct gt_device_setup {
    VkDeviceCreateInfo info; /* what to pass down */
 
@@ -39,17 +44,17 @@ struct gt_device_setup {
 /* Fills *setup (which must not move until released). Fails only on
  * VK_ERROR_OUT_OF_HOST_MEMORY; anything the device cannot do is simply not
  * enabled. */
-VkResult gt_device_setup_prepare(struct gt_device_setup *setup, const struct gt_instance *inst,
+VkResult gt_device_setup_prepare(gt_device_setup *setup, const gt_instance *inst,
                                  VkPhysicalDevice physical_device,
                                  const VkDeviceCreateInfo *app_info,
-                                 const struct gt_allocator *alloc);
+                                 const gt_allocator *alloc);
 
-void gt_device_setup_release(struct gt_device_setup *setup, const struct gt_allocator *alloc);
+void gt_device_setup_release(gt_device_setup *setup, const gt_allocator *alloc);
 
 /* Whether `name` is a command of a device extension the layer enabled for
  * itself on this device (dev->layer_extensions). vkGetDeviceProcAddr must
  * answer NULL for it, as it would without the layer: the application did
  * not enable the extension, so the command does not exist for it. */
-bool gt_device_setup_hides(const struct gt_device *dev, const char *name);
+bool gt_device_setup_hides(const gt_device *dev, const char *name);
 
 #endif

@@ -60,7 +60,7 @@ clock_entry(perfetto_protos_ClockSnapshot *cs, uint32_t id, uint64_t ts)
 }
 
 void
-em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const struct gc_reading *r)
+em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const gc_reading *r)
 {
    perfetto_protos_TracePacket pkt;
    perfetto_protos_ClockSnapshot cs;
@@ -93,25 +93,25 @@ spec(perfetto_protos_InternedData *in, uint64_t iid, const char *name, const cha
 
 static void
 interned(tw_writer *tw, bool cleared, bool after_loss, uint64_t context_iid, int32_t pid,
-         const struct em_queue_spec *queues, uint32_t nqueues);
+         const em_queue_spec *queues, uint32_t nqueues);
 
 void
 em_interned(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
-            const struct em_queue_spec *queues, uint32_t nqueues)
+            const em_queue_spec *queues, uint32_t nqueues)
 {
    interned(tw, cleared, false, context_iid, pid, queues, nqueues);
 }
 
 void
 em_interned_after_loss(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
-                       const struct em_queue_spec *queues, uint32_t nqueues)
+                       const em_queue_spec *queues, uint32_t nqueues)
 {
    interned(tw, cleared, true, context_iid, pid, queues, nqueues);
 }
 
 static void
 interned(tw_writer *tw, bool cleared, bool after_loss, uint64_t context_iid, int32_t pid,
-         const struct em_queue_spec *queues, uint32_t nqueues)
+         const em_queue_spec *queues, uint32_t nqueues)
 {
    perfetto_protos_TracePacket pkt;
    perfetto_protos_InternedData in;
@@ -148,7 +148,7 @@ extra(perfetto_protos_GpuRenderStageEvent *ev, const char *name, const char *val
 }
 
 void
-em_render_stage(tw_writer *tw, const struct em_stage_event *e)
+em_render_stage(tw_writer *tw, const em_stage_event *e)
 {
    perfetto_protos_TracePacket pkt;
    perfetto_protos_GpuRenderStageEvent ev;
@@ -184,7 +184,7 @@ em_render_stage(tw_writer *tw, const struct em_stage_event *e)
 
 void
 em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, int32_t pid,
-                int32_t tid, uint64_t queue, const struct tl_submit *submit,
+                int32_t tid, uint64_t queue, const tl_submit *submit,
                 uint32_t submission_id)
 {
    perfetto_protos_TracePacket pkt;

@@ -15,10 +15,14 @@
 #include "layer/timeline.h"
 #include "tracing/trace_writer.h"
 
+typedef struct gc_reading gc_reading;
+typedef struct tl_submit tl_submit;
+
 /* ClockSnapshot on the device's sequence: the device clock (global id)
  * with BOOTTIME, MONOTONIC and MONOTONIC_RAW from the same reading. */
-void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const struct gc_reading *r);
+void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const gc_reading *r);
 
+typedef struct em_queue_spec em_queue_spec;
 struct em_queue_spec {
    uint64_t iid;
    const char *name;
@@ -29,15 +33,16 @@ struct em_queue_spec {
  * state afresh (SEQ_INCREMENTAL_STATE_CLEARED) and carries the graphics
  * context and every render stage as well as the queues given. */
 void em_interned(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
-                 const struct em_queue_spec *queues, uint32_t nqueues);
+                 const em_queue_spec *queues, uint32_t nqueues);
 /* The same, also marked previous_packet_dropped: events of the sequence
  * were lost before it (the layer dropped them, see docs/layer.md). */
 void em_interned_after_loss(tw_writer *tw, bool cleared, uint64_t context_iid, int32_t pid,
-                            const struct em_queue_spec *queues, uint32_t nqueues);
+                            const em_queue_spec *queues, uint32_t nqueues);
 
 /* Stage names / descriptions for stage_iid (enum tl_stage). */
 const char *em_stage_name(uint32_t stage);
 
+typedef struct em_stage_event em_stage_event;
 struct em_stage_event {
    uint64_t timestamp; /* device ns */
    uint32_t clock_id;
@@ -55,11 +60,11 @@ struct em_stage_event {
    const char *api;         /* entry point, or NULL */
    uint64_t collected_boottime_ns; /* 0: none */
 };
-void em_render_stage(tw_writer *tw, const struct em_stage_event *e);
+void em_render_stage(tw_writer *tw, const em_stage_event *e);
 
 /* VulkanApiEvent.vk_queue_submit at BOOTTIME `timestamp`. */
 void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, int32_t pid,
-                     int32_t tid, uint64_t queue, const struct tl_submit *submit,
+                     int32_t tid, uint64_t queue, const tl_submit *submit,
                      uint32_t submission_id);
 
 #endif

@@ -9,7 +9,7 @@ __extension__ typedef unsigned __int128 gc_u128;
 /* ---- domain ------------------------------------------------------------- */
 
 bool
-gc_domain_init(struct gc_domain *d, float period_ns, uint32_t valid_bits)
+gc_domain_init(gc_domain *d, float period_ns, uint32_t valid_bits)
 {
    bool ok = true;
    uint32_t bits;
@@ -49,14 +49,14 @@ gc_domain_init(struct gc_domain *d, float period_ns, uint32_t valid_bits)
 }
 
 uint64_t
-gc_ticks_to_ns(const struct gc_domain *d, uint64_t ticks)
+gc_ticks_to_ns(const gc_domain *d, uint64_t ticks)
 {
    gc_u128 ns = ((gc_u128)ticks * d->period_fp) >> 32;
    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
 uint64_t
-gc_extend(const struct gc_domain *d, uint64_t reference, uint64_t raw)
+gc_extend(const gc_domain *d, uint64_t reference, uint64_t raw)
 {
    if (d->valid_bits >= 64)
       return raw;
@@ -106,7 +106,7 @@ gc_boottime_ns(void)
 }
 
 void
-gc_host_offsets(struct gc_host_offsets *o)
+gc_read_host_offsets(gc_host_offsets *o)
 {
    uint64_t best = UINT64_MAX;
    for (int i = 0; i < 4; i++) {
@@ -128,10 +128,10 @@ gc_host_offsets(struct gc_host_offsets *o)
 }
 
 void
-gc_host_now(struct gc_host_time *t)
+gc_host_now(gc_host_time *t)
 {
-   struct gc_host_offsets o;
-   gc_host_offsets(&o);
+   gc_host_offsets o;
+   gc_read_host_offsets(&o);
    t->monotonic_ns = read_ns(CLOCK_MONOTONIC);
    t->boottime_ns = t->monotonic_ns + (uint64_t)o.boottime;
    t->monotonic_raw_ns = t->monotonic_ns + (uint64_t)o.monotonic_raw;
@@ -141,7 +141,7 @@ gc_host_now(struct gc_host_time *t)
 /* ---- readings ----------------------------------------------------------- */
 
 void
-gc_clock_init(struct gc_clock *c, const struct gc_domain *domain, enum gc_source source,
+gc_clock_init(gc_clock *c, const gc_domain *domain, enum gc_source source,
               bool device_has_raw, uint64_t budget_ns)
 {
    memset(c, 0, sizeof *c);
@@ -153,8 +153,8 @@ gc_clock_init(struct gc_clock *c, const struct gc_domain *domain, enum gc_source
 }
 
 VkResult
-gc_calibrate(const struct gc_clock *c, VkDevice device, PFN_vkGetCalibratedTimestampsEXT get,
-             unsigned tries, struct gc_reading *out)
+gc_calibrate(const gc_clock *c, VkDevice device, PFN_vkGetCalibratedTimestampsEXT get,
+             unsigned tries, gc_reading *out)
 {
    const VkCalibratedTimestampInfoEXT infos[3] = {
       {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT},
@@ -189,8 +189,8 @@ gc_calibrate(const struct gc_clock *c, VkDevice device, PFN_vkGetCalibratedTimes
     * measured right after: they change only with suspend (NTP slews
     * MONOTONIC_RAW against MONOTONIC by at most 500 ppm, i.e. nothing over
     * the microseconds between the two). */
-   struct gc_host_offsets o;
-   gc_host_offsets(&o);
+   gc_host_offsets o;
+   gc_read_host_offsets(&o);
    out->device_ticks = c->have_last ? gc_extend(&c->domain, c->last.device_ticks, best_ts[0])
                                     : best_ts[0];
    out->device_ns = gc_ticks_to_ns(&c->domain, out->device_ticks);
@@ -204,8 +204,8 @@ gc_calibrate(const struct gc_clock *c, VkDevice device, PFN_vkGetCalibratedTimes
 }
 
 void
-gc_bracket(const struct gc_clock *c, uint64_t raw_ticks, const struct gc_host_time *before,
-           const struct gc_host_time *after, struct gc_reading *out)
+gc_bracket(const gc_clock *c, uint64_t raw_ticks, const gc_host_time *before,
+           const gc_host_time *after, gc_reading *out)
 {
    out->device_ticks =
       c->have_last ? gc_extend(&c->domain, c->last.device_ticks, raw_ticks) : raw_ticks;
@@ -241,7 +241,7 @@ gc_next_interval(double drift, uint64_t budget_ns, uint64_t previous)
 }
 
 bool
-gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns)
+gc_accept(gc_clock *c, const gc_reading *r, uint64_t now_ns)
 {
    if (c->source == GC_SOURCE_BRACKET && r->deviation_ns > GC_BRACKET_MAX_DEVIATION_NS) {
       if (!c->have_last && c->rejected + 1 >= GC_BRACKET_FIRST_TRIES) {
@@ -257,7 +257,7 @@ gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns)
       }
    }
    if (c->have_last) {
-      const struct gc_reading *p = &c->last;
+      const gc_reading *p = &c->last;
       /* Snapshots of one clock must move forward, or trace_processor stops
        * using the clock as a source. */
       if (r->device_ns <= p->device_ns || r->boottime_ns <= p->boottime_ns ||
@@ -307,7 +307,7 @@ gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns)
 }
 
 bool
-gc_accept_best(struct gc_clock *c, uint64_t now_ns)
+gc_accept_best(gc_clock *c, uint64_t now_ns)
 {
    if (c->have_last || !c->have_best_rejected)
       return false;

@@ -48,6 +48,7 @@
 
 /* ---- domain ------------------------------------------------------------- */
 
+typedef struct gc_domain gc_domain;
 struct gc_domain {
    uint64_t period_fp;  /* ns per tick, 32.32 fixed point */
    uint32_t valid_bits; /* 1..64 */
@@ -55,16 +56,16 @@ struct gc_domain {
 
 /* False when the period is not a usable positive float (then 1 ns is used)
  * or valid_bits is 0 (then 64 is used). */
-bool gc_domain_init(struct gc_domain *d, float period_ns, uint32_t valid_bits);
+bool gc_domain_init(gc_domain *d, float period_ns, uint32_t valid_bits);
 
 /* Nanoseconds for a 64-bit (extended) tick count; saturates at UINT64_MAX. */
-uint64_t gc_ticks_to_ns(const struct gc_domain *d, uint64_t ticks);
+uint64_t gc_ticks_to_ns(const gc_domain *d, uint64_t ticks);
 
 /* Extends a counter value with valid_bits bits to 64 bits, taking the
  * extension closest to `reference` (an extended tick count read within
  * half a wrap period, 2^(bits-1) ticks: at least 34 s for the smallest
  * legal counter, 36 bits at 1 GHz). */
-uint64_t gc_extend(const struct gc_domain *d, uint64_t reference, uint64_t raw);
+uint64_t gc_extend(const gc_domain *d, uint64_t reference, uint64_t raw);
 
 /* The valid bits of the device's timestamp counter as a whole (what the
  * DEVICE value of vkGetCalibratedTimestamps carries): the smallest non-zero
@@ -79,25 +80,28 @@ uint32_t gc_device_valid_bits(const VkQueueFamilyProperties *families, uint32_t 
 /* BOOTTIME and MONOTONIC_RAW relative to MONOTONIC, measured as tightly as
  * the host allows (best of a few brackets). `uncertainty_ns` is half the
  * narrowest bracket. */
+typedef struct gc_host_offsets gc_host_offsets;
 struct gc_host_offsets {
    int64_t boottime;      /* BOOTTIME - MONOTONIC */
    int64_t monotonic_raw; /* MONOTONIC_RAW - MONOTONIC */
    uint64_t uncertainty_ns;
 };
-void gc_host_offsets(struct gc_host_offsets *o);
+void gc_read_host_offsets(gc_host_offsets *o);
 
 /* One host instant: MONOTONIC read, BOOTTIME and MONOTONIC_RAW estimated
  * at it from fresh offsets. */
+typedef struct gc_host_time gc_host_time;
 struct gc_host_time {
    uint64_t monotonic_ns, boottime_ns, monotonic_raw_ns;
    uint64_t uncertainty_ns;
 };
-void gc_host_now(struct gc_host_time *t);
+void gc_host_now(gc_host_time *t);
 uint64_t gc_monotonic_ns(void);
 uint64_t gc_boottime_ns(void);
 
 /* ---- readings ----------------------------------------------------------- */
 
+typedef struct gc_reading gc_reading;
 struct gc_reading {
    uint64_t device_ticks; /* extended */
    uint64_t device_ns;
@@ -114,13 +118,14 @@ enum gc_source {
    GC_SOURCE_BRACKET,    /* queue timestamp between two host readings */
 };
 
+typedef struct gc_clock gc_clock;
 struct gc_clock {
-   struct gc_domain domain;
+   gc_domain domain;
    enum gc_source source;
    bool device_has_raw; /* the device calibrates against MONOTONIC_RAW too */
    uint64_t budget_ns;
 
-   struct gc_reading last;
+   gc_reading last;
    bool have_last;
    uint64_t interval_ns;  /* current cadence */
    uint64_t next_due_ns;  /* MONOTONIC; interval_ns after the last, less a margin */
@@ -128,38 +133,38 @@ struct gc_clock {
    uint64_t max_deviation_ns;
    uint32_t accepted, rejected;
    /* The narrowest bracket refused while there was no reference yet. */
-   struct gc_reading best_rejected;
+   gc_reading best_rejected;
    bool have_best_rejected;
    bool budget_unreachable; /* a drift that needs < GC_INTERVAL_MIN_NS was seen */
 };
 
-void gc_clock_init(struct gc_clock *c, const struct gc_domain *domain, enum gc_source source,
+void gc_clock_init(gc_clock *c, const gc_domain *domain, enum gc_source source,
                    bool device_has_raw, uint64_t budget_ns);
 
 /* A calibrated reading: `tries` calls, the one with the smallest
  * maxDeviation kept. */
-VkResult gc_calibrate(const struct gc_clock *c, VkDevice device,
+VkResult gc_calibrate(const gc_clock *c, VkDevice device,
                       PFN_vkGetCalibratedTimestampsEXT get, unsigned tries,
-                      struct gc_reading *out);
+                      gc_reading *out);
 
 /* A fallback reading: `raw_ticks` was written by the device at some
  * instant between the host readings `before` and `after`. */
-void gc_bracket(const struct gc_clock *c, uint64_t raw_ticks, const struct gc_host_time *before,
-                const struct gc_host_time *after, struct gc_reading *out);
+void gc_bracket(const gc_clock *c, uint64_t raw_ticks, const gc_host_time *before,
+                const gc_host_time *after, gc_reading *out);
 
 /* Takes a reading as the new reference if it is consistent (every clock
  * moved forward, bracket narrow enough), updates the drift estimate and the
  * cadence. `now_ns` is MONOTONIC. */
-bool gc_accept(struct gc_clock *c, const struct gc_reading *r, uint64_t now_ns);
+bool gc_accept(gc_clock *c, const gc_reading *r, uint64_t now_ns);
 
 /* Takes the narrowest refused first bracket as the reference (when waiting
  * for a better one is no longer possible). False if there is none. */
-bool gc_accept_best(struct gc_clock *c, uint64_t now_ns);
+bool gc_accept_best(gc_clock *c, uint64_t now_ns);
 
 /* Device nanoseconds of a timestamp read from a query, extended relative
  * to the last accepted reading. */
 static inline uint64_t
-gc_convert(const struct gc_clock *c, uint64_t raw_ticks)
+gc_convert(const gc_clock *c, uint64_t raw_ticks)
 {
    return gc_ticks_to_ns(&c->domain, gc_extend(&c->domain, c->last.device_ticks, raw_ticks));
 }

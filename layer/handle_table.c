@@ -12,14 +12,14 @@ home_of(uint64_t key, uint32_t capacity)
 }
 
 void
-ht_init(struct ht_table *t, const struct gt_allocator *alloc)
+ht_init(ht_table *t, const gt_allocator *alloc)
 {
    memset(t, 0, sizeof *t);
    t->alloc = alloc;
 }
 
 void
-ht_finish(struct ht_table *t)
+ht_finish(ht_table *t)
 {
    gt_free(t->alloc, t->slots);
    t->slots = NULL;
@@ -27,7 +27,7 @@ ht_finish(struct ht_table *t)
 }
 
 static void
-place(struct ht_slot *slots, uint32_t capacity, uint64_t key, void *value)
+place(ht_slot *slots, uint32_t capacity, uint64_t key, void *value)
 {
    uint32_t i = home_of(key, capacity);
    while (slots[i].key)
@@ -37,10 +37,10 @@ place(struct ht_slot *slots, uint32_t capacity, uint64_t key, void *value)
 }
 
 static bool
-grow(struct ht_table *t)
+grow(ht_table *t)
 {
    uint32_t capacity = t->capacity ? t->capacity * 2 : 64;
-   struct ht_slot *slots =
+   ht_slot *slots =
       gt_zalloc(t->alloc, (size_t)capacity * sizeof *slots, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
    if (!slots)
       return false;
@@ -55,7 +55,7 @@ grow(struct ht_table *t)
 }
 
 bool
-ht_put(struct ht_table *t, uint64_t key, void *value)
+ht_put(ht_table *t, uint64_t key, void *value)
 {
    if (t->capacity) {
       for (uint32_t i = home_of(key, t->capacity); t->slots[i].key;
@@ -75,7 +75,7 @@ ht_put(struct ht_table *t, uint64_t key, void *value)
 }
 
 void *
-ht_get(const struct ht_table *t, uint64_t key)
+ht_get(const ht_table *t, uint64_t key)
 {
    if (!t->capacity)
       return NULL;
@@ -88,7 +88,7 @@ ht_get(const struct ht_table *t, uint64_t key)
 }
 
 void *
-ht_remove(struct ht_table *t, uint64_t key)
+ht_remove(ht_table *t, uint64_t key)
 {
    if (!t->capacity)
       return NULL;

@@ -15,25 +15,29 @@
 
 #include "layer/layer_interface.h"
 
+typedef struct gt_allocator gt_allocator;
+
+typedef struct ht_slot ht_slot;
 struct ht_slot {
    uint64_t key; /* 0: empty (no valid handle is 0) */
    void *value;
 };
 
+typedef struct ht_table ht_table;
 struct ht_table {
-   struct ht_slot *slots;
+   ht_slot *slots;
    uint32_t capacity; /* power of two, or 0 before the first insert */
    uint32_t count;
-   const struct gt_allocator *alloc;
+   const gt_allocator *alloc;
 };
 
-void ht_init(struct ht_table *t, const struct gt_allocator *alloc);
-void ht_finish(struct ht_table *t);
+void ht_init(ht_table *t, const gt_allocator *alloc);
+void ht_finish(ht_table *t);
 
 /* Inserts or replaces. False only when growing failed (out of memory). */
-bool ht_put(struct ht_table *t, uint64_t key, void *value);
-void *ht_get(const struct ht_table *t, uint64_t key);
+bool ht_put(ht_table *t, uint64_t key, void *value);
+void *ht_get(const ht_table *t, uint64_t key);
 /* Removes key and returns its value, or NULL. */
-void *ht_remove(struct ht_table *t, uint64_t key);
+void *ht_remove(ht_table *t, uint64_t key);
 
 #endif

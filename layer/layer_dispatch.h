@@ -173,11 +173,13 @@
 
 #define GT_DISPATCH_MEMBER(name) PFN_vk##name name;
 
+typedef struct gt_instance_dispatch gt_instance_dispatch;
 struct gt_instance_dispatch {
    GT_INSTANCE_HOOKS(GT_DISPATCH_MEMBER)
    GT_INSTANCE_CALLS(GT_DISPATCH_MEMBER)
 };
 
+typedef struct gt_device_dispatch gt_device_dispatch;
 struct gt_device_dispatch {
    GT_DEVICE_HOOKS(GT_DISPATCH_MEMBER)
    GT_DEVICE_CALLS(GT_DISPATCH_MEMBER)
@@ -185,6 +187,7 @@ struct gt_device_dispatch {
 
 /* One intercepted entry point: what vkGet*ProcAddr returns for name, and
  * where the next entity's pointer for the same name sits in the table. */
+typedef struct gt_hook gt_hook;
 struct gt_hook {
    const char *name;
    PFN_vkVoidFunction fn;
@@ -193,12 +196,12 @@ struct gt_hook {
 
 /* The next entity's pointer for a hook, read from a dispatch table. */
 static inline PFN_vkVoidFunction
-gt_hook_next(const void *table, const struct gt_hook *hook)
+gt_hook_next(const void *table, const gt_hook *hook)
 {
    return *(const PFN_vkVoidFunction *)(const void *)((const char *)table + hook->next_offset);
 }
 
 /* Defined in layer_hooks.c: the hook for a device-level name, or NULL. */
-const struct gt_hook *gt_device_hook_find(const char *name);
+const gt_hook *gt_device_hook_find(const char *name);
 
 #endif

@@ -26,10 +26,10 @@
 /* The handle came from a device we never saw created: only possible with a
  * broken application or loader. Log it and fail the call rather than
  * crash in the application's process. */
-static struct gt_device *
+static gt_device *
 device_of(const void *handle, const char *api)
 {
-   struct gt_device *dev = gt_device_get(handle);
+   gt_device *dev = gt_device_get(handle);
    if (!dev)
       gt_error("%s: handle %p belongs to no device known to the layer", api, handle);
    return dev;
@@ -48,7 +48,7 @@ device_of(const void *handle, const char *api)
  * logged: it may happen for every command an application records.
  * For void hooks both return values are empty. */
 #define GT_HOOK_ENTER(handle, name, unknown, absent)      \
-   struct gt_device *dev = device_of(handle, "vk" #name); \
+   gt_device *dev = device_of(handle, "vk" #name); \
    if (!dev)                                              \
       return unknown;                                     \
    const PFN_vk##name next = dev->vk.name;                \
@@ -83,7 +83,7 @@ gt_QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *submits, VkFen
    GT_HOOK_ENTER(queue, QueueSubmit, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
    if (dev->disabled)
       return next(queue, count, submits, fence);
-   const struct tl_submit submit = {
+   const tl_submit submit = {
       .api = "vkQueueSubmit", .count = count, .submits = submits, .fence = fence};
    tl_queue_submit_pre(dev, queue, &submit);
    VkResult res = next(queue, count, submits, fence);
@@ -92,12 +92,12 @@ gt_QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *submits, VkFen
 }
 
 static VkResult
-queue_submit2(struct gt_device *dev, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t count,
+queue_submit2(gt_device *dev, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t count,
               const VkSubmitInfo2 *submits, VkFence fence, const char *api)
 {
    if (dev->disabled)
       return next(queue, count, submits, fence);
-   const struct tl_submit submit = {
+   const tl_submit submit = {
       .api = api, .count = count, .submits2 = submits, .fence = fence};
    tl_queue_submit_pre(dev, queue, &submit);
    VkResult res = next(queue, count, submits, fence);
@@ -233,7 +233,7 @@ gt_CreateRenderPass(VkDevice device, const VkRenderPassCreateInfo *info,
 }
 
 static VkResult
-create_render_pass2(struct gt_device *dev, PFN_vkCreateRenderPass2 next, VkDevice device,
+create_render_pass2(gt_device *dev, PFN_vkCreateRenderPass2 next, VkDevice device,
                     const VkRenderPassCreateInfo2 *info, const VkAllocationCallbacks *alloc,
                     VkRenderPass *rp)
 {
@@ -280,7 +280,7 @@ gt_DestroyRenderPass(VkDevice device, VkRenderPass rp, const VkAllocationCallbac
          next ARGS;                                                              \
          return;                                                                 \
       }                                                                          \
-      const struct tl_cmd cmd = {.kind = kind_, .api = "vk" #name, __VA_ARGS__}; \
+      const tl_cmd cmd = {.kind = kind_, .api = "vk" #name, __VA_ARGS__}; \
       tl_cmd_pre(dev, cb, &cmd);                                                 \
       next ARGS;                                                                 \
       tl_cmd_post(dev, cb, &cmd);                                                \
@@ -443,11 +443,11 @@ GT_CMD_HOOK(CmdInsertDebugUtilsLabelEXT, TL_CMD_INSERT_LABEL,
 /* ---- lookup ----------------------------------------------------------- */
 
 #define GT_HOOK_ENTRY(name) \
-   {"vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(struct gt_device_dispatch, name)},
+   {"vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(gt_device_dispatch, name)},
 
-static const struct gt_hook device_hooks[] = {GT_DEVICE_HOOKS(GT_HOOK_ENTRY)};
+static const gt_hook device_hooks[] = {GT_DEVICE_HOOKS(GT_HOOK_ENTRY)};
 
-const struct gt_hook *
+const gt_hook *
 gt_device_hook_find(const char *name)
 {
    /* Callers cache what vkGetDeviceProcAddr returns; a linear scan is

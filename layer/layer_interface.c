@@ -19,18 +19,18 @@
 #include "layer/log.h"
 #include "layer/timeline.h"
 
-static struct gt_map instances = GT_MAP_INITIALIZER;
-static struct gt_map devices = GT_MAP_INITIALIZER;
+static gt_map instances = GT_MAP_INITIALIZER;
+static gt_map devices = GT_MAP_INITIALIZER;
 /* Keyed on the VkPhysicalDevice handle itself; entries are owned by their
  * instance. Enumeration may run on several threads at once: tracking (find,
  * insert, link into the instance's list) happens under one lock. */
-static struct gt_map physical_devices = GT_MAP_INITIALIZER;
+static gt_map physical_devices = GT_MAP_INITIALIZER;
 static pthread_mutex_t physical_devices_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- allocation -------------------------------------------------------- */
 
 void
-gt_allocator_init(struct gt_allocator *alloc, const VkAllocationCallbacks *callbacks)
+gt_allocator_init(gt_allocator *alloc, const VkAllocationCallbacks *callbacks)
 {
    alloc->set = callbacks != NULL;
    if (callbacks)
@@ -40,7 +40,7 @@ gt_allocator_init(struct gt_allocator *alloc, const VkAllocationCallbacks *callb
 }
 
 void *
-gt_zalloc(const struct gt_allocator *alloc, size_t size, VkSystemAllocationScope scope)
+gt_zalloc(const gt_allocator *alloc, size_t size, VkSystemAllocationScope scope)
 {
    void *p;
    if (alloc && alloc->set)
@@ -54,7 +54,7 @@ gt_zalloc(const struct gt_allocator *alloc, size_t size, VkSystemAllocationScope
 }
 
 void
-gt_free(const struct gt_allocator *alloc, void *ptr)
+gt_free(const gt_allocator *alloc, void *ptr)
 {
    if (!ptr)
       return;
@@ -66,26 +66,26 @@ gt_free(const struct gt_allocator *alloc, void *ptr)
 
 /* ---- lookups ----------------------------------------------------------- */
 
-struct gt_instance *
+gt_instance *
 gt_instance_get(const void *dispatchable)
 {
-   struct gt_map_node *n = gt_map_find(&instances, gt_dispatch_key(dispatchable));
-   return n ? gt_container_of(n, struct gt_instance, node) : NULL;
+   gt_map_node *n = gt_map_find(&instances, gt_dispatch_key(dispatchable));
+   return n ? gt_container_of(n, gt_instance, node) : NULL;
 }
 
-struct gt_device *
+gt_device *
 gt_device_get(const void *dispatchable)
 {
-   struct gt_map_node *n = gt_map_find(&devices, gt_dispatch_key(dispatchable));
-   return n ? gt_container_of(n, struct gt_device, node) : NULL;
+   gt_map_node *n = gt_map_find(&devices, gt_dispatch_key(dispatchable));
+   return n ? gt_container_of(n, gt_device, node) : NULL;
 }
 
-struct gt_instance *
+gt_instance *
 gt_instance_of_physical_device(VkPhysicalDevice physical_device)
 {
-   struct gt_map_node *n = gt_map_find(&physical_devices, physical_device);
+   gt_map_node *n = gt_map_find(&physical_devices, physical_device);
    if (n)
-      return gt_container_of(n, struct gt_physical_device, node)->instance;
+      return gt_container_of(n, gt_physical_device, node)->instance;
    /* Not enumerated through us (a layer above made it up?). With the
     * Khronos loader, physical devices carry their instance's dispatch key. */
    return gt_instance_get(physical_device);
@@ -174,7 +174,7 @@ gt_EnumerateDeviceExtensionProperties(VkPhysicalDevice pd, const char *layer, ui
       *count = 0;
       return VK_SUCCESS;
    }
-   struct gt_instance *inst = gt_instance_of_physical_device(pd);
+   gt_instance *inst = gt_instance_of_physical_device(pd);
    if (!inst || !inst->vk.EnumerateDeviceExtensionProperties)
       return VK_ERROR_INITIALIZATION_FAILED;
    return inst->vk.EnumerateDeviceExtensionProperties(pd, layer, count, props);
@@ -183,12 +183,12 @@ gt_EnumerateDeviceExtensionProperties(VkPhysicalDevice pd, const char *layer, ui
 /* ---- instance ---------------------------------------------------------- */
 
 static void
-free_physical_devices(struct gt_instance *inst)
+free_physical_devices(gt_instance *inst)
 {
    pthread_mutex_lock(&physical_devices_lock);
-   struct gt_physical_device *pd = inst->physical_devices;
+   gt_physical_device *pd = inst->physical_devices;
    while (pd) {
-      struct gt_physical_device *next = pd->next_in_instance;
+      gt_physical_device *next = pd->next_in_instance;
       gt_map_remove(&physical_devices, pd->handle);
       gt_free(&inst->alloc, pd);
       pd = next;
@@ -199,14 +199,14 @@ free_physical_devices(struct gt_instance *inst)
 
 /* Remembers which instance handed out these physical devices. */
 static VkResult
-track_physical_devices(struct gt_instance *inst, uint32_t count, const VkPhysicalDevice *handles)
+track_physical_devices(gt_instance *inst, uint32_t count, const VkPhysicalDevice *handles)
 {
    VkResult res = VK_SUCCESS;
    pthread_mutex_lock(&physical_devices_lock);
    for (uint32_t i = 0; i < count; i++) {
       if (gt_map_find(&physical_devices, handles[i]))
          continue;
-      struct gt_physical_device *pd =
+      gt_physical_device *pd =
          gt_zalloc(&inst->alloc, sizeof *pd, VK_SYSTEM_ALLOCATION_SCOPE_INSTANCE);
       if (!pd) {
          res = VK_ERROR_OUT_OF_HOST_MEMORY;
@@ -225,7 +225,7 @@ track_physical_devices(struct gt_instance *inst, uint32_t count, const VkPhysica
 static VKAPI_ATTR VkResult VKAPI_CALL
 gt_EnumeratePhysicalDevices(VkInstance instance, uint32_t *count, VkPhysicalDevice *handles)
 {
-   struct gt_instance *inst = gt_instance_get(instance);
+   gt_instance *inst = gt_instance_get(instance);
    if (!inst || !inst->vk.EnumeratePhysicalDevices)
       return VK_ERROR_INITIALIZATION_FAILED;
    VkResult res = inst->vk.EnumeratePhysicalDevices(instance, count, handles);
@@ -241,7 +241,7 @@ static VkResult
 enumerate_groups(VkInstance instance, uint32_t *count, VkPhysicalDeviceGroupProperties *groups,
                  bool khr)
 {
-   struct gt_instance *inst = gt_instance_get(instance);
+   gt_instance *inst = gt_instance_get(instance);
    if (!inst)
       return VK_ERROR_INITIALIZATION_FAILED;
    PFN_vkEnumeratePhysicalDeviceGroups next = khr ? inst->vk.EnumeratePhysicalDeviceGroupsKHR
@@ -277,7 +277,7 @@ gt_EnumeratePhysicalDeviceGroupsKHR(VkInstance instance, uint32_t *count,
 }
 
 static void
-fill_instance_dispatch(struct gt_instance *inst)
+fill_instance_dispatch(gt_instance *inst)
 {
 #define GT_FILL(name) \
    inst->vk.name = (PFN_vk##name)inst->next_gipa(inst->handle, "vk" #name);
@@ -289,7 +289,7 @@ fill_instance_dispatch(struct gt_instance *inst)
 /* The first Vulkan 1.0 function the layer needs from the next entity that
  * it does not have, or NULL. */
 static const char *
-instance_lacks(const struct gt_instance *inst)
+instance_lacks(const gt_instance *inst)
 {
 #define GT_LACKS(name)      \
    if (!inst->vk.name)      \
@@ -324,15 +324,15 @@ gt_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
    if (!next_create)
       return VK_ERROR_INITIALIZATION_FAILED;
 
-   struct gt_allocator alloc;
+   gt_allocator alloc;
    gt_allocator_init(&alloc, callbacks);
-   struct gt_instance *inst =
+   gt_instance *inst =
       gt_zalloc(&alloc, sizeof *inst, VK_SYSTEM_ALLOCATION_SCOPE_INSTANCE);
    if (!inst)
       return VK_ERROR_OUT_OF_HOST_MEMORY;
    inst->alloc = alloc;
    inst->next_gipa = next_gipa;
-   inst->disabled = gt_config()->disabled;
+   inst->disabled = gt_config_get()->disabled;
    inst->api_version = info->pApplicationInfo && info->pApplicationInfo->apiVersion
                           ? info->pApplicationInfo->apiVersion
                           : VK_API_VERSION_1_0;
@@ -398,31 +398,31 @@ gt_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *callbacks)
 {
    if (instance == VK_NULL_HANDLE)
       return;
-   struct gt_map_node *n = gt_map_remove(&instances, gt_dispatch_key(instance));
+   gt_map_node *n = gt_map_remove(&instances, gt_dispatch_key(instance));
    if (!n) {
       gt_error("vkDestroyInstance: instance %p unknown to the layer", (void *)instance);
       return;
    }
-   struct gt_instance *inst = gt_container_of(n, struct gt_instance, node);
+   gt_instance *inst = gt_container_of(n, gt_instance, node);
    if (!inst->disabled)
       tl_instance_finish(inst);
    free_physical_devices(inst);
    inst->vk.DestroyInstance(instance, callbacks);
-   struct gt_allocator alloc = inst->alloc;
+   gt_allocator alloc = inst->alloc;
    gt_free(&alloc, inst);
 }
 
 /* ---- device ------------------------------------------------------------ */
 
 static void
-fill_device_dispatch(struct gt_device *dev)
+fill_device_dispatch(gt_device *dev)
 {
 #define GT_FILL(name) dev->vk.name = (PFN_vk##name)dev->next_gdpa(dev->handle, "vk" #name);
    GT_DEVICE_HOOKS(GT_FILL)
    GT_DEVICE_CALLS(GT_FILL)
 #undef GT_FILL
 
-   const struct gt_instance *inst = dev->instance;
+   const gt_instance *inst = dev->instance;
    if (dev->calibrated_timestamps == GT_CALIBRATED_KHR) {
       dev->get_calibrated_timestamps = (PFN_vkGetCalibratedTimestampsEXT)dev->next_gdpa(
          dev->handle, "vkGetCalibratedTimestampsKHR");
@@ -435,7 +435,7 @@ fill_device_dispatch(struct gt_device *dev)
 }
 
 static const char *
-device_lacks(const struct gt_device *dev)
+device_lacks(const gt_device *dev)
 {
 #define GT_LACKS(name)      \
    if (!dev->vk.name)       \
@@ -462,7 +462,7 @@ gt_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
                 const VkAllocationCallbacks *callbacks, VkDevice *device)
 {
    VkResult res;
-   struct gt_instance *inst = gt_instance_of_physical_device(pd);
+   gt_instance *inst = gt_instance_of_physical_device(pd);
    VkLayerDeviceCreateInfo *chain = device_chain_info(info, VK_LAYER_LINK_INFO);
    VkLayerDeviceCreateInfo *loader_data = device_chain_info(info, VK_LOADER_DATA_CALLBACK);
    if (!inst || !chain || !chain->u.pLayerInfo)
@@ -473,9 +473,9 @@ gt_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    if (!next_create)
       return VK_ERROR_INITIALIZATION_FAILED;
 
-   struct gt_allocator alloc;
+   gt_allocator alloc;
    gt_allocator_init(&alloc, callbacks);
-   struct gt_device *dev = gt_zalloc(&alloc, sizeof *dev, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
+   gt_device *dev = gt_zalloc(&alloc, sizeof *dev, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
    if (!dev)
       return VK_ERROR_OUT_OF_HOST_MEMORY;
    dev->alloc = alloc;
@@ -489,7 +489,7 @@ gt_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
     * create info is copied so the copy carries the advanced link. */
    chain->u.pLayerInfo = chain->u.pLayerInfo->pNext;
 
-   struct gt_device_setup setup;
+   gt_device_setup setup;
    const VkDeviceCreateInfo *down = info;
    if (!dev->disabled) {
       res = gt_device_setup_prepare(&setup, inst, pd, info, &alloc);
@@ -561,21 +561,21 @@ gt_DestroyDevice(VkDevice device, const VkAllocationCallbacks *callbacks)
 {
    if (device == VK_NULL_HANDLE)
       return;
-   struct gt_map_node *n = gt_map_remove(&devices, gt_dispatch_key(device));
+   gt_map_node *n = gt_map_remove(&devices, gt_dispatch_key(device));
    if (!n) {
       gt_error("vkDestroyDevice: device %p unknown to the layer", (void *)device);
       return;
    }
-   struct gt_device *dev = gt_container_of(n, struct gt_device, node);
+   gt_device *dev = gt_container_of(n, gt_device, node);
    if (!dev->disabled)
       tl_device_finish(dev);
    dev->vk.DestroyDevice(device, callbacks);
-   struct gt_allocator alloc = dev->alloc;
+   gt_allocator alloc = dev->alloc;
    gt_free(&alloc, dev);
 }
 
 VkResult
-gt_device_allocate_command_buffers(struct gt_device *dev, const VkCommandBufferAllocateInfo *info,
+gt_device_allocate_command_buffers(gt_device *dev, const VkCommandBufferAllocateInfo *info,
                                    VkCommandBuffer *out)
 {
    if (!dev->set_loader_data)
@@ -636,8 +636,8 @@ static const struct {
  * vkDestroyInstance and vkEnumerateDeviceExtensionProperties are found in
  * always_instance first. */
 #define GT_INSTANCE_HOOK_ENTRY(name) \
-   {"vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(struct gt_instance_dispatch, name)},
-static const struct gt_hook instance_hooks[] = {GT_INSTANCE_HOOKS(GT_INSTANCE_HOOK_ENTRY)};
+   {"vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(gt_instance_dispatch, name)},
+static const gt_hook instance_hooks[] = {GT_INSTANCE_HOOKS(GT_INSTANCE_HOOK_ENTRY)};
 #undef GT_INSTANCE_HOOK_ENTRY
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
@@ -652,7 +652,7 @@ gt_GetInstanceProcAddr(VkInstance instance, const char *name)
    }
    if (instance == VK_NULL_HANDLE)
       return NULL;
-   struct gt_instance *inst = gt_instance_get(instance);
+   gt_instance *inst = gt_instance_get(instance);
    if (!inst)
       return NULL;
 
@@ -667,7 +667,7 @@ gt_GetInstanceProcAddr(VkInstance instance, const char *name)
        * be non-NULL for a command no device enabled (the loader answers
        * the debug-utils commands for every instance): the hooks check
        * their device's table on every call (GT_HOOK_ENTER). */
-      const struct gt_hook *hook = gt_device_hook_find(name);
+      const gt_hook *hook = gt_device_hook_find(name);
       if (hook)
          return inst->next_gipa(instance, name) ? hook->fn : NULL;
    }
@@ -683,7 +683,7 @@ gt_GetDeviceProcAddr(VkDevice device, const char *name)
       return (PFN_vkVoidFunction)gt_GetDeviceProcAddr;
    if (strcmp(name, "vkDestroyDevice") == 0)
       return (PFN_vkVoidFunction)gt_DestroyDevice;
-   struct gt_device *dev = gt_device_get(device);
+   gt_device *dev = gt_device_get(device);
    if (!dev)
       return NULL;
    /* Also when disabled: the extensions were added before we knew. */
@@ -692,7 +692,7 @@ gt_GetDeviceProcAddr(VkDevice device, const char *name)
    if (!dev->disabled) {
       /* The device's own table, filled from the next entity's
        * vkGetDeviceProcAddr: what this device has enabled. */
-      const struct gt_hook *hook = gt_device_hook_find(name);
+      const gt_hook *hook = gt_device_hook_find(name);
       if (hook)
          return gt_hook_next(&dev->vk, hook) ? hook->fn : NULL;
    }

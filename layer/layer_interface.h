@@ -18,6 +18,10 @@
 #include "layer/layer_dispatch.h"
 #include "layer/layer_map.h"
 
+typedef struct gt_device_dispatch gt_device_dispatch;
+typedef struct gt_instance_dispatch gt_instance_dispatch;
+typedef struct gt_map_node gt_map_node;
+
 #define GT_LAYER_NAME "VK_LAYER_GPUTRACE_timeline"
 #define GT_LAYER_DESCRIPTION "gputrace: timestamps GPU work and writes Perfetto traces"
 #define GT_LAYER_IMPLEMENTATION_VERSION 1
@@ -35,19 +39,21 @@
 
 /* Application allocator, copied because the application's struct need not
  * outlive the call that passed it. */
+typedef struct gt_allocator gt_allocator;
 struct gt_allocator {
    VkAllocationCallbacks callbacks;
    bool set;
 };
 
-struct gt_physical_device;
+typedef struct gt_physical_device gt_physical_device;
 
+typedef struct gt_instance gt_instance;
 struct gt_instance {
-   struct gt_map_node node; /* keyed on the VkInstance's dispatch key */
+   gt_map_node node; /* keyed on the VkInstance's dispatch key */
    VkInstance handle;
-   struct gt_allocator alloc;
+   gt_allocator alloc;
    PFN_vkGetInstanceProcAddr next_gipa;
-   struct gt_instance_dispatch vk;
+   gt_instance_dispatch vk;
 
    uint32_t api_version; /* VkApplicationInfo::apiVersion, 1.0 if absent */
    bool has_gpdp2;       /* VK_KHR_get_physical_device_properties2 enabled */
@@ -55,16 +61,16 @@ struct gt_instance {
 
    /* Every VkPhysicalDevice handed out through this instance, freed with
     * it (layer_interface.c guards the list). */
-   struct gt_physical_device *physical_devices;
+   gt_physical_device *physical_devices;
 
    void *timeline; /* owned by timeline.c */
 };
 
 struct gt_physical_device {
-   struct gt_map_node node; /* keyed on the VkPhysicalDevice handle */
+   gt_map_node node; /* keyed on the VkPhysicalDevice handle */
    VkPhysicalDevice handle;
-   struct gt_instance *instance;
-   struct gt_physical_device *next_in_instance;
+   gt_instance *instance;
+   gt_physical_device *next_in_instance;
 };
 
 enum gt_calibrated_timestamps {
@@ -79,14 +85,15 @@ enum gt_host_query_reset {
    GT_HOST_QUERY_RESET_EXT,  /* VK_EXT_host_query_reset: vkResetQueryPoolEXT */
 };
 
+typedef struct gt_device gt_device;
 struct gt_device {
-   struct gt_map_node node; /* keyed on the VkDevice's dispatch key */
+   gt_map_node node; /* keyed on the VkDevice's dispatch key */
    VkDevice handle;
    VkPhysicalDevice physical_device;
-   struct gt_instance *instance;
-   struct gt_allocator alloc;
+   gt_instance *instance;
+   gt_allocator alloc;
    PFN_vkGetDeviceProcAddr next_gdpa;
-   struct gt_device_dispatch vk;
+   gt_device_dispatch vk;
 
    /* From the loader's VK_LOADER_DATA_CALLBACK: must be called on every
     * dispatchable object the layer itself creates (command buffers). */
@@ -117,19 +124,19 @@ struct gt_device {
 
 /* State for any handle created under an instance / device (a VkQueue or
  * VkCommandBuffer resolves to its VkDevice). NULL if unknown. */
-struct gt_instance *gt_instance_get(const void *dispatchable);
-struct gt_device *gt_device_get(const void *dispatchable);
-struct gt_instance *gt_instance_of_physical_device(VkPhysicalDevice physical_device);
+gt_instance *gt_instance_get(const void *dispatchable);
+gt_device *gt_device_get(const void *dispatchable);
+gt_instance *gt_instance_of_physical_device(VkPhysicalDevice physical_device);
 
 /* Allocation through the application's callbacks when it gave some. */
-void *gt_zalloc(const struct gt_allocator *alloc, size_t size, VkSystemAllocationScope scope);
-void gt_free(const struct gt_allocator *alloc, void *ptr);
-void gt_allocator_init(struct gt_allocator *alloc, const VkAllocationCallbacks *callbacks);
+void *gt_zalloc(const gt_allocator *alloc, size_t size, VkSystemAllocationScope scope);
+void gt_free(const gt_allocator *alloc, void *ptr);
+void gt_allocator_init(gt_allocator *alloc, const VkAllocationCallbacks *callbacks);
 
 /* For the timing code: allocates command buffers for the layer's own use and
  * makes them dispatchable (loader data set). On failure nothing is left
  * allocated. */
-VkResult gt_device_allocate_command_buffers(struct gt_device *dev,
+VkResult gt_device_allocate_command_buffers(gt_device *dev,
                                             const VkCommandBufferAllocateInfo *info,
                                             VkCommandBuffer *out);
 

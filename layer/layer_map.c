@@ -12,20 +12,20 @@ bucket_of(const void *key)
    return (size_t)(h >> 58) % GT_MAP_BUCKETS;
 }
 
-static struct gt_map_node **
-slot_of(struct gt_map *map, const void *key)
+static gt_map_node **
+slot_of(gt_map *map, const void *key)
 {
-   struct gt_map_node **slot = &map->bucket[bucket_of(key)];
+   gt_map_node **slot = &map->bucket[bucket_of(key)];
    while (*slot && (*slot)->key != key)
       slot = &(*slot)->next;
    return slot;
 }
 
 bool
-gt_map_insert(struct gt_map *map, struct gt_map_node *node, const void *key)
+gt_map_insert(gt_map *map, gt_map_node *node, const void *key)
 {
    pthread_rwlock_wrlock(&map->lock);
-   struct gt_map_node **slot = slot_of(map, key);
+   gt_map_node **slot = slot_of(map, key);
    bool inserted = *slot == NULL;
    if (inserted) {
       node->key = key;
@@ -36,21 +36,21 @@ gt_map_insert(struct gt_map *map, struct gt_map_node *node, const void *key)
    return inserted;
 }
 
-struct gt_map_node *
-gt_map_find(struct gt_map *map, const void *key)
+gt_map_node *
+gt_map_find(gt_map *map, const void *key)
 {
    pthread_rwlock_rdlock(&map->lock);
-   struct gt_map_node *node = *slot_of(map, key);
+   gt_map_node *node = *slot_of(map, key);
    pthread_rwlock_unlock(&map->lock);
    return node;
 }
 
-struct gt_map_node *
-gt_map_remove(struct gt_map *map, const void *key)
+gt_map_node *
+gt_map_remove(gt_map *map, const void *key)
 {
    pthread_rwlock_wrlock(&map->lock);
-   struct gt_map_node **slot = slot_of(map, key);
-   struct gt_map_node *node = *slot;
+   gt_map_node **slot = slot_of(map, key);
+   gt_map_node *node = *slot;
    if (node)
       *slot = node->next;
    pthread_rwlock_unlock(&map->lock);

@@ -19,16 +19,18 @@
 
 #define GT_MAP_BUCKETS 64
 
+typedef struct gt_map_node gt_map_node;
 struct gt_map_node {
-   struct gt_map_node *next;
+   gt_map_node *next;
    const void *key;
 };
 
 /* Readers (every hooked call) share the lock; create/destroy take it
  * exclusively. */
+typedef struct gt_map gt_map;
 struct gt_map {
    pthread_rwlock_t lock;
-   struct gt_map_node *bucket[GT_MAP_BUCKETS];
+   gt_map_node *bucket[GT_MAP_BUCKETS];
 };
 
 #define GT_MAP_INITIALIZER {.lock = PTHREAD_RWLOCK_INITIALIZER}
@@ -45,11 +47,11 @@ gt_dispatch_key(const void *handle)
 }
 
 /* Returns false (and leaves the map unchanged) if the key is present. */
-bool gt_map_insert(struct gt_map *map, struct gt_map_node *node, const void *key);
+bool gt_map_insert(gt_map *map, gt_map_node *node, const void *key);
 
-struct gt_map_node *gt_map_find(struct gt_map *map, const void *key);
+gt_map_node *gt_map_find(gt_map *map, const void *key);
 
 /* Unlinks and returns the node for key, or NULL. */
-struct gt_map_node *gt_map_remove(struct gt_map *map, const void *key);
+gt_map_node *gt_map_remove(gt_map *map, const void *key);
 
 #endif

@@ -20,13 +20,13 @@ atomic_uint tl_session_generation_counter;
  * clients_lock. */
 static struct {
    pthread_mutex_t lock;
-   struct tl_backend *backend;
+   tl_backend *backend;
    unsigned vk_instances;
    unsigned sessions_begun;
    bool tried; /* this instance period already tried (and maybe failed) */
 
    pthread_mutex_t clients_lock;
-   struct tl_session_client *clients;
+   tl_session_client *clients;
 } session = {
    .lock = PTHREAD_MUTEX_INITIALIZER,
    .clients_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -34,7 +34,7 @@ static struct {
 
 /* Read without a lock by writer creation: set before tracing starts,
  * cleared only after every client released its writers. */
-static _Atomic(struct tl_backend *) active_backend;
+static _Atomic(tl_backend *) active_backend;
 static _Atomic uint64_t active_instance;
 
 /* Packets released writers lost because shared memory was full (dropped
@@ -68,7 +68,7 @@ atfork_child(void)
 {
    /* Only this thread survived: abandon (never touch) the parent's
     * backend, writers and collector threads. */
-   static struct tl_backend *volatile abandoned; /* kept reachable, never used */
+   static tl_backend *volatile abandoned; /* kept reachable, never used */
    forked_child = true;
    atomic_store(&tl_session_tracing_flag, false);
    atomic_fetch_add(&tl_session_generation_counter, 1);
@@ -101,7 +101,7 @@ static void
 stop_clients(bool exiting)
 {
    pthread_mutex_lock(&session.clients_lock);
-   for (struct tl_session_client *c = session.clients; c; c = c->next)
+   for (tl_session_client *c = session.clients; c; c = c->next)
       c->stop(c, exiting);
    pthread_mutex_unlock(&session.clients_lock);
 }
@@ -148,14 +148,14 @@ on_clear_incremental_state(void *ctx, uint64_t instance)
    if (atomic_load(&active_instance) != instance)
       return;
    pthread_mutex_lock(&session.clients_lock);
-   for (struct tl_session_client *c = session.clients; c; c = c->next) {
+   for (tl_session_client *c = session.clients; c; c = c->next) {
       if (c->clear_incremental_state)
          c->clear_incremental_state(c);
    }
    pthread_mutex_unlock(&session.clients_lock);
 }
 
-static const struct tl_backend_events events = {
+static const tl_backend_events events = {
    .ctx = NULL,
    .started = on_started,
    .stopping = on_stopping,
@@ -173,7 +173,7 @@ static const struct tl_backend_events events = {
  * returns at once. Called with session.lock held: the wait is bounded, and
  * the backend's events take no session lock, so they come in meanwhile. */
 static void
-wait_for_startup(struct tl_backend *be, uint32_t bound_ms, const struct timespec *created)
+wait_for_startup(tl_backend *be, uint32_t bound_ms, const struct timespec *created)
 {
    if (!be->ops->wait_startup || bound_ms == 0)
       return;
@@ -202,12 +202,12 @@ wait_for_startup(struct tl_backend *be, uint32_t bound_ms, const struct timespec
 static void
 begin_session(void)
 {
-   const struct gt_config *cfg = gt_config();
+   const gt_config *cfg = gt_config_get();
    enum gt_backend_choice choice = cfg->backend;
    if (choice == GT_BACKEND_AUTO)
       choice = cfg->output ? GT_BACKEND_INPROCESS : GT_BACKEND_SYSTEM;
 
-   struct tl_backend *be = NULL;
+   tl_backend *be = NULL;
    struct timespec created;
    clock_gettime(CLOCK_MONOTONIC, &created);
    switch (choice) {
@@ -265,7 +265,7 @@ begin_session(void)
 static void
 end_session(bool exiting)
 {
-   struct tl_backend *be = session.backend;
+   tl_backend *be = session.backend;
    if (!be)
       return;
    atomic_store(&tl_session_tracing_flag, false);
@@ -299,7 +299,7 @@ tl_session_instance_destroyed(void)
 }
 
 void
-tl_session_add_client(struct tl_session_client *client)
+tl_session_add_client(tl_session_client *client)
 {
    pthread_mutex_lock(&session.lock);
    static bool told;
@@ -320,10 +320,10 @@ tl_session_add_client(struct tl_session_client *client)
 }
 
 void
-tl_session_remove_client(struct tl_session_client *client)
+tl_session_remove_client(tl_session_client *client)
 {
    pthread_mutex_lock(&session.clients_lock);
-   for (struct tl_session_client **p = &session.clients; *p; p = &(*p)->next) {
+   for (tl_session_client **p = &session.clients; *p; p = &(*p)->next) {
       if (*p == client) {
          *p = client->next;
          break;
@@ -341,7 +341,7 @@ new_writer(uint32_t gen, uint32_t max_stall_ms)
 {
    if (!tl_session_tracing() || tl_session_generation() != gen)
       return NULL;
-   struct tl_backend *be = atomic_load(&active_backend);
+   tl_backend *be = atomic_load(&active_backend);
    if (!be)
       return NULL;
    tw_writer *tw = be->ops->new_writer(be, atomic_load(&active_instance));
@@ -371,7 +371,7 @@ tl_session_release_writer(tw_writer *tw)
    tw_get_stats(tw, &st);
    if (st.packets_dropped + st.packets_aborted)
       atomic_fetch_add(&lost_packets, st.packets_dropped + st.packets_aborted);
-   struct tl_backend *be = atomic_load(&active_backend);
+   tl_backend *be = atomic_load(&active_backend);
    if (be)
       be->ops->release_writer(be, tw);
 }

@@ -42,14 +42,15 @@ tl_session_generation(void)
    return atomic_load_explicit(&tl_session_generation_counter, memory_order_acquire);
 }
 
+typedef struct tl_session_client tl_session_client;
 struct tl_session_client {
-   struct tl_session_client *next;
+   tl_session_client *next;
    /* Release every writer of this client; called with tracing already
     * off, from whatever thread ends tracing. `exiting`: the process is
     * exiting (no Vulkan calls, bounded waits). */
-   void (*stop)(struct tl_session_client *client, bool exiting);
+   void (*stop)(tl_session_client *client, bool exiting);
    /* Interned data must be emitted again. */
-   void (*clear_incremental_state)(struct tl_session_client *client);
+   void (*clear_incremental_state)(tl_session_client *client);
 };
 
 /* vkCreateInstance / vkDestroyInstance of an active layer instance. The
@@ -59,9 +60,9 @@ void tl_session_instance_destroyed(void);
 
 /* From vkCreateDevice: begins the session if there is none yet (may log
  * why tracing stays off) and registers the client. */
-void tl_session_add_client(struct tl_session_client *client);
+void tl_session_add_client(tl_session_client *client);
 /* Unregisters (the client releases its own writers). */
-void tl_session_remove_client(struct tl_session_client *client);
+void tl_session_remove_client(tl_session_client *client);
 
 /* How long the collector's writer may wait for the service to free shared
  * memory, when the service asked for the stall policy: per chunk, once per

@@ -13,14 +13,14 @@
 #include "layer/timeline_internal.h"
 
 static inline bool
-active(const struct tl_device *td)
+active(const tl_device *td)
 {
    return td && (tl_session_tracing() ||
                  atomic_load_explicit(&td->live_recordings, memory_order_relaxed));
 }
 
 VkResult
-tl_instance_init(struct gt_instance *inst)
+tl_instance_init(gt_instance *inst)
 {
    (void)inst;
    tl_session_instance_created();
@@ -28,14 +28,14 @@ tl_instance_init(struct gt_instance *inst)
 }
 
 void
-tl_instance_finish(struct gt_instance *inst)
+tl_instance_finish(gt_instance *inst)
 {
    (void)inst;
    tl_session_instance_destroyed();
 }
 
 VkResult
-tl_device_init(struct gt_device *dev)
+tl_device_init(gt_device *dev)
 {
    /* Fail closed: a device the timing code cannot follow is passed
     * through untouched (dev->timeline stays NULL). */
@@ -48,9 +48,9 @@ tl_device_init(struct gt_device *dev)
 }
 
 void
-tl_device_finish(struct gt_device *dev)
+tl_device_finish(gt_device *dev)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (td)
       tl_render_passes_finish(td);
    tl_device_destroy(dev);
@@ -59,63 +59,63 @@ tl_device_finish(struct gt_device *dev)
 /* Not gated on active(): a render pass may be created long before a
  * session starts and then used while tracing. */
 void
-tl_render_pass_created(struct gt_device *dev, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+tl_render_pass_created(gt_device *dev, VkRenderPass rp, const VkRenderPassCreateInfo *info,
                        const VkRenderPassCreateInfo2 *info2)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (td)
       tl_render_pass_add(td, rp, info, info2);
 }
 
 void
-tl_render_pass_destroy(struct gt_device *dev, VkRenderPass rp)
+tl_render_pass_destroy(gt_device *dev, VkRenderPass rp)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (td)
       tl_render_pass_remove(td, rp);
 }
 
 void
-tl_queue_submit_pre(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit)
+tl_queue_submit_pre(gt_device *dev, VkQueue queue, const tl_submit *submit)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (active(td))
       tl_submit_pre(td, queue, submit);
 }
 
 void
-tl_queue_submit_post(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit,
+tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit,
                      VkResult result)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (active(td))
       tl_submit_post(td, queue, submit, result);
 }
 
 void
-tl_queue_idle(struct gt_device *dev, VkQueue queue)
+tl_queue_idle(gt_device *dev, VkQueue queue)
 {
    (void)queue;
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (td && atomic_load_explicit(&td->started, memory_order_acquire))
       col_nudge(td->collector);
 }
 
 void
-tl_device_idle(struct gt_device *dev)
+tl_device_idle(gt_device *dev)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (td && atomic_load_explicit(&td->started, memory_order_acquire))
       col_nudge(td->collector);
 }
 
 void
-tl_cmd_begin(struct gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
+tl_cmd_begin(gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!active(td))
       return;
-   struct tl_cb *tcb = tl_cb_find(td, cb);
+   tl_cb *tcb = tl_cb_find(td, cb);
    if (!tcb)
       return;
    if (tl_session_tracing() && tl_device_ensure_started(td))
@@ -125,12 +125,12 @@ tl_cmd_begin(struct gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeg
 }
 
 void
-tl_cmd_end(struct gt_device *dev, VkCommandBuffer cb)
+tl_cmd_end(gt_device *dev, VkCommandBuffer cb)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!active(td))
       return;
-   struct tl_cb *tcb = tl_cb_find(td, cb);
+   tl_cb *tcb = tl_cb_find(td, cb);
    if (tcb)
       tl_record_end(td, tcb);
 }
@@ -139,37 +139,37 @@ tl_cmd_end(struct gt_device *dev, VkCommandBuffer cb)
  * remembered on the command buffer (see tl_cb.untracked_suspend). Rare, so
  * the lookup costs nothing on the idle path of other commands. */
 static void
-note_untracked(struct tl_device *td, VkCommandBuffer cb, const struct tl_cmd *cmd)
+note_untracked(tl_device *td, VkCommandBuffer cb, const tl_cmd *cmd)
 {
    const VkRenderingFlags susp = VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT;
    if (!td || cmd->kind != TL_CMD_BEGIN_RENDERING || !cmd->u.rendering ||
        !(cmd->u.rendering->flags & susp))
       return;
-   struct tl_cb *tcb = tl_cb_find(td, cb);
+   tl_cb *tcb = tl_cb_find(td, cb);
    if (tcb)
       tcb->untracked_suspend = true;
 }
 
 void
-tl_cmd_pre(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd)
+tl_cmd_pre(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!active(td)) {
       note_untracked(td, cb, cmd);
       return;
    }
-   struct tl_cb *tcb = tl_cb_find(td, cb);
+   tl_cb *tcb = tl_cb_find(td, cb);
    if (tcb)
       tl_record_cmd_pre(td, tcb, cmd);
 }
 
 void
-tl_cmd_post(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd)
+tl_cmd_post(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!active(td))
       return;
-   struct tl_cb *tcb = tl_cb_find(td, cb);
+   tl_cb *tcb = tl_cb_find(td, cb);
    if (tcb)
       tl_record_cmd_post(td, tcb, cmd);
 }

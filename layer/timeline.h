@@ -27,21 +27,22 @@
 
 #include <vulkan/vulkan.h>
 
-struct gt_instance;
-struct gt_device;
+typedef struct gt_instance gt_instance;
+typedef struct gt_device gt_device;
 
 /* Lifetime. An init failure makes vkCreate* fail (after the created
  * object was destroyed again); finish runs before the call down to
  * vkDestroy*, so the device can still be used to drain pending work. */
-VkResult tl_instance_init(struct gt_instance *inst);
-void tl_instance_finish(struct gt_instance *inst);
-VkResult tl_device_init(struct gt_device *dev);
-void tl_device_finish(struct gt_device *dev);
+VkResult tl_instance_init(gt_instance *inst);
+void tl_instance_finish(gt_instance *inst);
+VkResult tl_device_init(gt_device *dev);
+void tl_device_finish(gt_device *dev);
 
 /* vkGetDeviceQueue / vkGetDeviceQueue2 returned this queue (possibly again). */
-void tl_queue_acquired(struct gt_device *dev, VkQueue queue, uint32_t family, uint32_t index);
+void tl_queue_acquired(gt_device *dev, VkQueue queue, uint32_t family, uint32_t index);
 
 /* One queue submission; exactly one of submits / submits2 is set. */
+typedef struct tl_submit tl_submit;
 struct tl_submit {
    const char *api; /* "vkQueueSubmit", "vkQueueSubmit2" or "vkQueueSubmit2KHR" */
    uint32_t count;
@@ -49,42 +50,42 @@ struct tl_submit {
    const VkSubmitInfo2 *submits2;
    VkFence fence;
 };
-void tl_queue_submit_pre(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit);
-void tl_queue_submit_post(struct gt_device *dev, VkQueue queue, const struct tl_submit *submit,
+void tl_queue_submit_pre(gt_device *dev, VkQueue queue, const tl_submit *submit);
+void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit,
                           VkResult result);
 
 /* All work on the queue / device completed (the calls succeeded): a point
  * where results can be collected without waiting. */
-void tl_queue_idle(struct gt_device *dev, VkQueue queue);
-void tl_device_idle(struct gt_device *dev);
+void tl_queue_idle(gt_device *dev, VkQueue queue);
+void tl_device_idle(gt_device *dev);
 
 /* Command pools and buffers. Destroying or resetting a pool implicitly
  * frees / resets all of its command buffers. */
-void tl_command_pool_created(struct gt_device *dev, VkCommandPool pool,
+void tl_command_pool_created(gt_device *dev, VkCommandPool pool,
                              const VkCommandPoolCreateInfo *info);
-void tl_command_pool_destroy(struct gt_device *dev, VkCommandPool pool);
-void tl_command_pool_reset(struct gt_device *dev, VkCommandPool pool,
+void tl_command_pool_destroy(gt_device *dev, VkCommandPool pool);
+void tl_command_pool_reset(gt_device *dev, VkCommandPool pool,
                            VkCommandPoolResetFlags flags);
-void tl_command_buffers_allocated(struct gt_device *dev, const VkCommandBufferAllocateInfo *info,
+void tl_command_buffers_allocated(gt_device *dev, const VkCommandBufferAllocateInfo *info,
                                   const VkCommandBuffer *buffers);
-void tl_command_buffers_free(struct gt_device *dev, VkCommandPool pool, uint32_t count,
+void tl_command_buffers_free(gt_device *dev, VkCommandPool pool, uint32_t count,
                              const VkCommandBuffer *buffers);
-void tl_command_buffer_reset(struct gt_device *dev, VkCommandBuffer cb,
+void tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb,
                              VkCommandBufferResetFlags flags);
 
 /* Render passes: created (after the call succeeded; exactly one of info /
  * info2 is set) and about to be destroyed. Called whether a session traces
  * or not: render passes are usually created long before tracing starts. */
-void tl_render_pass_created(struct gt_device *dev, VkRenderPass rp,
+void tl_render_pass_created(gt_device *dev, VkRenderPass rp,
                             const VkRenderPassCreateInfo *info,
                             const VkRenderPassCreateInfo2 *info2);
-void tl_render_pass_destroy(struct gt_device *dev, VkRenderPass rp);
+void tl_render_pass_destroy(gt_device *dev, VkRenderPass rp);
 
 /* After a successful vkBeginCommandBuffer (which may be an implicit reset),
  * and before vkEndCommandBuffer: the first and last places where the
  * timing code can record into the command buffer. */
-void tl_cmd_begin(struct gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info);
-void tl_cmd_end(struct gt_device *dev, VkCommandBuffer cb);
+void tl_cmd_begin(gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info);
+void tl_cmd_end(gt_device *dev, VkCommandBuffer cb);
 
 /* Recorded commands the timing measures. BEGIN_* / END_* bracket a region
  * spanning several commands; the others are regions of one command. */
@@ -111,6 +112,7 @@ enum tl_cmd_kind {
 /* Contents not known (a NULL VkSubpassBeginInfo): nothing is timed there. */
 #define TL_SUBPASS_CONTENTS_UNKNOWN VK_SUBPASS_CONTENTS_MAX_ENUM
 
+typedef struct tl_cmd tl_cmd;
 struct tl_cmd {
    enum tl_cmd_kind kind;
    const char *api; /* the entry point, e.g. "vkCmdDispatchIndirect" */
@@ -128,7 +130,7 @@ struct tl_cmd {
       } execute;                                /* EXECUTE_COMMANDS */
    } u;
 };
-void tl_cmd_pre(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd);
-void tl_cmd_post(struct gt_device *dev, VkCommandBuffer cb, const struct tl_cmd *cmd);
+void tl_cmd_pre(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd);
+void tl_cmd_post(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd);
 
 #endif

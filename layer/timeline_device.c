@@ -21,14 +21,14 @@ static atomic_uint cb_epoch = 1;
 static atomic_uint gpu_counter;
 
 static _Thread_local struct {
-   const struct tl_device *td;
+   const tl_device *td;
    VkCommandBuffer cb;
-   struct tl_cb *tcb;
+   tl_cb *tcb;
    unsigned epoch;
 } cb_cache;
 
 bool
-tl_grow(const struct tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem)
+tl_grow(const tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem)
 {
    if (need <= *cap)
       return true;
@@ -47,7 +47,7 @@ tl_grow(const struct tl_device *td, void **array, uint32_t *cap, uint32_t need, 
 }
 
 void
-tl_warn_once(struct tl_device *td, uint32_t bit, const char *fmt, ...)
+tl_warn_once(tl_device *td, uint32_t bit, const char *fmt, ...)
 {
    if (atomic_fetch_or(&td->warned, bit) & bit)
       return;
@@ -63,14 +63,14 @@ tl_warn_once(struct tl_device *td, uint32_t bit, const char *fmt, ...)
 
 /* ---- command buffers -------------------------------------------------------- */
 
-struct tl_cb *
-tl_cb_find(struct tl_device *td, VkCommandBuffer cb)
+tl_cb *
+tl_cb_find(tl_device *td, VkCommandBuffer cb)
 {
    unsigned epoch = atomic_load_explicit(&cb_epoch, memory_order_acquire);
    if (cb_cache.td == td && cb_cache.cb == cb && cb_cache.epoch == epoch)
       return cb_cache.tcb;
    pthread_mutex_lock(&td->lock);
-   struct tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)cb);
+   tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)cb);
    pthread_mutex_unlock(&td->lock);
    cb_cache.td = td;
    cb_cache.cb = cb;
@@ -87,10 +87,10 @@ invalidate_cb_caches(void)
 
 /* Called with td->lock held. */
 static void
-cb_destroy_locked(struct tl_device *td, struct tl_cb *tcb)
+cb_destroy_locked(tl_device *td, tl_cb *tcb)
 {
    ht_remove(&td->cbs, (uint64_t)(uintptr_t)tcb->handle);
-   struct tl_pool *pool = tcb->pool;
+   tl_pool *pool = tcb->pool;
    if (pool) {
       if (tcb->prev)
          tcb->prev->next = tcb->next;
@@ -104,13 +104,13 @@ cb_destroy_locked(struct tl_device *td, struct tl_cb *tcb)
 }
 
 void
-tl_command_pool_created(struct gt_device *dev, VkCommandPool pool,
+tl_command_pool_created(gt_device *dev, VkCommandPool pool,
                         const VkCommandPoolCreateInfo *info)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td)
       return;
-   struct tl_pool *p = tl_alloc(td, sizeof *p);
+   tl_pool *p = tl_alloc(td, sizeof *p);
    if (!p) {
       tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
       return;
@@ -126,13 +126,13 @@ tl_command_pool_created(struct gt_device *dev, VkCommandPool pool,
 }
 
 void
-tl_command_pool_destroy(struct gt_device *dev, VkCommandPool pool)
+tl_command_pool_destroy(gt_device *dev, VkCommandPool pool)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td)
       return;
    pthread_mutex_lock(&td->lock);
-   struct tl_pool *p = ht_remove(&td->pools, (uint64_t)pool);
+   tl_pool *p = ht_remove(&td->pools, (uint64_t)pool);
    if (p) {
       while (p->cbs)
          cb_destroy_locked(td, p->cbs);
@@ -143,30 +143,30 @@ tl_command_pool_destroy(struct gt_device *dev, VkCommandPool pool)
 }
 
 void
-tl_command_pool_reset(struct gt_device *dev, VkCommandPool pool, VkCommandPoolResetFlags flags)
+tl_command_pool_reset(gt_device *dev, VkCommandPool pool, VkCommandPoolResetFlags flags)
 {
    (void)flags;
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td || !atomic_load_explicit(&td->live_recordings, memory_order_relaxed))
       return;
    pthread_mutex_lock(&td->lock);
-   struct tl_pool *p = ht_get(&td->pools, (uint64_t)pool);
-   for (struct tl_cb *c = p ? p->cbs : NULL; c; c = c->next)
+   tl_pool *p = ht_get(&td->pools, (uint64_t)pool);
+   for (tl_cb *c = p ? p->cbs : NULL; c; c = c->next)
       tl_cb_drop_recording(c);
    pthread_mutex_unlock(&td->lock);
 }
 
 void
-tl_command_buffers_allocated(struct gt_device *dev, const VkCommandBufferAllocateInfo *info,
+tl_command_buffers_allocated(gt_device *dev, const VkCommandBufferAllocateInfo *info,
                              const VkCommandBuffer *buffers)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td)
       return;
    pthread_mutex_lock(&td->lock);
-   struct tl_pool *p = ht_get(&td->pools, (uint64_t)info->commandPool);
+   tl_pool *p = ht_get(&td->pools, (uint64_t)info->commandPool);
    for (uint32_t i = 0; i < info->commandBufferCount; i++) {
-      struct tl_cb *tcb = tl_alloc(td, sizeof *tcb);
+      tl_cb *tcb = tl_alloc(td, sizeof *tcb);
       if (!tcb || !ht_put(&td->cbs, (uint64_t)(uintptr_t)buffers[i], tcb)) {
          tl_free(td, tcb);
          tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
@@ -186,18 +186,18 @@ tl_command_buffers_allocated(struct gt_device *dev, const VkCommandBufferAllocat
 }
 
 void
-tl_command_buffers_free(struct gt_device *dev, VkCommandPool pool, uint32_t count,
+tl_command_buffers_free(gt_device *dev, VkCommandPool pool, uint32_t count,
                         const VkCommandBuffer *buffers)
 {
    (void)pool;
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td)
       return;
    pthread_mutex_lock(&td->lock);
    for (uint32_t i = 0; i < count; i++) {
       if (!buffers[i])
          continue;
-      struct tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)buffers[i]);
+      tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)buffers[i]);
       if (tcb)
          cb_destroy_locked(td, tcb);
    }
@@ -206,21 +206,21 @@ tl_command_buffers_free(struct gt_device *dev, VkCommandPool pool, uint32_t coun
 }
 
 void
-tl_command_buffer_reset(struct gt_device *dev, VkCommandBuffer cb, VkCommandBufferResetFlags flags)
+tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 {
    (void)flags;
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td || !atomic_load_explicit(&td->live_recordings, memory_order_relaxed))
       return;
-   struct tl_cb *tcb = tl_cb_find(td, cb);
+   tl_cb *tcb = tl_cb_find(td, cb);
    if (tcb)
       tl_cb_drop_recording(tcb);
 }
 
 /* ---- queues ------------------------------------------------------------------ */
 
-struct tl_queue *
-tl_queue_find(struct tl_device *td, VkQueue queue)
+tl_queue *
+tl_queue_find(tl_device *td, VkQueue queue)
 {
    uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
    for (uint32_t i = 0; i < n; i++) {
@@ -231,9 +231,9 @@ tl_queue_find(struct tl_device *td, VkQueue queue)
 }
 
 void
-tl_queue_acquired(struct gt_device *dev, VkQueue queue, uint32_t family, uint32_t index)
+tl_queue_acquired(gt_device *dev, VkQueue queue, uint32_t family, uint32_t index)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td)
       return;
    pthread_mutex_lock(&td->lock);
@@ -244,7 +244,7 @@ tl_queue_acquired(struct gt_device *dev, VkQueue queue, uint32_t family, uint32_
          return;
       }
    }
-   struct tl_queue *q = NULL;
+   tl_queue *q = NULL;
    if (n < TL_MAX_QUEUES)
       q = tl_alloc(td, sizeof *q);
    if (!q) {
@@ -266,7 +266,7 @@ tl_queue_acquired(struct gt_device *dev, VkQueue queue, uint32_t family, uint32_
 }
 
 void
-tl_queue_release_writer(struct tl_queue *q)
+tl_queue_release_writer(tl_queue *q)
 {
    pthread_mutex_lock(&q->writer_lock);
    if (q->writer)
@@ -278,9 +278,9 @@ tl_queue_release_writer(struct tl_queue *q)
 /* ---- fences -------------------------------------------------------------------- */
 
 VkFence
-tl_fence_get(struct tl_device *td)
+tl_fence_get(tl_device *td)
 {
-   struct gt_device *dev = td->gt;
+   gt_device *dev = td->gt;
    VkFence fence = VK_NULL_HANDLE;
    pthread_mutex_lock(&td->fence_lock);
    if (td->nfree_fences) {
@@ -301,9 +301,9 @@ tl_fence_get(struct tl_device *td)
 }
 
 void
-tl_fence_put(struct tl_device *td, VkFence fence)
+tl_fence_put(tl_device *td, VkFence fence)
 {
-   struct gt_device *dev = td->gt;
+   gt_device *dev = td->gt;
    dev->vk.ResetFences(dev->handle, 1, &fence);
    pthread_mutex_lock(&td->fence_lock);
    td->free_fences[td->nfree_fences++] = fence;
@@ -313,9 +313,9 @@ tl_fence_put(struct tl_device *td, VkFence fence)
 /* ---- session client ------------------------------------------------------------- */
 
 static void
-client_stop(struct tl_session_client *client, bool exiting)
+client_stop(tl_session_client *client, bool exiting)
 {
-   struct tl_device *td = (struct tl_device *)((char *)client - offsetof(struct tl_device, client));
+   tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
    if (atomic_load(&td->started) && td->collector)
       col_release_writer(td->collector, exiting);
    uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
@@ -324,9 +324,9 @@ client_stop(struct tl_session_client *client, bool exiting)
 }
 
 static void
-client_clear(struct tl_session_client *client)
+client_clear(tl_session_client *client)
 {
-   struct tl_device *td = (struct tl_device *)((char *)client - offsetof(struct tl_device, client));
+   tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
    if (atomic_load(&td->started) && td->collector)
       col_clear_incremental_state(td->collector);
 }
@@ -334,7 +334,7 @@ client_clear(struct tl_session_client *client)
 /* ---- device --------------------------------------------------------------------- */
 
 bool
-tl_device_ensure_started(struct tl_device *td)
+tl_device_ensure_started(tl_device *td)
 {
    if (atomic_load_explicit(&td->started, memory_order_acquire))
       return true;
@@ -364,10 +364,10 @@ tl_device_ensure_started(struct tl_device *td)
 }
 
 static void
-read_uuid(struct tl_device *td)
+read_uuid(tl_device *td)
 {
-   struct gt_device *dev = td->gt;
-   const struct gt_instance *inst = dev->instance;
+   gt_device *dev = td->gt;
+   const gt_instance *inst = dev->instance;
    memcpy(td->uuid, td->props.pipelineCacheUUID, VK_UUID_SIZE);
    PFN_vkGetPhysicalDeviceProperties2 get2 = NULL;
    if (inst->api_version >= VK_API_VERSION_1_1 && td->props.apiVersion >= VK_API_VERSION_1_1)
@@ -394,9 +394,9 @@ read_uuid(struct tl_device *td)
  * points, so polled memory may never change; collector.c notices that and
  * switches, see copy_unseen). */
 static bool
-readback_copy(const struct tl_device *td)
+readback_copy(const tl_device *td)
 {
-   switch (gt_config()->readback) {
+   switch (gt_config_get()->readback) {
    case GT_READBACK_COPY:
       return true;
    case GT_READBACK_DRIVER:
@@ -408,9 +408,9 @@ readback_copy(const struct tl_device *td)
 }
 
 static void
-choose_clock(struct tl_device *td)
+choose_clock(tl_device *td)
 {
-   struct gt_device *dev = td->gt;
+   gt_device *dev = td->gt;
    bool device = false, monotonic = false, raw = false;
    if (dev->calibrated_timestamps != GT_CALIBRATED_NONE && dev->get_calibrated_timestamps &&
        dev->get_time_domains) {
@@ -426,7 +426,7 @@ choose_clock(struct tl_device *td)
       }
    }
    bool calibrated = device && monotonic;
-   switch (gt_config()->clock_source) {
+   switch (gt_config_get()->clock_source) {
    case GT_CLOCK_SOURCE_BRACKET:
       calibrated = false;
       break;
@@ -452,13 +452,13 @@ choose_clock(struct tl_device *td)
 }
 
 VkResult
-tl_device_create(struct gt_device *dev)
+tl_device_create(gt_device *dev)
 {
-   struct tl_device *td =
+   tl_device *td =
       gt_zalloc(&dev->alloc, sizeof *td, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
    if (!td)
       return VK_ERROR_OUT_OF_HOST_MEMORY;
-   const struct gt_instance *inst = dev->instance;
+   const gt_instance *inst = dev->instance;
    td->gt = dev;
    td->pid = tl_session_pid();
    td->gpu_id = atomic_fetch_add(&gpu_counter, 1);
@@ -482,7 +482,7 @@ tl_device_create(struct gt_device *dev)
    case GT_HOST_QUERY_RESET_NONE:
       break;
    }
-   if (!gt_config()->host_query_reset)
+   if (!gt_config_get()->host_query_reset)
       td->reset_query_pool = NULL;
    td->host_reset = td->reset_query_pool != NULL;
    td->llvmpipe = td->props.vendorID == VK_VENDOR_ID_MESA &&
@@ -509,9 +509,9 @@ tl_device_create(struct gt_device *dev)
 }
 
 void
-tl_device_destroy(struct gt_device *dev)
+tl_device_destroy(gt_device *dev)
 {
-   struct tl_device *td = tl_device_of(dev);
+   tl_device *td = tl_device_of(dev);
    if (!td)
       return;
    tl_session_remove_client(&td->client);
@@ -523,7 +523,7 @@ tl_device_destroy(struct gt_device *dev)
 
    uint32_t n = atomic_load(&td->nqueues);
    for (uint32_t i = 0; i < n; i++) {
-      struct tl_queue *q = td->queues[i];
+      tl_queue *q = td->queues[i];
       tl_queue_release_writer(q);
       tl_own_finish(td, q);
       pthread_mutex_destroy(&q->writer_lock);
@@ -531,7 +531,7 @@ tl_device_destroy(struct gt_device *dev)
       tl_free(td, q);
    }
    for (uint32_t i = 0; i < td->cbs.capacity; i++) {
-      struct tl_cb *tcb = td->cbs.slots[i].value;
+      tl_cb *tcb = td->cbs.slots[i].value;
       if (td->cbs.slots[i].key && tcb) {
          tl_cb_drop_recording(tcb);
          tl_free(td, tcb);

@@ -34,6 +34,15 @@
 #include "layer/session.h"
 #include "layer/timeline.h"
 
+typedef struct gc_host_time gc_host_time;
+typedef struct gt_device gt_device;
+typedef struct ht_table ht_table;
+typedef struct tl_cmd tl_cmd;
+typedef struct tl_device tl_device;
+typedef struct tl_session_client tl_session_client;
+typedef struct tl_submission tl_submission;
+typedef struct tl_submit tl_submit;
+
 #define TL_CHUNK_QUERIES 64u    /* queries per chunk */
 #define TL_CHUNKS_PER_POOL 16u  /* chunks per VkQueryPool (1024 queries) */
 #define TL_MAX_QUEUES 64u
@@ -65,6 +74,7 @@ enum tl_stage {
 
 /* ---- queries ------------------------------------------------------------- */
 
+typedef struct tl_qchunk tl_qchunk;
 struct tl_qchunk {
    VkQueryPool pool;
    uint32_t first;
@@ -77,15 +87,16 @@ struct tl_qchunk {
    /* Given back after the device wrote it: reused (reset) only once a
     * submission numbered at least this has been seen complete. */
    uint32_t reuse_after;
-   struct tl_qchunk *next_free; /* free list, or the held list */
+   tl_qchunk *next_free; /* free list, or the held list */
 };
 
+typedef struct tl_qblock tl_qblock;
 struct tl_qblock {
-   struct tl_qblock *next;
+   tl_qblock *next;
    VkQueryPool pool;
    VkBuffer buffer;
    VkDeviceMemory memory;
-   struct tl_qchunk chunks[TL_CHUNKS_PER_POOL];
+   tl_qchunk chunks[TL_CHUNKS_PER_POOL];
 };
 
 /* Chunks come back when nothing refers to their recording any more, and
@@ -100,12 +111,13 @@ struct tl_qblock {
  * queue never finishes (docs/layer.md, "Query reuse on lavapipe"). A later
  * scene seen complete proves every rasterizer thread has left the
  * earlier signal calls: they run scenes strictly in order. */
+typedef struct tl_queries tl_queries;
 struct tl_queries {
    pthread_mutex_t lock;
-   struct tl_qchunk *free;
-   struct tl_qchunk *held, *held_tail; /* FIFO by reuse_after */
+   tl_qchunk *free;
+   tl_qchunk *held, *held_tail; /* FIFO by reuse_after */
    uint32_t nheld;
-   struct tl_qblock *blocks;
+   tl_qblock *blocks;
    uint32_t npools;
    /* The newest submission seen complete that wrote timestamps (see
     * tl_queries_seen_complete), valid once have_seen is set. */
@@ -115,6 +127,7 @@ struct tl_queries {
 
 /* ---- recordings ----------------------------------------------------------- */
 
+typedef struct tl_region tl_region;
 struct tl_region {
    uint32_t begin, end; /* slots; TL_NO_SLOT until written */
    uint8_t stage;       /* enum tl_stage */
@@ -127,11 +140,12 @@ struct tl_region {
    uint64_t target;      /* VkFramebuffer / first color VkImageView */
 };
 
-struct tl_result;
+typedef struct tl_result tl_result;
 
+typedef struct tl_recording tl_recording;
 struct tl_recording {
    atomic_uint refs;
-   struct tl_device *td;
+   tl_device *td;
    VkCommandBuffer cb;
    uint32_t family;
    bool primary;
@@ -142,13 +156,13 @@ struct tl_recording {
    bool multiview_stamps; /* a timestamp of it spans several views' queries */
 
    uint32_t nslots;
-   struct tl_qchunk **chunks;
+   tl_qchunk **chunks;
    uint32_t nchunks, chunks_cap;
-   struct tl_region *regions;
+   tl_region *regions;
    uint32_t nregions, regions_cap;
    char *names;
    uint32_t names_len, names_cap;
-   struct tl_recording **executed;
+   tl_recording **executed;
    uint32_t nexecuted, executed_cap;
 
    /* Recording state (the command buffer's thread only). */
@@ -184,26 +198,27 @@ struct tl_recording {
 
    /* Submissions (any thread, under lock). */
    pthread_mutex_t lock;
-   struct tl_result *pending; /* latest submission not yet read */
+   tl_result *pending; /* latest submission not yet read */
    bool used;                 /* executed at least once */
    /* The first submission number given out after its last execution was
     * submitted: its queries may be reset on the host once a submission
     * numbered at least this is seen complete (tl_queries_reusable). */
    uint32_t reuse_after;
 
-   struct tl_recording *next_free; /* in tl_device.free_recordings */
+   tl_recording *next_free; /* in tl_device.free_recordings */
 };
 
 /* ---- devices, queues, command buffers ----------------------------------- */
 
-struct tl_pool;
+typedef struct tl_pool tl_pool;
 
+typedef struct tl_cb tl_cb;
 struct tl_cb {
    VkCommandBuffer handle;
-   struct tl_pool *pool;
+   tl_pool *pool;
    bool primary;
-   struct tl_recording *rec; /* current recording, or NULL */
-   struct tl_cb *prev, *next; /* in the pool */
+   tl_recording *rec; /* current recording, or NULL */
+   tl_cb *prev, *next; /* in the pool */
    /* Suspended or resumed rendering was recorded without a recording (not
     * tracing): a primary executing it cannot know where it is suspended.
     * Cleared by the next vkBeginCommandBuffer that starts a recording. */
@@ -213,9 +228,10 @@ struct tl_cb {
 struct tl_pool {
    VkCommandPool handle;
    uint32_t family;
-   struct tl_cb *cbs;
+   tl_cb *cbs;
 };
 
+typedef struct tl_queue tl_queue;
 struct tl_queue {
    VkQueue handle;
    uint32_t family, index;
@@ -229,7 +245,7 @@ struct tl_queue {
    uint32_t writer_gen;
 
    /* Between tl_queue_submit_pre and _post (queue externally synchronised). */
-   struct tl_submission *pending;
+   tl_submission *pending;
    uint64_t pre_boottime_ns;
 
    /* Layer-owned command buffers (simultaneous-use spans, bracket
@@ -241,11 +257,11 @@ struct tl_queue {
    uint32_t own_nfree, own_cap, own_total;
 };
 
-struct tl_collector;
+typedef struct tl_collector tl_collector;
 
 struct tl_device {
-   struct gt_device *gt;
-   struct tl_session_client client;
+   gt_device *gt;
+   tl_session_client client;
    uint32_t gpu_id;
    int pid;
 
@@ -258,7 +274,7 @@ struct tl_device {
    /* The driver is lavapipe (llvmpipe): barriers before bottom-of-pipe
     * timestamps, top-of-pipe ones inside instances, re-submitted queries
     * reset on the queue while their reuse is not proven (stamp() in
-    * timeline_record.c, struct tl_queries). */
+    * timeline_record.c, tl_queries). */
    bool llvmpipe;
    /* Copied results never became visible in our mapping although the
     * driver had them (a layer below shadows mapped memory): every result
@@ -273,19 +289,19 @@ struct tl_device {
 
    /* Command pools and buffers, started flag. */
    pthread_mutex_t lock;
-   struct ht_table cbs;   /* VkCommandBuffer -> tl_cb */
-   struct ht_table pools; /* VkCommandPool -> tl_pool */
+   ht_table cbs;   /* VkCommandBuffer -> tl_cb */
+   ht_table pools; /* VkCommandPool -> tl_pool */
    /* VkRenderPass -> subpass view masks (timeline_record.c). */
    pthread_mutex_t rp_lock;
-   struct ht_table render_passes;
+   ht_table render_passes;
    atomic_bool started;
    bool start_failed;
 
    /* Queues: appended under lock, read without (count published last). */
-   struct tl_queue *queues[TL_MAX_QUEUES];
+   tl_queue *queues[TL_MAX_QUEUES];
    atomic_uint nqueues;
 
-   struct tl_queries queries;
+   tl_queries queries;
 
    pthread_mutex_t fence_lock;
    VkFence *free_fences;
@@ -295,11 +311,11 @@ struct tl_device {
    /* Finished recordings and submissions kept with their arrays, so the
     * steady state allocates nothing (TL_POOL_KEEP of each at most). */
    pthread_mutex_t pool_lock;
-   struct tl_recording *free_recordings;
-   struct tl_submission *free_submissions;
+   tl_recording *free_recordings;
+   tl_submission *free_submissions;
    uint32_t nfree_recordings, nfree_submissions;
 
-   struct tl_collector *collector;
+   tl_collector *collector;
    /* Recordings alive; while non-zero the hooks work even when not tracing,
     * so query state stays valid for re-submissions. */
    atomic_uint live_recordings;
@@ -321,109 +337,109 @@ enum {
 };
 
 /* Logs `fmt` as an error once per device and bit. */
-void tl_warn_once(struct tl_device *td, uint32_t bit, const char *fmt, ...)
+void tl_warn_once(tl_device *td, uint32_t bit, const char *fmt, ...)
    __attribute__((format(printf, 3, 4)));
 
-static inline struct tl_device *
-tl_device_of(const struct gt_device *dev)
+static inline tl_device *
+tl_device_of(const gt_device *dev)
 {
-   return (struct tl_device *)dev->timeline;
+   return (tl_device *)dev->timeline;
 }
 
 static inline const VkAllocationCallbacks *
-tl_vk_alloc(const struct tl_device *td)
+tl_vk_alloc(const tl_device *td)
 {
    return td->gt->alloc.set ? &td->gt->alloc.callbacks : NULL;
 }
 
 static inline void *
-tl_alloc(const struct tl_device *td, size_t size)
+tl_alloc(const tl_device *td, size_t size)
 {
    return gt_zalloc(&td->gt->alloc, size, VK_SYSTEM_ALLOCATION_SCOPE_OBJECT);
 }
 
 static inline void
-tl_free(const struct tl_device *td, void *p)
+tl_free(const tl_device *td, void *p)
 {
    gt_free(&td->gt->alloc, p);
 }
 
 /* Grows an array of `elem` bytes to hold at least `need`; false on OOM. */
-bool tl_grow(const struct tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem);
+bool tl_grow(const tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem);
 
 /* timeline_device.c */
-VkResult tl_device_create(struct gt_device *dev);
-void tl_device_destroy(struct gt_device *dev);
+VkResult tl_device_create(gt_device *dev);
+void tl_device_destroy(gt_device *dev);
 /* Starts the collector on first use while tracing; false if it cannot. */
-bool tl_device_ensure_started(struct tl_device *td);
-struct tl_queue *tl_queue_find(struct tl_device *td, VkQueue queue);
-struct tl_cb *tl_cb_find(struct tl_device *td, VkCommandBuffer cb);
-VkFence tl_fence_get(struct tl_device *td);
-void tl_fence_put(struct tl_device *td, VkFence fence); /* signaled or not: reset here */
-void tl_queue_release_writer(struct tl_queue *q);
+bool tl_device_ensure_started(tl_device *td);
+tl_queue *tl_queue_find(tl_device *td, VkQueue queue);
+tl_cb *tl_cb_find(tl_device *td, VkCommandBuffer cb);
+VkFence tl_fence_get(tl_device *td);
+void tl_fence_put(tl_device *td, VkFence fence); /* signaled or not: reset here */
+void tl_queue_release_writer(tl_queue *q);
 
 /* timeline_query.c */
-void tl_queries_init(struct tl_queries *q);
-void tl_queries_finish(struct tl_device *td);
-struct tl_qchunk *tl_query_take(struct tl_device *td);
+void tl_queries_init(tl_queries *q);
+void tl_queries_finish(tl_device *td);
+tl_qchunk *tl_query_take(tl_device *td);
 /* Gives a chunk back. `written`: a submission may have written its
  * queries since they were last reset; such a chunk is held until that is
- * known to be over (see struct tl_queries), the others are free at once. */
-void tl_query_give(struct tl_device *td, struct tl_qchunk *chunk, bool written);
-void tl_query_reset_host(struct tl_device *td, const struct tl_qchunk *chunk);
+ * known to be over (see tl_queries), the others are free at once. */
+void tl_query_give(tl_device *td, tl_qchunk *chunk, bool written);
+void tl_query_reset_host(tl_device *td, const tl_qchunk *chunk);
 /* The collector saw submission `id` complete, and it wrote timestamps:
  * everything submitted before it is over, down to the driver's last
  * reference to its work. Resets and frees the held chunks this allows. */
-void tl_queries_seen_complete(struct tl_device *td, uint32_t id);
+void tl_queries_seen_complete(tl_device *td, uint32_t id);
 /* Whether queries last written by submissions numbered below
  * `reuse_after` may be reset now. */
-bool tl_queries_reusable(struct tl_device *td, uint32_t reuse_after);
+bool tl_queries_reusable(tl_device *td, uint32_t reuse_after);
 /* Around host access to a chunk's mapped results: what the device wrote
  * becomes visible to the host, and what the host wrote to the device. The
  * memory may be coherent, but a layer below (a capture layer shadowing
  * mapped memory) relies on these calls like any application's. */
-void tl_results_invalidate(struct tl_device *td, const struct tl_qchunk *chunk);
-void tl_results_flush(struct tl_device *td, const struct tl_qchunk *chunk);
+void tl_results_invalidate(tl_device *td, const tl_qchunk *chunk);
+void tl_results_flush(tl_device *td, const tl_qchunk *chunk);
 /* A layer-owned command buffer on `q` writing one bottom-of-pipe timestamp
  * into the first query of `chunk` (reset first when the device has no host
  * query reset). VK_NULL_HANDLE on failure. */
-VkCommandBuffer tl_own_timestamp_cb(struct tl_device *td, struct tl_queue *q,
-                                    const struct tl_qchunk *chunk, uint32_t query);
-void tl_own_cb_put(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb);
+VkCommandBuffer tl_own_timestamp_cb(tl_device *td, tl_queue *q,
+                                    const tl_qchunk *chunk, uint32_t query);
+void tl_own_cb_put(tl_device *td, tl_queue *q, VkCommandBuffer cb);
 /* A pipeline barrier for everything before everything after (outside
  * render pass instances). On lavapipe it waits, on the queue's thread, for
  * the rasterizer's newest scene, so the rasterizer has left the fences of
  * every scene before it: recorded before vkCmdResetQueryPool of queries
  * that earlier work wrote, and before every bottom-of-pipe timestamp
  * (stamp() in timeline_record.c says why). */
-void tl_full_barrier(struct tl_device *td, VkCommandBuffer cb);
+void tl_full_barrier(tl_device *td, VkCommandBuffer cb);
 /* A layer-owned command buffer on `q`, begun, with a timestamp into the
  * first query of a fresh chunk (*stamp_chunk, given back written when the
  * submission is done) and tl_full_barrier recorded: the caller records
  * the resets, ends and submits it before the batch that needs them.
  * VK_NULL_HANDLE on failure. */
-VkCommandBuffer tl_own_reset_begin(struct tl_device *td, struct tl_queue *q,
-                                   struct tl_qchunk **stamp_chunk);
-void tl_own_finish(struct tl_device *td, struct tl_queue *q);
+VkCommandBuffer tl_own_reset_begin(tl_device *td, tl_queue *q,
+                                   tl_qchunk **stamp_chunk);
+void tl_own_finish(tl_device *td, tl_queue *q);
 
 /* timeline_record.c */
 /* Render passes' subpass view masks, kept from vkCreateRenderPass* to
  * vkDestroyRenderPass whether tracing or not (under rp_lock). */
-void tl_render_passes_init(struct tl_device *td);
-void tl_render_passes_finish(struct tl_device *td);
-void tl_render_pass_add(struct tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+void tl_render_passes_init(tl_device *td);
+void tl_render_passes_finish(tl_device *td);
+void tl_render_pass_add(tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
                         const VkRenderPassCreateInfo2 *info2);
-void tl_render_pass_remove(struct tl_device *td, VkRenderPass rp);
-void tl_record_begin(struct tl_device *td, struct tl_cb *tcb, const VkCommandBufferBeginInfo *info);
-void tl_record_end(struct tl_device *td, struct tl_cb *tcb);
-void tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *cmd);
-void tl_record_cmd_post(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *cmd);
-void tl_recording_ref(struct tl_recording *rec);
-void tl_recording_unref(struct tl_recording *rec);
+void tl_render_pass_remove(tl_device *td, VkRenderPass rp);
+void tl_record_begin(tl_device *td, tl_cb *tcb, const VkCommandBufferBeginInfo *info);
+void tl_record_end(tl_device *td, tl_cb *tcb);
+void tl_record_cmd_pre(tl_device *td, tl_cb *tcb, const tl_cmd *cmd);
+void tl_record_cmd_post(tl_device *td, tl_cb *tcb, const tl_cmd *cmd);
+void tl_recording_ref(tl_recording *rec);
+void tl_recording_unref(tl_recording *rec);
 /* The command buffer is reset, re-begun or freed. */
-void tl_cb_drop_recording(struct tl_cb *tcb);
+void tl_cb_drop_recording(tl_cb *tcb);
 static inline const char *
-tl_region_name(const struct tl_recording *rec, const struct tl_region *r)
+tl_region_name(const tl_recording *rec, const tl_region *r)
 {
    return r->name ? rec->names + (r->name - 1) : NULL;
 }
@@ -432,7 +448,7 @@ tl_region_name(const struct tl_recording *rec, const struct tl_region *r)
 
 /* The results of one recording in one submission. */
 struct tl_result {
-   struct tl_recording *rec; /* reference */
+   tl_recording *rec; /* reference */
    uint64_t *values;         /* 2 per slot: value, availability (in sub->values) */
    uint32_t values_offset;
    bool collected;
@@ -441,6 +457,7 @@ struct tl_result {
 
 /* One submitted primary command buffer: results[first..first+count) are
  * its recording and, depth first, the secondaries it executes. */
+typedef struct tl_entry tl_entry;
 struct tl_entry {
    VkCommandBuffer cb;
    uint32_t first, count;
@@ -452,36 +469,36 @@ enum tl_submission_kind {
 };
 
 struct tl_submission {
-   struct tl_submission *next;
+   tl_submission *next;
    enum tl_submission_kind kind;
-   struct tl_queue *queue;
+   tl_queue *queue;
    uint32_t id; /* submission_id */
    VkFence fence;
    uint64_t queued_ns; /* MONOTONIC when handed to the collector */
 
-   struct tl_entry *entries;
+   tl_entry *entries;
    uint32_t nentries, entries_cap;
-   struct tl_result *results;
+   tl_result *results;
    uint32_t nresults, results_cap;
    uint64_t *values; /* every result's, back to back */
    uint32_t nvalues, values_cap;
 
    /* Submission-level span around untimed (simultaneous-use) command
     * buffers: query 0 before, 1 after, written by own command buffers. */
-   struct tl_qchunk *span_chunk;
+   tl_qchunk *span_chunk;
    VkCommandBuffer span_cbs[2];
    VkCommandBuffer span_app_cb;
 
    /* Bracket calibration. */
-   struct gc_host_time before;
-   struct tl_qchunk *cal_chunk;
+   gc_host_time before;
+   tl_qchunk *cal_chunk;
    VkCommandBuffer cal_cb;
 
    /* Re-submitted recordings whose queries could not be reset on the host
     * yet (tl_queries_reusable): an own command buffer submitted before
     * the batch resets them on the queue, after a barrier. */
    VkCommandBuffer reset_cb;
-   struct tl_qchunk *reset_chunk;
+   tl_qchunk *reset_chunk;
    /* Carries only reset_cb for a batch that is otherwise untimed: no
     * events, only completion. */
    bool carrier;
@@ -489,26 +506,26 @@ struct tl_submission {
 
 /* Whether `rec`'s results are read from the mapped copy. */
 static inline bool
-tl_reads_copy(struct tl_device *td, const struct tl_recording *rec)
+tl_reads_copy(tl_device *td, const tl_recording *rec)
 {
    return rec->copied && !atomic_load_explicit(&td->copies_unseen, memory_order_relaxed);
 }
 
 /* A cleared submission (from the device's pool when there is one). */
-struct tl_submission *tl_submission_new(struct tl_device *td);
-void tl_submission_free(struct tl_device *td, struct tl_submission *sub);
-void tl_pools_finish(struct tl_device *td);
+tl_submission *tl_submission_new(tl_device *td);
+void tl_submission_free(tl_device *td, tl_submission *sub);
+void tl_pools_finish(tl_device *td);
 /* Reads a result's queries now (the work is known to be complete); called
  * with rec->lock held. */
-void tl_result_read(struct tl_device *td, struct tl_result *res);
+void tl_result_read(tl_device *td, tl_result *res);
 uint32_t tl_next_submission_id(void);
 /* The number the next tl_next_submission_id() call will return at the
  * earliest. */
 uint32_t tl_peek_submission_id(void);
 
 /* timeline_submit.c */
-void tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submit);
-void tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *submit,
+void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit);
+void tl_submit_post(tl_device *td, VkQueue queue, const tl_submit *submit,
                     VkResult result);
 
 #endif

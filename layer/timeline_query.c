@@ -5,7 +5,7 @@
  * the last reference to a recording goes (by then no submission that wrote
  * them is pending and their results have been read). A chunk the device
  * may have written is held until the collector has seen a later
- * submission's timestamps complete (struct tl_queries says why), then reset
+ * submission's timestamps complete (tl_queries says why), then reset
  * on the host (host query reset) and free again, so recordings start with
  * reset queries and record nothing extra; without host query reset,
  * whoever takes a chunk records vkCmdResetQueryPool for it before its
@@ -23,20 +23,20 @@
 #include "layer/timeline_internal.h"
 
 void
-tl_queries_init(struct tl_queries *q)
+tl_queries_init(tl_queries *q)
 {
    memset(q, 0, sizeof *q);
    pthread_mutex_init(&q->lock, NULL);
 }
 
 void
-tl_queries_finish(struct tl_device *td)
+tl_queries_finish(tl_device *td)
 {
-   struct tl_queries *q = &td->queries;
-   struct gt_device *dev = td->gt;
-   struct tl_qblock *b = q->blocks;
+   tl_queries *q = &td->queries;
+   gt_device *dev = td->gt;
+   tl_qblock *b = q->blocks;
    while (b) {
-      struct tl_qblock *next = b->next;
+      tl_qblock *next = b->next;
       dev->vk.DestroyQueryPool(dev->handle, b->pool, tl_vk_alloc(td));
       if (b->buffer)
          dev->vk.DestroyBuffer(dev->handle, b->buffer, tl_vk_alloc(td));
@@ -53,13 +53,13 @@ tl_queries_finish(struct tl_device *td)
 }
 
 void
-tl_query_reset_host(struct tl_device *td, const struct tl_qchunk *chunk)
+tl_query_reset_host(tl_device *td, const tl_qchunk *chunk)
 {
    td->reset_query_pool(td->gt->handle, chunk->pool, chunk->first, TL_CHUNK_QUERIES);
 }
 
 static VkMappedMemoryRange
-chunk_range(const struct tl_device *td, const struct tl_qchunk *chunk)
+chunk_range(const tl_device *td, const tl_qchunk *chunk)
 {
    const VkDeviceSize atom = td->props.limits.nonCoherentAtomSize;
    VkMappedMemoryRange range = {
@@ -76,14 +76,14 @@ chunk_range(const struct tl_device *td, const struct tl_qchunk *chunk)
 }
 
 void
-tl_results_invalidate(struct tl_device *td, const struct tl_qchunk *chunk)
+tl_results_invalidate(tl_device *td, const tl_qchunk *chunk)
 {
    const VkMappedMemoryRange range = chunk_range(td, chunk);
    td->gt->vk.InvalidateMappedMemoryRanges(td->gt->handle, 1, &range);
 }
 
 void
-tl_results_flush(struct tl_device *td, const struct tl_qchunk *chunk)
+tl_results_flush(tl_device *td, const tl_qchunk *chunk)
 {
    const VkMappedMemoryRange range = chunk_range(td, chunk);
    td->gt->vk.FlushMappedMemoryRanges(td->gt->handle, 1, &range);
@@ -92,9 +92,9 @@ tl_results_flush(struct tl_device *td, const struct tl_qchunk *chunk)
 /* A host-visible buffer for a block's results, mapped. On
  * failure the block's chunks are read with vkGetQueryPoolResults. */
 static uint64_t *
-results_buffer(struct tl_device *td, struct tl_qblock *b, uint32_t queries)
+results_buffer(tl_device *td, tl_qblock *b, uint32_t queries)
 {
-   struct gt_device *dev = td->gt;
+   gt_device *dev = td->gt;
    const VkBufferCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
       .size = (VkDeviceSize)queries * 2 * sizeof(uint64_t),
@@ -146,11 +146,11 @@ results_buffer(struct tl_device *td, struct tl_qblock *b, uint32_t queries)
 
 /* Called with the lock held. */
 static bool
-add_pool(struct tl_device *td)
+add_pool(tl_device *td)
 {
-   struct gt_device *dev = td->gt;
-   struct tl_queries *q = &td->queries;
-   struct tl_qblock *b = tl_alloc(td, sizeof *b);
+   gt_device *dev = td->gt;
+   tl_queries *q = &td->queries;
+   tl_qblock *b = tl_alloc(td, sizeof *b);
    if (!b)
       return false;
    const VkQueryPoolCreateInfo info = {
@@ -183,10 +183,10 @@ add_pool(struct tl_device *td)
    return true;
 }
 
-struct tl_qchunk *
-tl_query_take(struct tl_device *td)
+tl_qchunk *
+tl_query_take(tl_device *td)
 {
-   struct tl_queries *q = &td->queries;
+   tl_queries *q = &td->queries;
    pthread_mutex_lock(&q->lock);
    if (!q->free && !add_pool(td)) {
       pthread_mutex_unlock(&q->lock);
@@ -194,7 +194,7 @@ tl_query_take(struct tl_device *td)
                                          "some regions stay untimed");
       return NULL;
    }
-   struct tl_qchunk *c = q->free;
+   tl_qchunk *c = q->free;
    q->free = c->next_free;
    pthread_mutex_unlock(&q->lock);
    c->next_free = NULL;
@@ -202,20 +202,20 @@ tl_query_take(struct tl_device *td)
 }
 
 bool
-tl_queries_reusable(struct tl_device *td, uint32_t reuse_after)
+tl_queries_reusable(tl_device *td, uint32_t reuse_after)
 {
-   const struct tl_queries *q = &td->queries;
+   const tl_queries *q = &td->queries;
    return atomic_load_explicit(&q->have_seen, memory_order_acquire) &&
           (int32_t)(atomic_load_explicit(&q->seen_complete, memory_order_relaxed) -
                     reuse_after) >= 0;
 }
 
 void
-tl_query_give(struct tl_device *td, struct tl_qchunk *chunk, bool written)
+tl_query_give(tl_device *td, tl_qchunk *chunk, bool written)
 {
    if (!chunk)
       return;
-   struct tl_queries *q = &td->queries;
+   tl_queries *q = &td->queries;
    pthread_mutex_lock(&q->lock);
    if (written) {
       /* Numbers only grow, and are read under the lock: the held list
@@ -237,9 +237,9 @@ tl_query_give(struct tl_device *td, struct tl_qchunk *chunk, bool written)
 }
 
 void
-tl_queries_seen_complete(struct tl_device *td, uint32_t id)
+tl_queries_seen_complete(tl_device *td, uint32_t id)
 {
-   struct tl_queries *q = &td->queries;
+   tl_queries *q = &td->queries;
    /* Only the collector moves it. */
    if (!atomic_load_explicit(&q->have_seen, memory_order_relaxed) ||
        (int32_t)(id - atomic_load_explicit(&q->seen_complete, memory_order_relaxed)) > 0) {
@@ -247,9 +247,9 @@ tl_queries_seen_complete(struct tl_device *td, uint32_t id)
       atomic_store_explicit(&q->have_seen, true, memory_order_release);
    }
    pthread_mutex_lock(&q->lock);
-   struct tl_qchunk *ready = NULL, **tail = &ready;
+   tl_qchunk *ready = NULL, **tail = &ready;
    while (q->held && tl_queries_reusable(td, q->held->reuse_after)) {
-      struct tl_qchunk *c = q->held;
+      tl_qchunk *c = q->held;
       q->held = c->next_free;
       q->nheld--;
       c->next_free = NULL;
@@ -262,7 +262,7 @@ tl_queries_seen_complete(struct tl_device *td, uint32_t id)
    if (!ready)
       return;
    if (td->host_reset) {
-      for (struct tl_qchunk *c = ready; c; c = c->next_free)
+      for (tl_qchunk *c = ready; c; c = c->next_free)
          tl_query_reset_host(td, c);
    }
    pthread_mutex_lock(&q->lock);
@@ -274,9 +274,9 @@ tl_queries_seen_complete(struct tl_device *td, uint32_t id)
 /* ---- own command buffers -------------------------------------------------- */
 
 static VkCommandBuffer
-own_get(struct tl_device *td, struct tl_queue *q)
+own_get(tl_device *td, tl_queue *q)
 {
-   struct gt_device *dev = td->gt;
+   gt_device *dev = td->gt;
    VkCommandBuffer cb = VK_NULL_HANDLE;
    pthread_mutex_lock(&q->own_lock);
    if (q->own_nfree)
@@ -322,10 +322,10 @@ own_get(struct tl_device *td, struct tl_queue *q)
 }
 
 VkCommandBuffer
-tl_own_timestamp_cb(struct tl_device *td, struct tl_queue *q, const struct tl_qchunk *chunk,
+tl_own_timestamp_cb(tl_device *td, tl_queue *q, const tl_qchunk *chunk,
                     uint32_t query)
 {
-   struct gt_device *dev = td->gt;
+   gt_device *dev = td->gt;
    VkCommandBuffer cb = own_get(td, q);
    if (!cb) {
       tl_warn_once(td, TL_WARN_OWN_CB, "cannot create a command buffer of the layer's own "
@@ -356,7 +356,7 @@ tl_own_timestamp_cb(struct tl_device *td, struct tl_queue *q, const struct tl_qc
 }
 
 void
-tl_full_barrier(struct tl_device *td, VkCommandBuffer cb)
+tl_full_barrier(tl_device *td, VkCommandBuffer cb)
 {
    const VkMemoryBarrier all = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -369,7 +369,7 @@ tl_full_barrier(struct tl_device *td, VkCommandBuffer cb)
 }
 
 VkCommandBuffer
-tl_own_reset_begin(struct tl_device *td, struct tl_queue *q, struct tl_qchunk **stamp_chunk)
+tl_own_reset_begin(tl_device *td, tl_queue *q, tl_qchunk **stamp_chunk)
 {
    *stamp_chunk = tl_query_take(td);
    if (!*stamp_chunk)
@@ -402,7 +402,7 @@ tl_own_reset_begin(struct tl_device *td, struct tl_queue *q, struct tl_qchunk **
 }
 
 void
-tl_own_cb_put(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb)
+tl_own_cb_put(tl_device *td, tl_queue *q, VkCommandBuffer cb)
 {
    (void)td;
    if (!cb)
@@ -414,9 +414,9 @@ tl_own_cb_put(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb)
 }
 
 void
-tl_own_finish(struct tl_device *td, struct tl_queue *q)
+tl_own_finish(tl_device *td, tl_queue *q)
 {
-   struct gt_device *dev = td->gt;
+   gt_device *dev = td->gt;
    if (q->own_pool) /* frees its command buffers */
       dev->vk.DestroyCommandPool(dev->handle, q->own_pool, tl_vk_alloc(td));
    q->own_pool = VK_NULL_HANDLE;

@@ -83,7 +83,7 @@
 #include "layer/timeline_internal.h"
 
 /* From a command's pre hook to its post hook on the same thread. */
-static _Thread_local struct tl_recording *pending_rec;
+static _Thread_local tl_recording *pending_rec;
 static _Thread_local uint32_t pending_region;
 
 /* How a recording began: its first hooked command that is an action or
@@ -114,23 +114,24 @@ find_in_chain(const void *next, VkStructureType type)
 /* ---- render passes ------------------------------------------------------------ */
 
 /* What the layer keeps of a VkRenderPass: the view mask of each subpass. */
+typedef struct tl_rp_info tl_rp_info;
 struct tl_rp_info {
    uint32_t nsubpasses;
    uint32_t view_masks[];
 };
 
 void
-tl_render_passes_init(struct tl_device *td)
+tl_render_passes_init(tl_device *td)
 {
    pthread_mutex_init(&td->rp_lock, NULL);
    ht_init(&td->render_passes, &td->gt->alloc);
 }
 
 void
-tl_render_passes_finish(struct tl_device *td)
+tl_render_passes_finish(tl_device *td)
 {
    /* Render passes the application did not destroy. */
-   struct ht_table *t = &td->render_passes;
+   ht_table *t = &td->render_passes;
    for (uint32_t i = 0; i < t->capacity; i++) {
       if (t->slots[i].key)
          tl_free(td, t->slots[i].value);
@@ -140,13 +141,13 @@ tl_render_passes_finish(struct tl_device *td)
 }
 
 void
-tl_render_pass_add(struct tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+tl_render_pass_add(tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
                    const VkRenderPassCreateInfo2 *info2)
 {
    if (rp == VK_NULL_HANDLE)
       return;
    const uint32_t n = info ? info->subpassCount : info2 ? info2->subpassCount : 0;
-   struct tl_rp_info *ri = NULL;
+   tl_rp_info *ri = NULL;
    if (n) {
       ri = tl_alloc(td, sizeof *ri + (size_t)n * sizeof ri->view_masks[0]);
       if (ri) {
@@ -178,7 +179,7 @@ tl_render_pass_add(struct tl_device *td, VkRenderPass rp, const VkRenderPassCrea
 }
 
 void
-tl_render_pass_remove(struct tl_device *td, VkRenderPass rp)
+tl_render_pass_remove(tl_device *td, VkRenderPass rp)
 {
    pthread_mutex_lock(&td->rp_lock);
    void *old = ht_remove(&td->render_passes, (uint64_t)rp);
@@ -189,13 +190,13 @@ tl_render_pass_remove(struct tl_device *td, VkRenderPass rp)
 /* Copies the render pass's view masks into the recording: the render pass
  * may be destroyed while the recording is still in use. */
 static void
-copy_view_masks(struct tl_device *td, struct tl_recording *rec, VkRenderPass rp)
+copy_view_masks(tl_device *td, tl_recording *rec, VkRenderPass rp)
 {
    rec->rp_nmasks = 0;
    if (!rec->timing || rp == VK_NULL_HANDLE)
       return;
    pthread_mutex_lock(&td->rp_lock);
-   const struct tl_rp_info *ri = ht_get(&td->render_passes, (uint64_t)rp);
+   const tl_rp_info *ri = ht_get(&td->render_passes, (uint64_t)rp);
    if (ri && tl_grow(td, (void **)&rec->rp_masks, &rec->rp_masks_cap, ri->nsubpasses,
                      sizeof *rec->rp_masks)) {
       memcpy(rec->rp_masks, ri->view_masks, ri->nsubpasses * sizeof *rec->rp_masks);
@@ -207,7 +208,7 @@ copy_view_masks(struct tl_device *td, struct tl_recording *rec, VkRenderPass rp)
 /* Whether commands of the current subpass are recorded here, and how many
  * queries a timestamp takes in it. */
 static void
-enter_subpass(struct tl_recording *rec, VkSubpassContents contents)
+enter_subpass(tl_recording *rec, VkSubpassContents contents)
 {
    const bool known = rec->subpass < rec->rp_nmasks;
    const uint32_t mask = known ? rec->rp_masks[rec->subpass] : 0;
@@ -218,9 +219,9 @@ enter_subpass(struct tl_recording *rec, VkSubpassContents contents)
 /* ---- lifetime ---------------------------------------------------------------- */
 
 static void
-recording_clear(struct tl_recording *rec)
+recording_clear(tl_recording *rec)
 {
-   struct tl_device *td = rec->td;
+   tl_device *td = rec->td;
    for (uint32_t i = 0; i < rec->nchunks; i++)
       tl_query_give(td, rec->chunks[i], rec->used);
    for (uint32_t i = 0; i < rec->nexecuted; i++)
@@ -247,9 +248,9 @@ recording_clear(struct tl_recording *rec)
 }
 
 static void
-recording_destroy(struct tl_recording *rec)
+recording_destroy(tl_recording *rec)
 {
-   struct tl_device *td = rec->td;
+   tl_device *td = rec->td;
    recording_clear(rec);
    atomic_fetch_sub_explicit(&td->live_recordings, 1, memory_order_relaxed);
    pthread_mutex_lock(&td->pool_lock);
@@ -273,10 +274,10 @@ recording_destroy(struct tl_recording *rec)
 }
 
 void
-tl_pools_finish(struct tl_device *td)
+tl_pools_finish(tl_device *td)
 {
    while (td->free_recordings) {
-      struct tl_recording *rec = td->free_recordings;
+      tl_recording *rec = td->free_recordings;
       td->free_recordings = rec->next_free;
       tl_free(td, rec->chunks);
       tl_free(td, rec->regions);
@@ -288,7 +289,7 @@ tl_pools_finish(struct tl_device *td)
    }
    td->nfree_recordings = 0;
    while (td->free_submissions) {
-      struct tl_submission *sub = td->free_submissions;
+      tl_submission *sub = td->free_submissions;
       td->free_submissions = sub->next;
       tl_free(td, sub->results);
       tl_free(td, sub->entries);
@@ -299,22 +300,22 @@ tl_pools_finish(struct tl_device *td)
 }
 
 void
-tl_recording_ref(struct tl_recording *rec)
+tl_recording_ref(tl_recording *rec)
 {
    atomic_fetch_add_explicit(&rec->refs, 1, memory_order_relaxed);
 }
 
 void
-tl_recording_unref(struct tl_recording *rec)
+tl_recording_unref(tl_recording *rec)
 {
    if (rec && atomic_fetch_sub_explicit(&rec->refs, 1, memory_order_acq_rel) == 1)
       recording_destroy(rec);
 }
 
 void
-tl_cb_drop_recording(struct tl_cb *tcb)
+tl_cb_drop_recording(tl_cb *tcb)
 {
-   struct tl_recording *rec = tcb->rec;
+   tl_recording *rec = tcb->rec;
    tcb->rec = NULL;
    if (pending_rec == rec)
       pending_rec = NULL;
@@ -324,10 +325,10 @@ tl_cb_drop_recording(struct tl_cb *tcb)
 /* A recording for a new vkBeginCommandBuffer: the previous one reused in
  * place when nothing else refers to it (no submission waiting to be read,
  * no primary executing it), else a fresh one. */
-static struct tl_recording *
-recording_for(struct tl_device *td, struct tl_cb *tcb)
+static tl_recording *
+recording_for(tl_device *td, tl_cb *tcb)
 {
-   struct tl_recording *rec = tcb->rec;
+   tl_recording *rec = tcb->rec;
    if (rec && atomic_load_explicit(&rec->refs, memory_order_acquire) == 1) {
       if (pending_rec == rec)
          pending_rec = NULL;
@@ -363,7 +364,7 @@ recording_for(struct tl_device *td, struct tl_cb *tcb)
 /* ---- slots and regions ------------------------------------------------------- */
 
 static bool
-can_stamp(const struct tl_recording *rec)
+can_stamp(const tl_recording *rec)
 {
    return rec->timing && !rec->maybe_suspended &&
           (!rec->in_render_pass || rec->subpass_inline) &&
@@ -373,7 +374,7 @@ can_stamp(const struct tl_recording *rec)
 /* `n` consecutive slots (one timestamp of an n-view instance), never
  * straddling two chunks. */
 static bool
-take_slots(struct tl_device *td, struct tl_recording *rec, uint32_t n, uint32_t *out)
+take_slots(tl_device *td, tl_recording *rec, uint32_t n, uint32_t *out)
 {
    if (rec->exhausted)
       return false;
@@ -392,7 +393,7 @@ take_slots(struct tl_device *td, struct tl_recording *rec, uint32_t n, uint32_t 
          rec->exhausted = true;
          return false;
       }
-      struct tl_qchunk *chunk = tl_query_take(td);
+      tl_qchunk *chunk = tl_query_take(td);
       if (!chunk) {
          rec->exhausted = true;
          return false;
@@ -413,7 +414,7 @@ take_slots(struct tl_device *td, struct tl_recording *rec, uint32_t n, uint32_t 
 }
 
 static bool
-stamp(struct tl_device *td, struct tl_recording *rec, uint32_t views, uint32_t *slot)
+stamp(tl_device *td, tl_recording *rec, uint32_t views, uint32_t *slot)
 {
    const bool inside = rec->in_render_pass || rec->in_rendering;
    if (!rec->work_since_stamp && !inside && views == 1 && rec->last_stamp != TL_NO_SLOT) {
@@ -435,7 +436,7 @@ stamp(struct tl_device *td, struct tl_recording *rec, uint32_t views, uint32_t *
     * lavapipe puts into the current scene without ending it (measured
     * after the draws binned before it, like bottom-of-pipe); its query
     * holds the scene's fence until reset, which waits until later work is
-    * known complete (struct tl_queries). */
+    * known complete (tl_queries). */
    VkPipelineStageFlagBits where = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT;
    if (td->llvmpipe && inside)
       where = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
@@ -443,7 +444,7 @@ stamp(struct tl_device *td, struct tl_recording *rec, uint32_t views, uint32_t *
       tl_full_barrier(td, rec->cb);
    if (!take_slots(td, rec, views, slot))
       return false;
-   const struct tl_qchunk *chunk = rec->chunks[*slot / TL_CHUNK_QUERIES];
+   const tl_qchunk *chunk = rec->chunks[*slot / TL_CHUNK_QUERIES];
    td->gt->vk.CmdWriteTimestamp(rec->cb, where, chunk->pool,
                                 chunk->first + *slot % TL_CHUNK_QUERIES);
    rec->last_stamp = views == 1 ? *slot : TL_NO_SLOT;
@@ -452,8 +453,8 @@ stamp(struct tl_device *td, struct tl_recording *rec, uint32_t views, uint32_t *
    return true;
 }
 
-static struct tl_region *
-add_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage, const char *api,
+static tl_region *
+add_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api,
            uint32_t *index)
 {
    if (!tl_grow(td, (void **)&rec->regions, &rec->regions_cap, rec->nregions + 1,
@@ -462,7 +463,7 @@ add_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage, 
       return NULL;
    }
    *index = rec->nregions++;
-   struct tl_region *r = &rec->regions[*index];
+   tl_region *r = &rec->regions[*index];
    memset(r, 0, sizeof *r);
    r->begin = r->end = TL_NO_SLOT;
    r->stage = (uint8_t)stage;
@@ -478,7 +479,7 @@ add_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage, 
 
 /* Opens a region with its start timestamp; TL_NO_SLOT when not timed. */
 static uint32_t
-open_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage, const char *api)
+open_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api)
 {
    if (!can_stamp(rec) || rec->exhausted)
       return TL_NO_SLOT;
@@ -486,7 +487,7 @@ open_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage,
    uint32_t slot, index;
    if (!stamp(td, rec, views, &slot))
       return TL_NO_SLOT;
-   struct tl_region *r = add_region(td, rec, stage, api, &index);
+   tl_region *r = add_region(td, rec, stage, api, &index);
    if (!r)
       return TL_NO_SLOT;
    r->begin = slot;
@@ -495,11 +496,11 @@ open_region(struct tl_device *td, struct tl_recording *rec, enum tl_stage stage,
 }
 
 static void
-close_region(struct tl_device *td, struct tl_recording *rec, uint32_t index)
+close_region(tl_device *td, tl_recording *rec, uint32_t index)
 {
    if (index == TL_NO_SLOT || index >= rec->nregions)
       return;
-   struct tl_region *r = &rec->regions[index];
+   tl_region *r = &rec->regions[index];
    const uint32_t views = rec->views;
    uint32_t slot;
    if (!can_stamp(rec) || r->rp_instance != rec->rp_instance || views != r->views ||
@@ -511,7 +512,7 @@ close_region(struct tl_device *td, struct tl_recording *rec, uint32_t index)
 }
 
 static uint32_t
-copy_name(struct tl_device *td, struct tl_recording *rec, const char *name)
+copy_name(tl_device *td, tl_recording *rec, const char *name)
 {
    if (!name)
       return 0;
@@ -529,12 +530,12 @@ copy_name(struct tl_device *td, struct tl_recording *rec, const char *name)
 /* ---- suspended rendering ---------------------------------------------------- */
 
 /* Region 0 of a primary, while its start is written and its end is not. */
-static struct tl_region *
-open_command_buffer_region(struct tl_recording *rec)
+static tl_region *
+open_command_buffer_region(tl_recording *rec)
 {
    if (!rec->primary || !rec->nregions)
       return NULL;
-   struct tl_region *r = &rec->regions[0];
+   tl_region *r = &rec->regions[0];
    if (r->stage != TL_STAGE_COMMAND_BUFFER || r->dropped || r->begin == TL_NO_SLOT ||
        r->end != TL_NO_SLOT)
       return NULL;
@@ -543,10 +544,10 @@ open_command_buffer_region(struct tl_recording *rec)
 
 /* The deferred command-buffer start, here or never. */
 static void
-write_start(struct tl_device *td, struct tl_recording *rec)
+write_start(tl_device *td, tl_recording *rec)
 {
    rec->start_pending = false;
-   struct tl_region *r = &rec->regions[0];
+   tl_region *r = &rec->regions[0];
    uint32_t slot;
    if (can_stamp(rec) && stamp(td, rec, rec->views, &slot))
       r->begin = slot;
@@ -559,7 +560,7 @@ write_start(struct tl_device *td, struct tl_recording *rec)
  * resumption, this point is not in such a gap: timestamps may go here, the
  * deferred command-buffer start first. */
 static void
-not_suspended(struct tl_device *td, struct tl_recording *rec)
+not_suspended(tl_device *td, tl_recording *rec)
 {
    if (!rec->maybe_suspended)
       return;
@@ -574,7 +575,7 @@ not_suspended(struct tl_device *td, struct tl_recording *rec)
 /* Just after a resuming vkCmdBeginRendering, inside the instance: the gap
  * is over, and the first timestamp may be written here. */
 static void
-resumed(struct tl_device *td, struct tl_recording *rec)
+resumed(tl_device *td, tl_recording *rec)
 {
    rec->maybe_suspended = false;
    rec->suspend_slot = TL_NO_SLOT;
@@ -588,7 +589,7 @@ resumed(struct tl_device *td, struct tl_recording *rec)
  * buffer that ends suspended can still write its end (inside the instance,
  * after all of its work). Only used if it does end suspended. */
 static void
-before_suspension(struct tl_device *td, struct tl_recording *rec)
+before_suspension(tl_device *td, tl_recording *rec)
 {
    rec->suspend_slot = TL_NO_SLOT;
    uint32_t slot;
@@ -601,14 +602,14 @@ before_suspension(struct tl_device *td, struct tl_recording *rec)
  * know nothing about) means nothing of ours may be written before it, and
  * the primary cannot write inside the secondary, so its start is lost. */
 static void
-before_execute(struct tl_device *td, struct tl_recording *rec, uint32_t count,
+before_execute(tl_device *td, tl_recording *rec, uint32_t count,
                const VkCommandBuffer *buffers)
 {
    if (!rec->maybe_suspended)
       return;
    for (uint32_t i = 0; i < count; i++) {
-      const struct tl_cb *sec = tl_cb_find(td, buffers[i]);
-      const struct tl_recording *s = sec ? sec->rec : NULL;
+      const tl_cb *sec = tl_cb_find(td, buffers[i]);
+      const tl_recording *s = sec ? sec->rec : NULL;
       if (s ? s->starts == TL_STARTS_NONE : sec && !sec->untracked_suspend)
          continue; /* says nothing (a secondary recorded while not tracing
                     * without suspended rendering in it neither) */
@@ -627,13 +628,13 @@ before_execute(struct tl_device *td, struct tl_recording *rec, uint32_t count,
 /* After vkCmdExecuteCommands outside render pass instances: the primary is
  * where the last secondary that did anything left it (suspended or not). */
 static void
-after_execute(struct tl_device *td, struct tl_recording *rec, uint32_t count,
+after_execute(tl_device *td, tl_recording *rec, uint32_t count,
               const VkCommandBuffer *buffers)
 {
    bool suspended = rec->maybe_suspended;
    for (uint32_t i = 0; i < count; i++) {
-      const struct tl_cb *sec = tl_cb_find(td, buffers[i]);
-      const struct tl_recording *s = sec ? sec->rec : NULL;
+      const tl_cb *sec = tl_cb_find(td, buffers[i]);
+      const tl_recording *s = sec ? sec->rec : NULL;
       if (!s) {
          if (!sec || sec->untracked_suspend)
             suspended = true; /* unknown: assume the worst */
@@ -657,7 +658,7 @@ after_execute(struct tl_device *td, struct tl_recording *rec, uint32_t count,
  * because every slot a recording takes is written by the timestamp that
  * took it. */
 static void
-copy_results(struct tl_device *td, struct tl_recording *rec)
+copy_results(tl_device *td, tl_recording *rec)
 {
    /* Multiview timestamps fill several queries each; the validation layer
     * (1.3.239) counts only the first as written and would report a copy
@@ -680,7 +681,7 @@ copy_results(struct tl_device *td, struct tl_recording *rec)
       if (rec->executed[i]->nslots)
          return;
    }
-   const struct gt_device_dispatch *vk = &td->gt->vk;
+   const gt_device_dispatch *vk = &td->gt->vk;
    /* After earlier executions' copies into the same words (WAW). */
    const VkMemoryBarrier before = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -696,7 +697,7 @@ copy_results(struct tl_device *td, struct tl_recording *rec)
       uint32_t n = rec->nslots - first;
       if (n > TL_CHUNK_QUERIES)
          n = TL_CHUNK_QUERIES;
-      const struct tl_qchunk *chunk = rec->chunks[c];
+      const tl_qchunk *chunk = rec->chunks[c];
       vk->CmdCopyQueryPoolResults(rec->cb, chunk->pool, chunk->first, n, chunk->buffer,
                                   chunk->offset, 2 * sizeof(uint64_t),
                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
@@ -715,9 +716,9 @@ copy_results(struct tl_device *td, struct tl_recording *rec)
 /* ---- hooks -------------------------------------------------------------------- */
 
 void
-tl_record_begin(struct tl_device *td, struct tl_cb *tcb, const VkCommandBufferBeginInfo *info)
+tl_record_begin(tl_device *td, tl_cb *tcb, const VkCommandBufferBeginInfo *info)
 {
-   struct tl_recording *rec = recording_for(td, tcb);
+   tl_recording *rec = recording_for(td, tcb);
    if (!rec)
       return;
    tcb->untracked_suspend = false;
@@ -762,12 +763,12 @@ tl_record_begin(struct tl_device *td, struct tl_cb *tcb, const VkCommandBufferBe
       rec->start_pending = true;
 }
 
-static void close_command_buffer(struct tl_device *td, struct tl_recording *rec);
+static void close_command_buffer(tl_device *td, tl_recording *rec);
 
 void
-tl_record_end(struct tl_device *td, struct tl_cb *tcb)
+tl_record_end(tl_device *td, tl_cb *tcb)
 {
-   struct tl_recording *rec = tcb->rec;
+   tl_recording *rec = tcb->rec;
    if (!rec)
       return;
    rec->copied = false;
@@ -782,9 +783,9 @@ tl_record_end(struct tl_device *td, struct tl_cb *tcb)
 }
 
 static void
-close_command_buffer(struct tl_device *td, struct tl_recording *rec)
+close_command_buffer(tl_device *td, tl_recording *rec)
 {
-   struct tl_region *r = &rec->regions[0];
+   tl_region *r = &rec->regions[0];
    if (r->stage != TL_STAGE_COMMAND_BUFFER || r->end != TL_NO_SLOT || r->dropped)
       return;
    if (rec->start_pending || r->begin == TL_NO_SLOT) {
@@ -805,18 +806,18 @@ close_command_buffer(struct tl_device *td, struct tl_recording *rec)
 }
 
 static void
-note_executed(struct tl_device *td, struct tl_recording *rec, uint32_t count,
+note_executed(tl_device *td, tl_recording *rec, uint32_t count,
               const VkCommandBuffer *buffers)
 {
    for (uint32_t i = 0; i < count; i++) {
-      struct tl_cb *sec = tl_cb_find(td, buffers[i]);
+      tl_cb *sec = tl_cb_find(td, buffers[i]);
       if (!sec || !sec->rec)
          continue;
       uint32_t index;
       if (!tl_grow(td, (void **)&rec->executed, &rec->executed_cap, rec->nexecuted + 1,
                    sizeof *rec->executed))
          return;
-      struct tl_region *r = add_region(td, rec, TL_STAGE_EXECUTE, "vkCmdExecuteCommands", &index);
+      tl_region *r = add_region(td, rec, TL_STAGE_EXECUTE, "vkCmdExecuteCommands", &index);
       if (!r)
          return;
       tl_recording_ref(sec->rec);
@@ -849,16 +850,16 @@ stage_of(enum tl_cmd_kind kind)
 }
 
 static bool
-resumes(const struct tl_cmd *cmd)
+resumes(const tl_cmd *cmd)
 {
    return cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
           (cmd->u.rendering->flags & VK_RENDERING_RESUMING_BIT);
 }
 
 void
-tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *cmd)
+tl_record_cmd_pre(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
 {
-   struct tl_recording *rec = tcb->rec;
+   tl_recording *rec = tcb->rec;
    pending_rec = NULL;
    if (!rec) {
       if (cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
@@ -935,7 +936,7 @@ tl_record_cmd_pre(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *
 /* Leaves a render pass or rendering instance; its region (begun outside)
  * is closed outside too. */
 static void
-leave_instance(struct tl_device *td, struct tl_recording *rec)
+leave_instance(tl_device *td, tl_recording *rec)
 {
    uint32_t open = rec->rp_region;
    rec->in_render_pass = rec->subpass_inline = false;
@@ -953,9 +954,9 @@ leave_instance(struct tl_device *td, struct tl_recording *rec)
 }
 
 void
-tl_record_cmd_post(struct tl_device *td, struct tl_cb *tcb, const struct tl_cmd *cmd)
+tl_record_cmd_post(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
 {
-   struct tl_recording *rec = tcb->rec;
+   tl_recording *rec = tcb->rec;
    if (!rec)
       return;
    const bool mine = pending_rec == rec;

@@ -24,7 +24,7 @@
  * queries on the host for the new execution (without host query reset the
  * recording resets its own queries each time it runs). On lavapipe, until
  * later work is seen complete, an own command buffer submitted before the
- * batch resets them instead (struct reset_plan; docs/layer.md, "Query
+ * batch resets them instead (reset_plan; docs/layer.md, "Query
  * reuse on lavapipe"). Recording and collector serialise on the
  * recording's lock.
  *
@@ -49,6 +49,8 @@
 #include "layer/emit.h"
 #include "layer/log.h"
 #include "layer/timeline_internal.h"
+
+typedef struct reset_plan reset_plan;
 
 static atomic_uint next_submission_id = 1;
 
@@ -76,10 +78,10 @@ thread_id(void)
 /* ---- results ------------------------------------------------------------------ */
 
 void
-tl_result_read(struct tl_device *td, struct tl_result *res)
+tl_result_read(tl_device *td, tl_result *res)
 {
-   const struct tl_recording *rec = res->rec;
-   struct gt_device *dev = td->gt;
+   const tl_recording *rec = res->rec;
+   gt_device *dev = td->gt;
    res->collected = true;
    res->ok = res->values != NULL;
    if (res->ok && tl_reads_copy(td, rec)) {
@@ -123,11 +125,11 @@ tl_result_read(struct tl_device *td, struct tl_result *res)
    }
 }
 
-struct tl_submission *
-tl_submission_new(struct tl_device *td)
+tl_submission *
+tl_submission_new(tl_device *td)
 {
    pthread_mutex_lock(&td->pool_lock);
-   struct tl_submission *sub = td->free_submissions;
+   tl_submission *sub = td->free_submissions;
    if (sub) {
       td->free_submissions = sub->next;
       td->nfree_submissions--;
@@ -136,8 +138,8 @@ tl_submission_new(struct tl_device *td)
    if (!sub)
       return tl_alloc(td, sizeof *sub);
    /* Keep the arrays (and their capacities), clear the rest. */
-   struct tl_entry *entries = sub->entries;
-   struct tl_result *results = sub->results;
+   tl_entry *entries = sub->entries;
+   tl_result *results = sub->results;
    uint64_t *values = sub->values;
    uint32_t entries_cap = sub->entries_cap, results_cap = sub->results_cap;
    uint32_t values_cap = sub->values_cap;
@@ -152,11 +154,11 @@ tl_submission_new(struct tl_device *td)
 }
 
 void
-tl_submission_free(struct tl_device *td, struct tl_submission *sub)
+tl_submission_free(tl_device *td, tl_submission *sub)
 {
    for (uint32_t i = 0; i < sub->nresults; i++) {
-      struct tl_result *res = &sub->results[i];
-      struct tl_recording *rec = res->rec;
+      tl_result *res = &sub->results[i];
+      tl_recording *rec = res->rec;
       if (rec->nslots) {
          /* Never left behind as a dangling "pending" pointer. */
          pthread_mutex_lock(&rec->lock);
@@ -196,19 +198,19 @@ tl_submission_free(struct tl_device *td, struct tl_submission *sub)
 
 /* Queries of re-submitted recordings that cannot be reset on the host yet
  * (lavapipe, no later work seen complete since their last execution; see
- * struct tl_queries): they are reset by an own command buffer submitted
+ * tl_queries): they are reset by an own command buffer submitted
  * right before the batch, after a timestamp and a barrier of its own. */
 struct reset_plan {
-   struct tl_queue *q;
+   tl_queue *q;
    VkCommandBuffer cb;
-   struct tl_qchunk *stamp_chunk;
+   tl_qchunk *stamp_chunk;
    bool failed; /* no own command buffer: reset on the host after all */
-   struct tl_qchunk **chunks; /* reset in cb, for the fallback */
+   tl_qchunk **chunks; /* reset in cb, for the fallback */
    uint32_t nchunks, chunks_cap;
 };
 
 static bool
-plan_resets(struct tl_device *td, struct reset_plan *plan, const struct tl_recording *rec)
+plan_resets(tl_device *td, reset_plan *plan, const tl_recording *rec)
 {
    if (!plan->cb && !plan->failed) {
       plan->cb = tl_own_reset_begin(td, plan->q, &plan->stamp_chunk);
@@ -219,20 +221,20 @@ plan_resets(struct tl_device *td, struct reset_plan *plan, const struct tl_recor
                 sizeof *plan->chunks))
       return false;
    for (uint32_t i = 0; i < rec->nchunks; i++) {
-      const struct tl_qchunk *c = rec->chunks[i];
+      const tl_qchunk *c = rec->chunks[i];
       td->gt->vk.CmdResetQueryPool(plan->cb, c->pool, c->first, TL_CHUNK_QUERIES);
       plan->chunks[plan->nchunks++] = rec->chunks[i];
    }
    return true;
 }
 
-static bool submit_own(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb,
+static bool submit_own(tl_device *td, tl_queue *q, VkCommandBuffer cb,
                        VkFence fence);
 
 /* Ends and submits the plan's command buffer, before the batch; if that
  * fails the resets are done on the host after all. */
 static void
-finish_plan(struct tl_device *td, struct reset_plan *plan)
+finish_plan(tl_device *td, reset_plan *plan)
 {
    if (plan->cb && (td->gt->vk.EndCommandBuffer(plan->cb) != VK_SUCCESS ||
                     !submit_own(td, plan->q, plan->cb, VK_NULL_HANDLE))) {
@@ -251,7 +253,7 @@ finish_plan(struct tl_device *td, struct reset_plan *plan)
 /* The previous execution of `rec` is complete (see the file comment):
  * read it if nobody did, and make the queries ready to be written again. */
 static void
-prepare_reuse(struct tl_device *td, struct reset_plan *plan, struct tl_recording *rec)
+prepare_reuse(tl_device *td, reset_plan *plan, tl_recording *rec)
 {
    if (!rec->nslots)
       return;
@@ -284,15 +286,15 @@ prepare_reuse(struct tl_device *td, struct reset_plan *plan, struct tl_recording
 
 /* Adds `rec` and, depth first, what it executes. */
 static bool
-add_results(struct tl_device *td, struct reset_plan *plan, struct tl_submission *sub,
-            struct tl_recording *rec)
+add_results(tl_device *td, reset_plan *plan, tl_submission *sub,
+            tl_recording *rec)
 {
    prepare_reuse(td, plan, rec);
    if (sub) {
       if (!tl_grow(td, (void **)&sub->results, &sub->results_cap, sub->nresults + 1,
                    sizeof *sub->results))
          return false;
-      struct tl_result *res = &sub->results[sub->nresults];
+      tl_result *res = &sub->results[sub->nresults];
       memset(res, 0, sizeof *res);
       if (rec->nslots) {
          /* Pointers into the array are set once it stops growing. */
@@ -314,11 +316,11 @@ add_results(struct tl_device *td, struct reset_plan *plan, struct tl_submission 
 }
 
 static void
-add_command_buffer(struct tl_device *td, struct reset_plan *plan, struct tl_submission *sub,
+add_command_buffer(tl_device *td, reset_plan *plan, tl_submission *sub,
                    VkCommandBuffer cb)
 {
-   struct tl_cb *tcb = tl_cb_find(td, cb);
-   struct tl_recording *rec = tcb ? tcb->rec : NULL;
+   tl_cb *tcb = tl_cb_find(td, cb);
+   tl_recording *rec = tcb ? tcb->rec : NULL;
    if (!rec)
       return;
    if (!sub) {
@@ -338,11 +340,11 @@ add_command_buffer(struct tl_device *td, struct reset_plan *plan, struct tl_subm
       /* Keep what was added: each result is complete in itself. */
    }
    if (sub->nresults > first)
-      sub->entries[sub->nentries++] = (struct tl_entry){cb, first, sub->nresults - first};
+      sub->entries[sub->nentries++] = (tl_entry){cb, first, sub->nresults - first};
 }
 
 static bool
-submit_own(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb, VkFence fence)
+submit_own(tl_device *td, tl_queue *q, VkCommandBuffer cb, VkFence fence)
 {
    const VkSubmitInfo info = {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -362,9 +364,9 @@ submit_own(struct tl_device *td, struct tl_queue *q, VkCommandBuffer cb, VkFence
 /* Fallback clock: a timestamp between two host readings, submitted before
  * the application's batch so that it runs as soon as the queue is free. */
 static void
-submit_calibration(struct tl_device *td, struct tl_queue *q)
+submit_calibration(tl_device *td, tl_queue *q)
 {
-   struct tl_submission *cal = tl_submission_new(td);
+   tl_submission *cal = tl_submission_new(td);
    if (!cal)
       goto fail;
    cal->kind = TL_SUB_CALIBRATION;
@@ -395,15 +397,15 @@ fail_leak:
 }
 
 static uint32_t
-cb_regions(struct tl_device *td, VkCommandBuffer cb)
+cb_regions(tl_device *td, VkCommandBuffer cb)
 {
-   struct tl_cb *tcb = tl_cb_find(td, cb);
+   tl_cb *tcb = tl_cb_find(td, cb);
    return tcb && tcb->rec ? tcb->rec->nregions : 0;
 }
 
 /* Regions of the submitted primaries (what the trace would have shown). */
 static uint32_t
-count_regions(struct tl_device *td, const struct tl_submit *submit)
+count_regions(tl_device *td, const tl_submit *submit)
 {
    uint32_t n = 0;
    for (uint32_t i = 0; i < submit->count; i++) {
@@ -421,9 +423,9 @@ count_regions(struct tl_device *td, const struct tl_submit *submit)
 }
 
 void
-tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submit)
+tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
 {
-   struct tl_queue *q = tl_queue_find(td, queue);
+   tl_queue *q = tl_queue_find(td, queue);
    if (!q)
       return;
    q->pending = NULL;
@@ -442,7 +444,7 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
       if (atomic_compare_exchange_strong(&td->bracket_state, &wanted, 2u))
          submit_calibration(td, q);
    }
-   struct tl_submission *sub = NULL;
+   tl_submission *sub = NULL;
    if (tracing) {
       q->pre_boottime_ns = gc_boottime_ns();
       sub = tl_submission_new(td);
@@ -452,7 +454,7 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
          sub->id = tl_next_submission_id();
       }
    }
-   struct reset_plan plan = {.q = q};
+   reset_plan plan = {.q = q};
    for (uint32_t i = 0; i < submit->count; i++) {
       if (submit->submits) {
          const VkSubmitInfo *s = &submit->submits[i];
@@ -481,7 +483,7 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
    sub->reset_cb = plan.cb;
    sub->reset_chunk = plan.stamp_chunk;
    for (uint32_t i = 0; i < sub->nresults; i++) {
-      struct tl_result *res = &sub->results[i];
+      tl_result *res = &sub->results[i];
       res->values = res->rec->nslots ? sub->values + res->values_offset : NULL;
    }
 
@@ -503,7 +505,7 @@ tl_submit_pre(struct tl_device *td, VkQueue queue, const struct tl_submit *submi
 }
 
 static void
-write_submit_event(struct tl_device *td, struct tl_queue *q, const struct tl_submit *submit,
+write_submit_event(tl_device *td, tl_queue *q, const tl_submit *submit,
                    uint32_t id, uint64_t start, uint64_t end)
 {
    uint32_t gen = tl_session_generation();
@@ -526,12 +528,12 @@ write_submit_event(struct tl_device *td, struct tl_queue *q, const struct tl_sub
 /* Every submitted primary ends with its command-buffer timestamp, written
  * after all its work (bottom of pipe): completion is visible there. */
 static bool
-ends_with_timestamps(const struct tl_submission *sub)
+ends_with_timestamps(const tl_submission *sub)
 {
    if (!sub->nentries)
       return false;
    for (uint32_t i = 0; i < sub->nentries; i++) {
-      const struct tl_recording *rec = sub->results[sub->entries[i].first].rec;
+      const tl_recording *rec = sub->results[sub->entries[i].first].rec;
       if (!rec->nregions || rec->regions[0].stage != TL_STAGE_COMMAND_BUFFER ||
           rec->regions[0].end == TL_NO_SLOT || rec->regions[0].dropped)
          return false;
@@ -541,10 +543,10 @@ ends_with_timestamps(const struct tl_submission *sub)
 
 /* From now on a re-submission must read these results first. */
 static void
-mark_pending(struct tl_submission *sub)
+mark_pending(tl_submission *sub)
 {
    for (uint32_t i = 0; i < sub->nresults; i++) {
-      struct tl_recording *rec = sub->results[i].rec;
+      tl_recording *rec = sub->results[i].rec;
       if (!rec->nslots)
          continue;
       pthread_mutex_lock(&rec->lock);
@@ -554,7 +556,7 @@ mark_pending(struct tl_submission *sub)
 }
 
 static void
-drop_results(struct tl_submission *sub)
+drop_results(tl_submission *sub)
 {
    for (uint32_t i = 0; i < sub->nresults; i++)
       tl_recording_unref(sub->results[i].rec);
@@ -562,13 +564,13 @@ drop_results(struct tl_submission *sub)
 }
 
 void
-tl_submit_post(struct tl_device *td, VkQueue queue, const struct tl_submit *submit,
+tl_submit_post(tl_device *td, VkQueue queue, const tl_submit *submit,
                VkResult result)
 {
-   struct tl_queue *q = tl_queue_find(td, queue);
+   tl_queue *q = tl_queue_find(td, queue);
    if (!q || !q->pending)
       return;
-   struct tl_submission *sub = q->pending;
+   tl_submission *sub = q->pending;
    q->pending = NULL;
    const uint64_t end = gc_boottime_ns();
    const bool ok = result == VK_SUCCESS;

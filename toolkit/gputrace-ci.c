@@ -376,6 +376,7 @@ describe_status(int status)
 
 /* ---- backends ------------------------------------------------------------------------ */
 
+typedef struct run run;
 struct run {
    gchar *tmp;
    gchar *trace;
@@ -387,7 +388,7 @@ struct run {
 };
 
 static gboolean
-start_service(struct run *r, GError **error)
+start_service(run *r, GError **error)
 {
    g_autofree gchar *exe = find_tool(opt_service_exe, GTCI_BUILD_SERVICE, "gputrace-service");
    if (!exe) {
@@ -437,7 +438,7 @@ start_service(struct run *r, GError **error)
 }
 
 static gboolean
-start_traced(struct run *r, GError **error)
+start_traced(run *r, GError **error)
 {
    GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
    g_autofree gchar *perfetto = opt_perfetto ? g_strdup(opt_perfetto)
@@ -512,7 +513,7 @@ start_traced(struct run *r, GError **error)
 }
 
 static void
-stop_backend(struct run *r)
+stop_backend(run *r)
 {
    if (r->backend_pid <= 0)
       return;
@@ -522,6 +523,7 @@ stop_backend(struct run *r)
 
 /* ---- JUnit ------------------------------------------------------------------------------- */
 
+typedef struct ci_case ci_case;
 struct ci_case {
    const char *name;
    gchar *failure; /* NULL: passed */
@@ -537,7 +539,7 @@ xml_escaped(GString *s, const char *text)
 /* `trace` is the temporary trace path gputrace-check saw, `shown` the name
  * to report instead (it is removed after the run). */
 static gboolean
-write_junit(const gchar *path, const gchar *suite, const struct ci_case *cases, size_t n,
+write_junit(const gchar *path, const gchar *suite, const ci_case *cases, size_t n,
             const gchar *check_junit, const gchar *trace, const gchar *shown, double seconds,
             GError **error)
 {
@@ -605,6 +607,7 @@ usage_error(GOptionContext *ctx, const char *msg)
 
 /* The GPU clock(s) of the trace, read with the toolkit: the worst error
  * bound, and whether any clock converted timestamps without one. */
+typedef struct clock_facts clock_facts;
 struct clock_facts {
    gboolean readable;
    uint64_t gpu_events, submits;
@@ -613,7 +616,7 @@ struct clock_facts {
 };
 
 static void
-clock_facts(const gchar *trace, struct clock_facts *f)
+read_clock_facts(const gchar *trace, clock_facts *f)
 {
    memset(f, 0, sizeof *f);
    f->worst_bound_ns = -1;
@@ -659,7 +662,7 @@ expect_given(void)
 
 /* Runs the program with the backend, then judges. Returns the exit code. */
 static int
-execute(struct run *r, const gchar *check_exe, double started)
+execute(run *r, const gchar *check_exe, double started)
 {
    g_autoptr(GError) error = NULL;
    if (opt_service || opt_traced) {
@@ -703,7 +706,7 @@ execute(struct run *r, const gchar *check_exe, double started)
    stop_backend(r);
 
    /* ---- verdict ---- */
-   struct ci_case cases[5] = {{"program", NULL},
+   ci_case cases[5] = {{"program", NULL},
                               {"trace", NULL},
                               {"gpu-events", NULL},
                               {"gputrace-check", NULL},
@@ -718,7 +721,7 @@ execute(struct run *r, const gchar *check_exe, double started)
    g_autofree gchar *check_junit = g_build_filename(r->tmp, "check.xml", NULL);
    struct stat st;
    int check_rc = -1;
-   struct clock_facts facts = {.worst_bound_ns = -1};
+   clock_facts facts = {.worst_bound_ns = -1};
    if (stat(r->trace, &st) != 0 || st.st_size == 0) {
       if (opt_service || opt_traced)
          cases[C_TRACE].failure =
@@ -764,7 +767,7 @@ execute(struct run *r, const gchar *check_exe, double started)
       else if (check_rc != 0)
          cases[C_CHECK].failure =
             g_strdup_printf("gputrace-check could not read the trace (exit %d)", check_rc);
-      clock_facts(r->trace, &facts);
+      read_clock_facts(r->trace, &facts);
       if (facts.readable && facts.gpu_events == 0 && !opt_allow_no_events && !expect_given()) {
          cases[C_EVENTS].failure = g_strdup_printf(
             "the trace holds no GPU render stage%s",
@@ -896,7 +899,7 @@ main(int argc, char **argv)
       return EXIT_USAGE;
    }
 
-   struct run r = {.backend_pid = -1};
+   run r = {.backend_pid = -1};
    r.tmp = g_dir_make_tmp(PROG "-XXXXXX", &error);
    if (!r.tmp) {
       g_printerr(PROG ": %s\n", error->message);

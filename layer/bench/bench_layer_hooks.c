@@ -45,14 +45,15 @@
 
 /* The loader's dispatch pointer comes first in every dispatchable object;
  * the layer keys its state on it. */
+typedef struct fake_object fake_object;
 struct fake_object {
    void *key;
 };
 
 static void *instance_key = &instance_key;
 static void *device_key = &device_key;
-static struct fake_object fake_instance, fake_physical, fake_device, fake_queue;
-static struct fake_object fake_cbs[CBS];
+static fake_object fake_instance, fake_physical, fake_device, fake_queue;
+static fake_object fake_cbs[CBS];
 static atomic_ulong handle_counter = 1000;
 static atomic_ulong query_counter;
 
@@ -200,8 +201,8 @@ fake_AllocateCommandBuffers(VkDevice dev, const VkCommandBufferAllocateInfo *inf
    (void)dev;
    for (uint32_t i = 0; i < info->commandBufferCount; i++) {
       unsigned n = atomic_fetch_add(&next_cb, 1);
-      static struct fake_object extra[64];
-      struct fake_object *o = n < CBS ? &fake_cbs[n] : &extra[(n - CBS) % 64];
+      static fake_object extra[64];
+      fake_object *o = n < CBS ? &fake_cbs[n] : &extra[(n - CBS) % 64];
       o->key = device_key;
       out[i] = (VkCommandBuffer)(void *)o;
    }
@@ -311,13 +312,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fake_set_loader_data(VkDevice dev, void *object)
 {
    (void)dev;
-   ((struct fake_object *)object)->key = device_key;
+   ((fake_object *)object)->key = device_key;
    return VK_SUCCESS;
 }
 
 /* ---- the workload ------------------------------------------------------------------ */
 
-struct api {
+typedef struct hook_api hook_api;
+struct hook_api {
    PFN_vkBeginCommandBuffer BeginCommandBuffer;
    PFN_vkEndCommandBuffer EndCommandBuffer;
    PFN_vkCmdDispatch CmdDispatch;
@@ -329,7 +331,7 @@ struct api {
 };
 
 static void
-load_api(struct api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
+load_api(hook_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
 {
 #define LOAD(n) a->n = (PFN_vk##n)gdpa(dev, "vk" #n)
    LOAD(BeginCommandBuffer);
@@ -345,7 +347,7 @@ load_api(struct api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
 
 /* Records and submits `iterations` command buffers; returns thread CPU ns. */
 static uint64_t
-run(const struct api *a, const VkCommandBuffer *cbs, VkQueue queue, unsigned iterations)
+run(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue, unsigned iterations)
 {
    const VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -514,7 +516,7 @@ main(int argc, char **argv)
    PFN_vkGetDeviceProcAddr layer_gdpa =
       (PFN_vkGetDeviceProcAddr)layer_gipa(instance, "vkGetDeviceProcAddr");
 
-   struct api through, direct;
+   hook_api through, direct;
    load_api(&through, layer_gdpa, device);
    load_api(&direct, fake_gdpa, device);
    VkQueue queue;

@@ -19,6 +19,7 @@
 
 #define TLO_MAX_OBJECTS 64
 
+typedef struct tlo_table tlo_table;
 struct tlo_table {
    pthread_rwlock_t lock;
    void *objs[TLO_MAX_OBJECTS]; /* each begins with `void *key` */
@@ -34,7 +35,7 @@ tlo_dispatch_key(const void *dispatchable)
 
 /* The object whose key `dispatchable` carries, or NULL. */
 static inline void *
-tlo_find(struct tlo_table *t, const void *dispatchable)
+tlo_find(tlo_table *t, const void *dispatchable)
 {
    if (!dispatchable)
       return NULL;
@@ -51,7 +52,7 @@ tlo_find(struct tlo_table *t, const void *dispatchable)
 
 /* Adds `obj`; false when the table is full. */
 static inline bool
-tlo_publish(struct tlo_table *t, void *obj)
+tlo_publish(tlo_table *t, void *obj)
 {
    bool ok = false;
    pthread_rwlock_wrlock(&t->lock);
@@ -67,7 +68,7 @@ tlo_publish(struct tlo_table *t, void *obj)
 
 /* Removes `obj`; how many objects remain. */
 static inline size_t
-tlo_unpublish(struct tlo_table *t, void *obj)
+tlo_unpublish(tlo_table *t, void *obj)
 {
    size_t left = 0;
    pthread_rwlock_wrlock(&t->lock);

@@ -46,7 +46,7 @@
 /* ---- configuration, counters, randomness ----------------------------------- */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static struct fm_config g_cfg;
+static fm_config g_cfg;
 static const char *g_truth_path;
 
 static struct {
@@ -71,7 +71,7 @@ write_truth(void)
 {
    if (!g_truth_path)
       return;
-   struct fm_counters n = {
+   fm_counters n = {
       .query_values = atomic_load(&g_count.query_values),
       .calibrations = atomic_load(&g_count.calibrations),
       .calibration_failures = atomic_load(&g_count.calibration_failures),
@@ -129,6 +129,7 @@ final_truth(void)
 /* ---- objects ----------------------------------------------------------------- */
 
 
+typedef struct fl_instance fl_instance;
 struct fl_instance {
    void *key;
    VkInstance handle;
@@ -143,6 +144,7 @@ struct fl_instance {
    PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
 };
 
+typedef struct fl_device fl_device;
 struct fl_device {
    void *key;
    VkDevice handle;
@@ -193,7 +195,7 @@ struct fl_device {
    size_t ncopies, copies_cap;
 
    /* GPUTRACE_FAULT_CHECK_QUERY_REUSE (reuse_check.h); NULL when off. */
-   struct rc_state *reuse;
+   rc_state *reuse;
    PFN_vkBeginCommandBuffer BeginCommandBuffer;
    PFN_vkResetCommandBuffer ResetCommandBuffer;
    PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
@@ -208,16 +210,16 @@ struct fl_device {
    PFN_vkResetQueryPool ResetQueryPoolEXT;
 };
 
-static struct tlo_table g_instances = TLO_TABLE_INIT;
-static struct tlo_table g_devices = TLO_TABLE_INIT;
+static tlo_table g_instances = TLO_TABLE_INIT;
+static tlo_table g_devices = TLO_TABLE_INIT;
 
-static struct fl_instance *
+static fl_instance *
 instance_of(const void *dispatchable)
 {
    return tlo_find(&g_instances, dispatchable);
 }
 
-static struct fl_device *
+static fl_device *
 device_of(const void *dispatchable)
 {
    return tlo_find(&g_devices, dispatchable);
@@ -242,7 +244,7 @@ is_calibration_extension(const char *name)
 /* ---- timestamp pools ----------------------------------------------------------- */
 
 static void
-pool_add(struct fl_device *d, VkQueryPool pool)
+pool_add(fl_device *d, VkQueryPool pool)
 {
    pthread_mutex_lock(&d->pool_lock);
    if (d->npools == d->cap) {
@@ -261,7 +263,7 @@ pool_add(struct fl_device *d, VkQueryPool pool)
 }
 
 static void
-pool_remove(struct fl_device *d, VkQueryPool pool)
+pool_remove(fl_device *d, VkQueryPool pool)
 {
    pthread_mutex_lock(&d->pool_lock);
    for (size_t i = 0; i < d->npools; i++) {
@@ -274,7 +276,7 @@ pool_remove(struct fl_device *d, VkQueryPool pool)
 }
 
 static bool
-pool_is_timestamp(struct fl_device *d, VkQueryPool pool)
+pool_is_timestamp(fl_device *d, VkQueryPool pool)
 {
    bool found = false;
    pthread_mutex_lock(&d->pool_lock);
@@ -304,7 +306,7 @@ grow(void **array, size_t *cap, size_t n, size_t size)
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_BindBufferMemory(VkDevice device, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    VkResult r = d->BindBufferMemory(device, buffer, memory, offset);
    if (r == VK_SUCCESS) {
       pthread_mutex_lock(&d->copy_lock);
@@ -319,7 +321,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fl_MapMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size,
              VkMemoryMapFlags flags, void **data)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    VkResult r = d->MapMemory(device, memory, offset, size, flags, data);
    if (r == VK_SUCCESS) {
       pthread_mutex_lock(&d->copy_lock);
@@ -337,7 +339,7 @@ fl_CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQueryPool pool, uint32_t first,
                            VkBuffer buffer, VkDeviceSize offset, VkDeviceSize stride,
                            VkQueryResultFlags flags)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    const VkQueryResultFlags need = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
    if (g_cfg.transforms && (flags & need) == need && stride == 16 && pool_is_timestamp(d, pool)) {
       pthread_mutex_lock(&d->copy_lock);
@@ -389,7 +391,7 @@ fl_CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQueryPool pool, uint32_t first,
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_cb_begin(d->reuse, cb);
    return d->BeginCommandBuffer(cb, info);
 }
@@ -397,7 +399,7 @@ fl_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_cb_begin(d->reuse, cb);
    return d->ResetCommandBuffer(cb, flags);
 }
@@ -406,7 +408,7 @@ static VKAPI_ATTR void VKAPI_CALL
 fl_CmdWriteTimestamp(VkCommandBuffer cb, VkPipelineStageFlagBits stage, VkQueryPool pool,
                      uint32_t query)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
    d->CmdWriteTimestamp(cb, stage, pool, query);
 }
@@ -415,7 +417,7 @@ static VKAPI_ATTR void VKAPI_CALL
 fl_CmdWriteTimestamp2(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
                       uint32_t query)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT);
    d->CmdWriteTimestamp2(cb, stage, pool, query);
 }
@@ -424,7 +426,7 @@ static VKAPI_ATTR void VKAPI_CALL
 fl_CmdWriteTimestamp2KHR(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
                          uint32_t query)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT);
    d->CmdWriteTimestamp2KHR(cb, stage, pool, query);
 }
@@ -432,7 +434,7 @@ fl_CmdWriteTimestamp2KHR(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQuer
 static VKAPI_ATTR void VKAPI_CALL
 fl_CmdResetQueryPool(VkCommandBuffer cb, VkQueryPool pool, uint32_t first, uint32_t count)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_cmd_reset(d->reuse, cb, pool, first, count);
    d->CmdResetQueryPool(cb, pool, first, count);
 }
@@ -443,7 +445,7 @@ fl_CmdPipelineBarrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineSt
                       uint32_t nbuf, const VkBufferMemoryBarrier *buf, uint32_t nimg,
                       const VkImageMemoryBarrier *img)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_barrier(d->reuse, cb);
    d->CmdPipelineBarrier(cb, src, dst, deps, nmem, mem, nbuf, buf, nimg, img);
 }
@@ -451,7 +453,7 @@ fl_CmdPipelineBarrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineSt
 static VKAPI_ATTR void VKAPI_CALL
 fl_CmdPipelineBarrier2(VkCommandBuffer cb, const VkDependencyInfo *dep)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_barrier(d->reuse, cb);
    d->CmdPipelineBarrier2(cb, dep);
 }
@@ -459,7 +461,7 @@ fl_CmdPipelineBarrier2(VkCommandBuffer cb, const VkDependencyInfo *dep)
 static VKAPI_ATTR void VKAPI_CALL
 fl_CmdPipelineBarrier2KHR(VkCommandBuffer cb, const VkDependencyInfo *dep)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_barrier(d->reuse, cb);
    d->CmdPipelineBarrier2KHR(cb, dep);
 }
@@ -467,7 +469,7 @@ fl_CmdPipelineBarrier2KHR(VkCommandBuffer cb, const VkDependencyInfo *dep)
 static VKAPI_ATTR void VKAPI_CALL
 fl_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *secondaries)
 {
-   struct fl_device *d = device_of(cb);
+   fl_device *d = device_of(cb);
    rc_execute(d->reuse, cb, count, secondaries);
    d->CmdExecuteCommands(cb, count, secondaries);
 }
@@ -475,7 +477,7 @@ fl_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer 
 static VKAPI_ATTR void VKAPI_CALL
 fl_ResetQueryPool(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    rc_host_reset(d->reuse, pool, first, count);
    d->ResetQueryPool(device, pool, first, count);
 }
@@ -483,14 +485,14 @@ fl_ResetQueryPool(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t co
 static VKAPI_ATTR void VKAPI_CALL
 fl_ResetQueryPoolEXT(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    rc_host_reset(d->reuse, pool, first, count);
    d->ResetQueryPoolEXT(device, pool, first, count);
 }
 
 /* The command buffers of every batch, in order, for rc_submitted. */
 static void
-reuse_submitted(struct fl_device *d, VkQueue queue, uint32_t n, const VkSubmitInfo *submits,
+reuse_submitted(fl_device *d, VkQueue queue, uint32_t n, const VkSubmitInfo *submits,
                 const VkSubmitInfo2 *submits2)
 {
    if (!d->reuse)
@@ -523,7 +525,7 @@ reuse_submitted(struct fl_device *d, VkQueue queue, uint32_t n, const VkSubmitIn
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_InvalidateMappedMemoryRanges(VkDevice device, uint32_t n, const VkMappedMemoryRange *ranges)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    VkResult r = d->InvalidateMappedMemoryRanges(device, n, ranges);
    if (r != VK_SUCCESS || !g_cfg.transforms)
       return r;
@@ -557,7 +559,7 @@ fl_InvalidateMappedMemoryRanges(VkDevice device, uint32_t n, const VkMappedMemor
 /* ---- device loss ------------------------------------------------------------- */
 
 static void
-declare_lost(struct fl_device *d)
+declare_lost(fl_device *d)
 {
    pthread_rwlock_wrlock(&d->submit_lock);
    if (!atomic_load(&d->lost)) {
@@ -574,7 +576,7 @@ declare_lost(struct fl_device *d)
 /* Counts one call on `counter`; true (and the device lost) when this call
  * is past `limit`, or the device already is. */
 static bool
-lost_now(struct fl_device *d, atomic_uint_fast64_t *counter, uint64_t limit)
+lost_now(fl_device *d, atomic_uint_fast64_t *counter, uint64_t limit)
 {
    uint64_t n = atomic_fetch_add(counter, 1) + 1;
    if (!atomic_load(&d->lost) && limit && n > limit)
@@ -587,7 +589,7 @@ lost_now(struct fl_device *d, atomic_uint_fast64_t *counter, uint64_t limit)
 }
 
 static bool
-already_lost(struct fl_device *d)
+already_lost(fl_device *d)
 {
    if (!atomic_load(&d->lost))
       return false;
@@ -614,7 +616,7 @@ fl_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
    if (r != VK_SUCCESS)
       return r;
 
-   struct fl_instance *inst = calloc(1, sizeof *inst);
+   fl_instance *inst = calloc(1, sizeof *inst);
    if (!inst)
       goto fail_destroy;
    inst->key = tlo_dispatch_key(*out);
@@ -650,7 +652,7 @@ fail_destroy:;
 static VKAPI_ATTR void VKAPI_CALL
 fl_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
 {
-   struct fl_instance *inst = instance_of(instance);
+   fl_instance *inst = instance_of(instance);
    if (!inst)
       return;
    tlo_unpublish(&g_instances, inst);
@@ -669,7 +671,7 @@ patch_limits(VkPhysicalDeviceLimits *limits)
 static VKAPI_ATTR void VKAPI_CALL
 fl_GetPhysicalDeviceProperties(VkPhysicalDevice pd, VkPhysicalDeviceProperties *props)
 {
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    if (!inst)
       return;
    inst->GetPhysicalDeviceProperties(pd, props);
@@ -679,7 +681,7 @@ fl_GetPhysicalDeviceProperties(VkPhysicalDevice pd, VkPhysicalDeviceProperties *
 static VKAPI_ATTR void VKAPI_CALL
 fl_GetPhysicalDeviceProperties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2 *props)
 {
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    if (!inst)
       return;
    inst->GetPhysicalDeviceProperties2(pd, props);
@@ -689,7 +691,7 @@ fl_GetPhysicalDeviceProperties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2
 static VKAPI_ATTR void VKAPI_CALL
 fl_GetPhysicalDeviceProperties2KHR(VkPhysicalDevice pd, VkPhysicalDeviceProperties2 *props)
 {
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    if (!inst)
       return;
    inst->GetPhysicalDeviceProperties2KHR(pd, props);
@@ -707,7 +709,7 @@ static VKAPI_ATTR void VKAPI_CALL
 fl_GetPhysicalDeviceQueueFamilyProperties(VkPhysicalDevice pd, uint32_t *count,
                                           VkQueueFamilyProperties *props)
 {
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    if (!inst)
       return;
    inst->GetPhysicalDeviceQueueFamilyProperties(pd, count, props);
@@ -719,7 +721,7 @@ static VKAPI_ATTR void VKAPI_CALL
 fl_GetPhysicalDeviceQueueFamilyProperties2(VkPhysicalDevice pd, uint32_t *count,
                                            VkQueueFamilyProperties2 *props)
 {
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    if (!inst)
       return;
    inst->GetPhysicalDeviceQueueFamilyProperties2(pd, count, props);
@@ -731,7 +733,7 @@ static VKAPI_ATTR void VKAPI_CALL
 fl_GetPhysicalDeviceQueueFamilyProperties2KHR(VkPhysicalDevice pd, uint32_t *count,
                                               VkQueueFamilyProperties2 *props)
 {
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    if (!inst)
       return;
    inst->GetPhysicalDeviceQueueFamilyProperties2KHR(pd, count, props);
@@ -747,7 +749,7 @@ fl_EnumerateDeviceExtensionProperties(VkPhysicalDevice pd, const char *layer, ui
       *count = 0; /* this layer offers no extensions */
       return VK_SUCCESS;
    }
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    if (!inst)
       return VK_ERROR_INITIALIZATION_FAILED;
    if (layer || !g_cfg.hide_calibration)
@@ -790,7 +792,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
                 const VkAllocationCallbacks *alloc, VkDevice *out)
 {
-   struct fl_instance *inst = instance_of(pd);
+   fl_instance *inst = instance_of(pd);
    VkLayerDeviceLink *link = inst ? tlo_take_device_link(info) : NULL;
    if (!link)
       return VK_ERROR_INITIALIZATION_FAILED;
@@ -803,7 +805,7 @@ fl_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    if (r != VK_SUCCESS)
       return r;
 
-   struct fl_device *d = calloc(1, sizeof *d);
+   fl_device *d = calloc(1, sizeof *d);
    if (!d)
       goto fail_destroy;
    d->key = tlo_dispatch_key(*out);
@@ -868,7 +870,7 @@ fl_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 {
    if (!device)
       return;
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    if (!d)
       return;
    tlo_unpublish(&g_devices, d);
@@ -893,7 +895,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fl_CreateQueryPool(VkDevice device, const VkQueryPoolCreateInfo *info,
                    const VkAllocationCallbacks *alloc, VkQueryPool *pool)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    VkResult r = d->CreateQueryPool(device, info, alloc, pool);
    if (r == VK_SUCCESS && info->queryType == VK_QUERY_TYPE_TIMESTAMP) {
       pool_add(d, *pool);
@@ -905,7 +907,7 @@ fl_CreateQueryPool(VkDevice device, const VkQueryPoolCreateInfo *info,
 static VKAPI_ATTR void VKAPI_CALL
 fl_DestroyQueryPool(VkDevice device, VkQueryPool pool, const VkAllocationCallbacks *alloc)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    if (pool) {
       pool_remove(d, pool);
       rc_pool_destroyed(d->reuse, pool);
@@ -917,7 +919,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fl_GetQueryPoolResults(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count,
                        size_t size, void *data, VkDeviceSize stride, VkQueryResultFlags flags)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    if (lost_now(d, &g_count.results, g_cfg.lost_after_results))
       return VK_ERROR_DEVICE_LOST;
    if (!g_cfg.transforms || !pool_is_timestamp(d, pool))
@@ -967,7 +969,7 @@ out:
 }
 
 static VkResult
-calibrated(struct fl_device *d, PFN_vkGetCalibratedTimestampsEXT next, uint32_t count,
+calibrated(fl_device *d, PFN_vkGetCalibratedTimestampsEXT next, uint32_t count,
            const VkCalibratedTimestampInfoEXT *infos, uint64_t *ts, uint64_t *max_deviation)
 {
    uint64_t call = atomic_fetch_add(&g_count.calibrations, 1);
@@ -1000,7 +1002,7 @@ fl_GetCalibratedTimestampsEXT(VkDevice device, uint32_t count,
                               const VkCalibratedTimestampInfoEXT *infos, uint64_t *ts,
                               uint64_t *max_deviation)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    return calibrated(d, d->GetCalibratedTimestampsEXT, count, infos, ts, max_deviation);
 }
 
@@ -1009,14 +1011,14 @@ fl_GetCalibratedTimestampsKHR(VkDevice device, uint32_t count,
                               const VkCalibratedTimestampInfoEXT *infos, uint64_t *ts,
                               uint64_t *max_deviation)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    return calibrated(d, d->GetCalibratedTimestampsKHR, count, infos, ts, max_deviation);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_QueueSubmit(VkQueue queue, uint32_t n, const VkSubmitInfo *submits, VkFence fence)
 {
-   struct fl_device *d = device_of(queue);
+   fl_device *d = device_of(queue);
    if (lost_now(d, &g_count.submits, g_cfg.lost_after_submits))
       return VK_ERROR_DEVICE_LOST;
    pthread_rwlock_rdlock(&d->submit_lock);
@@ -1028,7 +1030,7 @@ fl_QueueSubmit(VkQueue queue, uint32_t n, const VkSubmitInfo *submits, VkFence f
 }
 
 static VkResult
-submit2(struct fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t n,
+submit2(fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t n,
         const VkSubmitInfo2 *submits, VkFence fence)
 {
    if (lost_now(d, &g_count.submits, g_cfg.lost_after_submits))
@@ -1044,14 +1046,14 @@ submit2(struct fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t n,
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_QueueSubmit2(VkQueue queue, uint32_t n, const VkSubmitInfo2 *submits, VkFence fence)
 {
-   struct fl_device *d = device_of(queue);
+   fl_device *d = device_of(queue);
    return submit2(d, d->QueueSubmit2, queue, n, submits, fence);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_QueueSubmit2KHR(VkQueue queue, uint32_t n, const VkSubmitInfo2 *submits, VkFence fence)
 {
-   struct fl_device *d = device_of(queue);
+   fl_device *d = device_of(queue);
    return submit2(d, d->QueueSubmit2KHR, queue, n, submits, fence);
 }
 
@@ -1059,7 +1061,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 fl_WaitForFences(VkDevice device, uint32_t n, const VkFence *fences, VkBool32 all,
                  uint64_t timeout)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    if (lost_now(d, &g_count.waits, g_cfg.lost_after_waits))
       return VK_ERROR_DEVICE_LOST;
    return d->WaitForFences(device, n, fences, all, timeout);
@@ -1068,7 +1070,7 @@ fl_WaitForFences(VkDevice device, uint32_t n, const VkFence *fences, VkBool32 al
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_GetFenceStatus(VkDevice device, VkFence fence)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    if (already_lost(d))
       return VK_ERROR_DEVICE_LOST;
    return d->GetFenceStatus(device, fence);
@@ -1077,7 +1079,7 @@ fl_GetFenceStatus(VkDevice device, VkFence fence)
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_QueueWaitIdle(VkQueue queue)
 {
-   struct fl_device *d = device_of(queue);
+   fl_device *d = device_of(queue);
    if (already_lost(d))
       return VK_ERROR_DEVICE_LOST;
    return d->QueueWaitIdle(queue);
@@ -1086,7 +1088,7 @@ fl_QueueWaitIdle(VkQueue queue)
 static VKAPI_ATTR VkResult VKAPI_CALL
 fl_DeviceWaitIdle(VkDevice device)
 {
-   struct fl_device *d = device_of(device);
+   fl_device *d = device_of(device);
    if (already_lost(d))
       return VK_ERROR_DEVICE_LOST;
    return d->DeviceWaitIdle(device);
@@ -1094,6 +1096,7 @@ fl_DeviceWaitIdle(VkDevice device)
 
 /* ---- lookup -------------------------------------------------------------------- */
 
+typedef struct fl_hook fl_hook;
 struct fl_hook {
    const char *name;
    PFN_vkVoidFunction fn;
@@ -1101,7 +1104,7 @@ struct fl_hook {
 
 #define HOOK(name) {"vk" #name, (PFN_vkVoidFunction)fl_##name}
 
-static const struct fl_hook instance_hooks[] = {
+static const fl_hook instance_hooks[] = {
    HOOK(GetPhysicalDeviceProperties),
    HOOK(GetPhysicalDeviceProperties2),
    HOOK(GetPhysicalDeviceProperties2KHR),
@@ -1111,7 +1114,7 @@ static const struct fl_hook instance_hooks[] = {
    HOOK(EnumerateDeviceExtensionProperties),
 };
 
-static const struct fl_hook device_hooks[] = {
+static const fl_hook device_hooks[] = {
    HOOK(BindBufferMemory),
    HOOK(MapMemory),
    HOOK(CmdCopyQueryPoolResults),
@@ -1143,7 +1146,7 @@ static const struct fl_hook device_hooks[] = {
 };
 
 static PFN_vkVoidFunction
-find_hook(const struct fl_hook *hooks, size_t n, const char *name)
+find_hook(const fl_hook *hooks, size_t n, const char *name)
 {
    for (size_t i = 0; i < n; i++) {
       if (strcmp(hooks[i].name, name) == 0)
@@ -1176,7 +1179,7 @@ fl_GetInstanceProcAddr(VkInstance instance, const char *name)
       return (PFN_vkVoidFunction)fl_GetDeviceProcAddr;
    if (strcmp(name, "vkDestroyDevice") == 0)
       return (PFN_vkVoidFunction)fl_DestroyDevice;
-   struct fl_instance *inst = instance_of(instance);
+   fl_instance *inst = instance_of(instance);
    if (!inst)
       return NULL;
    if (g_cfg.hide_calibration && is_calibration_name(name))
@@ -1198,7 +1201,7 @@ fl_GetDeviceProcAddr(VkDevice device, const char *name)
       return (PFN_vkVoidFunction)fl_GetDeviceProcAddr;
    if (strcmp(name, "vkDestroyDevice") == 0)
       return (PFN_vkVoidFunction)fl_DestroyDevice;
-   struct fl_device *d = device ? device_of(device) : NULL;
+   fl_device *d = device ? device_of(device) : NULL;
    if (!d)
       return NULL;
    if (g_cfg.hide_calibration && is_calibration_name(name))

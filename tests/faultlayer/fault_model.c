@@ -59,7 +59,7 @@ env_double(const char *name, double def, double min, double max)
 }
 
 void
-fm_config_from_env(struct fm_config *c, uint64_t now_ns)
+fm_config_from_env(fm_config *c, uint64_t now_ns)
 {
    memset(c, 0, sizeof *c);
    c->t0_ns = now_ns;
@@ -91,7 +91,7 @@ fm_config_from_env(struct fm_config *c, uint64_t now_ns)
       /* Start the counter `wrap_after` before its wrap, so every run of a
        * few hundred milliseconds crosses it. */
       const uint64_t mask = (1ull << c->valid_bits) - 1;
-      struct fm_config unmasked = *c;
+      fm_config unmasked = *c;
       unmasked.valid_bits = 0;
       uint64_t ticks0 = fm_forward(&unmasked, c->t0_ns);
       uint64_t w = (uint64_t)(((unsigned __int128)c->wrap_after_ns << 32) / fm_period_fp(c));
@@ -102,7 +102,7 @@ fm_config_from_env(struct fm_config *c, uint64_t now_ns)
 /* ---- transform ---------------------------------------------------------- */
 
 uint64_t
-fm_period_fp(const struct fm_config *c)
+fm_period_fp(const fm_config *c)
 {
    if (!(c->period_ns > 0))
       return FM_FP_ONE;
@@ -111,7 +111,7 @@ fm_period_fp(const struct fm_config *c)
 }
 
 static uint64_t
-drifted(const struct fm_config *c, uint64_t raw)
+drifted(const fm_config *c, uint64_t raw)
 {
    if (c->drift_ppm == 0)
       return raw;
@@ -120,7 +120,7 @@ drifted(const struct fm_config *c, uint64_t raw)
 }
 
 static uint64_t
-undrifted(const struct fm_config *c, uint64_t r1)
+undrifted(const fm_config *c, uint64_t r1)
 {
    if (c->drift_ppm == 0)
       return r1;
@@ -130,7 +130,7 @@ undrifted(const struct fm_config *c, uint64_t r1)
 
 /* Nanoseconds before the period and the mask are applied. */
 static uint64_t
-shifted(const struct fm_config *c, uint64_t raw)
+shifted(const fm_config *c, uint64_t raw)
 {
    uint64_t r = drifted(c, raw);
    if (c->step_ns && raw >= c->step_at_ns)
@@ -139,7 +139,7 @@ shifted(const struct fm_config *c, uint64_t raw)
 }
 
 static uint64_t
-ns_to_ticks(const struct fm_config *c, uint64_t ns)
+ns_to_ticks(const fm_config *c, uint64_t ns)
 {
    if (!(c->period_ns > 0))
       return ns;
@@ -147,7 +147,7 @@ ns_to_ticks(const struct fm_config *c, uint64_t ns)
 }
 
 static uint64_t
-ticks_to_ns(const struct fm_config *c, uint64_t ticks)
+ticks_to_ns(const fm_config *c, uint64_t ticks)
 {
    if (!(c->period_ns > 0))
       return ticks;
@@ -155,7 +155,7 @@ ticks_to_ns(const struct fm_config *c, uint64_t ticks)
 }
 
 uint64_t
-fm_forward(const struct fm_config *c, uint64_t raw_ns)
+fm_forward(const fm_config *c, uint64_t raw_ns)
 {
    uint64_t ticks = ns_to_ticks(c, shifted(c, raw_ns));
    if (c->valid_bits)
@@ -164,7 +164,7 @@ fm_forward(const struct fm_config *c, uint64_t raw_ns)
 }
 
 uint64_t
-fm_inverse(const struct fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns)
+fm_inverse(const fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns)
 {
    /* device_ns = floor(ticks x P): the smallest ticks that reaches it. */
    uint64_t ticks = device_ns;
@@ -197,7 +197,7 @@ fm_inverse(const struct fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns)
 /* ---- truth file ------------------------------------------------------------ */
 
 bool
-fm_truth_write(const char *path, const struct fm_config *c, const struct fm_counters *n)
+fm_truth_write(const char *path, const fm_config *c, const fm_counters *n)
 {
    char tmp[4096];
    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
@@ -237,7 +237,7 @@ fm_truth_write(const char *path, const struct fm_config *c, const struct fm_coun
 }
 
 bool
-fm_truth_read(const char *path, struct fm_config *c, struct fm_counters *n)
+fm_truth_read(const char *path, fm_config *c, fm_counters *n)
 {
    FILE *f = fopen(path, "r");
    if (!f)

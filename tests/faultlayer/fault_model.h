@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+typedef struct fm_config fm_config;
 struct fm_config {
    /* clock transform */
    uint64_t t0_ns;      /* pivot of the drift, CLOCK_MONOTONIC at start */
@@ -56,31 +57,32 @@ struct fm_config {
 
 /* Reads GPUTRACE_FAULT_* and resolves t0 / wrap offset against `now_ns`
  * (CLOCK_MONOTONIC). Bad values are reported on stderr and ignored. */
-void fm_config_from_env(struct fm_config *c, uint64_t now_ns);
+void fm_config_from_env(fm_config *c, uint64_t now_ns);
 
 /* Raw driver nanoseconds -> device ticks as reported above the layer. */
-uint64_t fm_forward(const struct fm_config *c, uint64_t raw_ns);
+uint64_t fm_forward(const fm_config *c, uint64_t raw_ns);
 
 /* The reported period as the timing layer converts it: exact 32.32 fixed
  * point of the float (what any exact converter computes). 1.0 when the
  * period is not changed. */
-uint64_t fm_period_fp(const struct fm_config *c);
+uint64_t fm_period_fp(const fm_config *c);
 
 /* Inverse: a device timestamp written by the timing layer (device
  * nanoseconds = extended ticks x period) back to the raw driver time at the
  * start of that tick. `hint_raw_ns` (any estimate within a quarter of the
  * counter's wrap period, e.g. the converted value) picks the wrap. */
-uint64_t fm_inverse(const struct fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns);
+uint64_t fm_inverse(const fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns);
 
 /* Truth file: "key=value" lines, rewritten whole each time (write to a
  * temporary name, then rename). `counters` may be NULL. */
+typedef struct fm_counters fm_counters;
 struct fm_counters {
    uint64_t query_values, calibrations, calibration_failures, noisy_readings;
    uint64_t submits, results, waits, lost_returned;
    bool lost;
 };
-bool fm_truth_write(const char *path, const struct fm_config *c, const struct fm_counters *n);
+bool fm_truth_write(const char *path, const fm_config *c, const fm_counters *n);
 /* Reads a truth file back (the oracle's side). */
-bool fm_truth_read(const char *path, struct fm_config *c, struct fm_counters *n);
+bool fm_truth_read(const char *path, fm_config *c, fm_counters *n);
 
 #endif

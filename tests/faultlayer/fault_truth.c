@@ -40,14 +40,16 @@
 
 #define MAX_SNAPSHOT_CLOCKS 64
 
+typedef struct event event;
 struct event {
    uint64_t device_ns, duration;
    int64_t converted; /* trace time of the start */
 };
 
+typedef struct state state;
 struct state {
    tk_clock_graph *graph;
-   struct event *events;
+   event *events;
    size_t n, cap;
    uint64_t gpu_events, failed;
    tk_inflater *inflater;
@@ -57,7 +59,7 @@ struct state {
 static bool on_packet(void *ctx, const uint8_t *data, size_t len, uint64_t offset);
 
 static void
-on_snapshot(struct state *s, uint32_t seq, pb_bytes b)
+on_snapshot(state *s, uint32_t seq, pb_bytes b)
 {
    perfetto_protos_ClockSnapshot_view v;
    if (!perfetto_protos_ClockSnapshot_decode(&v, b.data, b.size))
@@ -86,7 +88,7 @@ on_snapshot(struct state *s, uint32_t seq, pb_bytes b)
 }
 
 static void
-on_gpu_event(struct state *s, const perfetto_protos_TracePacket_view *p)
+on_gpu_event(state *s, const perfetto_protos_TracePacket_view *p)
 {
    perfetto_protos_GpuRenderStageEvent_view v;
    if (!perfetto_protos_GpuRenderStageEvent_decode(&v, p->gpu_render_stage_event.data,
@@ -104,7 +106,7 @@ on_gpu_event(struct state *s, const perfetto_protos_TracePacket_view *p)
    }
    if (s->n == s->cap) {
       size_t cap = s->cap ? 2 * s->cap : 1024;
-      struct event *e = realloc(s->events, cap * sizeof *e);
+      event *e = realloc(s->events, cap * sizeof *e);
       if (!e) {
          s->oom = true;
          return;
@@ -112,13 +114,13 @@ on_gpu_event(struct state *s, const perfetto_protos_TracePacket_view *p)
       s->events = e;
       s->cap = cap;
    }
-   s->events[s->n++] = (struct event){p->timestamp, v.duration, conv};
+   s->events[s->n++] = (event){p->timestamp, v.duration, conv};
 }
 
 static bool
 on_packet(void *ctx, const uint8_t *data, size_t len, uint64_t offset)
 {
-   struct state *s = ctx;
+   state *s = ctx;
    perfetto_protos_TracePacket_view p;
    if (!perfetto_protos_TracePacket_decode(&p, data, len))
       return false;
@@ -150,8 +152,8 @@ main(int argc, char **argv)
       fprintf(stderr, "usage: fault_truth TRUTH_FILE TRACE\n");
       return 2;
    }
-   struct fm_config cfg;
-   struct fm_counters counters;
+   fm_config cfg;
+   fm_counters counters;
    if (!fm_truth_read(argv[1], &cfg, &counters)) {
       fprintf(stderr, "fault_truth: %s: cannot read the truth file\n", argv[1]);
       return 2;
@@ -163,7 +165,7 @@ main(int argc, char **argv)
    }
    tk_clock_limits limits;
    tk_clock_limits_default(&limits);
-   struct state s = {.graph = tk_clock_graph_new(&limits)};
+   state s = {.graph = tk_clock_graph_new(&limits)};
    tk_reader reader;
    tk_reader_init(&reader, NULL);
    tk_read_status st = s.graph ? tk_reader_read_fd(&reader, fd, on_packet, &s, NULL, NULL)
@@ -195,7 +197,7 @@ main(int argc, char **argv)
    uint64_t worst_duration = 0;
    double sum_abs = 0;
    for (size_t i = 0; i < s.n; i++) {
-      const struct event *e = &s.events[i];
+      const event *e = &s.events[i];
       int64_t hint = e->converted - mono_to_trace;
       int64_t t_start = (int64_t)fm_inverse(&cfg, e->device_ns, (uint64_t)hint) + mono_to_trace;
       int64_t t_end = (int64_t)fm_inverse(&cfg, e->device_ns + e->duration,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 /* What one command buffer recorded that matters here. */
+typedef struct rc_cb rc_cb;
 struct rc_cb {
    VkCommandBuffer cb;
    struct rc_write {
@@ -28,6 +29,7 @@ struct rc_cb {
    bool after_barrier; /* the last command seen was a barrier */
 };
 
+typedef struct rc_pool rc_pool;
 struct rc_pool {
    VkQueryPool pool;
    uint32_t count;
@@ -35,6 +37,7 @@ struct rc_pool {
 };
 
 /* A submission not yet known complete by its fence. */
+typedef struct rc_sub rc_sub;
 struct rc_sub {
    uint32_t seq;
    VkFence fence;
@@ -42,6 +45,7 @@ struct rc_sub {
    const uint64_t *avail;
 };
 
+typedef struct rc_state rc_state;
 struct rc_state {
    pthread_mutex_t lock;
    VkDevice device;
@@ -51,11 +55,11 @@ struct rc_state {
    PFN_vkResetFences ResetFences;
    PFN_vkQueueSubmit QueueSubmit;
 
-   struct rc_cb *cbs;
+   rc_cb *cbs;
    size_t ncbs, cbs_cap;
-   struct rc_pool *pools;
+   rc_pool *pools;
    size_t npools, pools_cap;
-   struct rc_sub *subs; /* oldest first */
+   rc_sub *subs; /* oldest first */
    size_t nsubs, subs_cap;
    VkFence *spare;
    size_t nspare, spare_cap;
@@ -82,13 +86,13 @@ grow(void **array, size_t *cap, size_t n, size_t size)
    return true;
 }
 
-struct rc_state *
+rc_state *
 rc_create(VkDevice device, PFN_vkGetDeviceProcAddr gdpa)
 {
    const char *e = getenv("GPUTRACE_FAULT_CHECK_QUERY_REUSE");
    if (!e || !*e || strcmp(e, "0") == 0)
       return NULL;
-   struct rc_state *s = calloc(1, sizeof *s);
+   rc_state *s = calloc(1, sizeof *s);
    if (!s)
       return NULL;
    s->device = device;
@@ -107,7 +111,7 @@ rc_create(VkDevice device, PFN_vkGetDeviceProcAddr gdpa)
 }
 
 void
-rc_destroy(struct rc_state *s)
+rc_destroy(rc_state *s)
 {
    if (!s)
       return;
@@ -139,8 +143,8 @@ rc_destroy(struct rc_state *s)
 
 /* ---- lookups (under the lock) ---------------------------------------------------- */
 
-static struct rc_pool *
-pool_of(struct rc_state *s, VkQueryPool pool)
+static rc_pool *
+pool_of(rc_state *s, VkQueryPool pool)
 {
    for (size_t i = 0; i < s->npools; i++) {
       if (s->pools[i].pool == pool)
@@ -149,8 +153,8 @@ pool_of(struct rc_state *s, VkQueryPool pool)
    return NULL;
 }
 
-static struct rc_cb *
-cb_of(struct rc_state *s, VkCommandBuffer cb, bool create)
+static rc_cb *
+cb_of(rc_state *s, VkCommandBuffer cb, bool create)
 {
    for (size_t i = 0; i < s->ncbs; i++) {
       if (s->cbs[i].cb == cb)
@@ -158,14 +162,14 @@ cb_of(struct rc_state *s, VkCommandBuffer cb, bool create)
    }
    if (!create || !grow((void **)&s->cbs, &s->cbs_cap, s->ncbs, sizeof *s->cbs))
       return NULL;
-   struct rc_cb *c = &s->cbs[s->ncbs++];
+   rc_cb *c = &s->cbs[s->ncbs++];
    memset(c, 0, sizeof *c);
    c->cb = cb;
    return c;
 }
 
 static void
-note_unsafe(struct rc_state *s, const char *how, VkQueryPool pool, uint32_t query,
+note_unsafe(rc_state *s, const char *how, VkQueryPool pool, uint32_t query,
             uint32_t writer)
 {
    if (!s->unsafe++)
@@ -178,7 +182,7 @@ note_unsafe(struct rc_state *s, const char *how, VkQueryPool pool, uint32_t quer
 /* Brings `proven` up to date. Completion is monotonic in submission order
  * (one queue on lavapipe): a complete submission completes all before it. */
 static void
-update_proven(struct rc_state *s)
+update_proven(rc_state *s)
 {
    size_t done = 0;
    while (done < s->nsubs && s->subs[done].fence &&
@@ -211,7 +215,7 @@ update_proven(struct rc_state *s)
 }
 
 static bool
-proven_after(const struct rc_state *s, uint32_t writer)
+proven_after(const rc_state *s, uint32_t writer)
 {
    return s->proven && (int32_t)(s->proven - writer) > 0;
 }
@@ -219,14 +223,14 @@ proven_after(const struct rc_state *s, uint32_t writer)
 /* ---- pools and recording ---------------------------------------------------------- */
 
 void
-rc_pool_created(struct rc_state *s, VkQueryPool pool, uint32_t count)
+rc_pool_created(rc_state *s, VkQueryPool pool, uint32_t count)
 {
    if (!s)
       return;
    uint32_t *writer = calloc(count ? count : 1, sizeof *writer);
    pthread_mutex_lock(&s->lock);
    if (writer && grow((void **)&s->pools, &s->pools_cap, s->npools, sizeof *s->pools)) {
-      s->pools[s->npools++] = (struct rc_pool){pool, count, writer};
+      s->pools[s->npools++] = (rc_pool){pool, count, writer};
       writer = NULL;
    }
    pthread_mutex_unlock(&s->lock);
@@ -234,12 +238,12 @@ rc_pool_created(struct rc_state *s, VkQueryPool pool, uint32_t count)
 }
 
 void
-rc_pool_destroyed(struct rc_state *s, VkQueryPool pool)
+rc_pool_destroyed(rc_state *s, VkQueryPool pool)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_pool *p = pool_of(s, pool);
+   rc_pool *p = pool_of(s, pool);
    if (p) {
       free(p->writer);
       *p = s->pools[--s->npools];
@@ -248,12 +252,12 @@ rc_pool_destroyed(struct rc_state *s, VkQueryPool pool)
 }
 
 void
-rc_cb_begin(struct rc_state *s, VkCommandBuffer cb)
+rc_cb_begin(rc_state *s, VkCommandBuffer cb)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_cb *c = cb_of(s, cb, false);
+   rc_cb *c = cb_of(s, cb, false);
    if (c) {
       c->nwrites = c->nresets = c->nexecuted = 0;
       c->last_avail = NULL;
@@ -263,13 +267,13 @@ rc_cb_begin(struct rc_state *s, VkCommandBuffer cb)
 }
 
 void
-rc_timestamp(struct rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t query,
+rc_timestamp(rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t query,
              bool top_of_pipe)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_cb *c = pool_of(s, pool) ? cb_of(s, cb, true) : NULL;
+   rc_cb *c = pool_of(s, pool) ? cb_of(s, cb, true) : NULL;
    if (c) {
       s->stamps++;
       if (!top_of_pipe && !c->after_barrier)
@@ -284,13 +288,13 @@ rc_timestamp(struct rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t 
 }
 
 void
-rc_cmd_reset(struct rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t first,
+rc_cmd_reset(rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t first,
              uint32_t count)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_cb *c = pool_of(s, pool) ? cb_of(s, cb, true) : NULL;
+   rc_cb *c = pool_of(s, pool) ? cb_of(s, cb, true) : NULL;
    if (c)
       c->after_barrier = false;
    if (c && grow((void **)&c->resets, &c->resets_cap, c->nresets, sizeof *c->resets))
@@ -299,12 +303,12 @@ rc_cmd_reset(struct rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t 
 }
 
 void
-rc_barrier(struct rc_state *s, VkCommandBuffer cb)
+rc_barrier(rc_state *s, VkCommandBuffer cb)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_cb *c = cb_of(s, cb, true);
+   rc_cb *c = cb_of(s, cb, true);
    if (c && c->stamped)
       c->guard = true;
    if (c)
@@ -313,12 +317,12 @@ rc_barrier(struct rc_state *s, VkCommandBuffer cb)
 }
 
 void
-rc_copy(struct rc_state *s, VkCommandBuffer cb, const uint64_t *avail)
+rc_copy(rc_state *s, VkCommandBuffer cb, const uint64_t *avail)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_cb *c = cb_of(s, cb, true);
+   rc_cb *c = cb_of(s, cb, true);
    if (c) {
       c->last_avail = avail;
       c->after_barrier = false;
@@ -327,13 +331,13 @@ rc_copy(struct rc_state *s, VkCommandBuffer cb, const uint64_t *avail)
 }
 
 void
-rc_execute(struct rc_state *s, VkCommandBuffer cb, uint32_t count,
+rc_execute(rc_state *s, VkCommandBuffer cb, uint32_t count,
            const VkCommandBuffer *secondaries)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_cb *c = cb_of(s, cb, true);
+   rc_cb *c = cb_of(s, cb, true);
    if (c)
       c->after_barrier = false;
    for (uint32_t i = 0; c && i < count; i++) {
@@ -349,12 +353,12 @@ rc_execute(struct rc_state *s, VkCommandBuffer cb, uint32_t count,
  * kind (resets come before the writes they prepare); depth 1 for
  * secondaries. */
 static bool
-apply_cb(struct rc_state *s, struct rc_cb *c, uint32_t seq, int depth)
+apply_cb(rc_state *s, rc_cb *c, uint32_t seq, int depth)
 {
    bool wrote = false;
    for (size_t i = 0; i < c->nresets; i++) {
       const struct rc_reset *r = &c->resets[i];
-      struct rc_pool *p = pool_of(s, r->pool);
+      rc_pool *p = pool_of(s, r->pool);
       for (uint32_t q = r->first; p && q < r->first + r->count && q < p->count; q++) {
          s->checked++;
          if (p->writer[q] && !r->guarded && !proven_after(s, p->writer[q]))
@@ -363,14 +367,14 @@ apply_cb(struct rc_state *s, struct rc_cb *c, uint32_t seq, int depth)
       }
    }
    for (size_t i = 0; i < c->nwrites; i++) {
-      struct rc_pool *p = pool_of(s, c->writes[i].pool);
+      rc_pool *p = pool_of(s, c->writes[i].pool);
       if (p && c->writes[i].query < p->count) {
          p->writer[c->writes[i].query] = seq;
          wrote = true;
       }
    }
    for (size_t i = 0; depth < 1 && i < c->nexecuted; i++) {
-      struct rc_cb *sec = cb_of(s, c->executed[i], false);
+      rc_cb *sec = cb_of(s, c->executed[i], false);
       if (sec)
          wrote |= apply_cb(s, sec, seq, depth + 1);
    }
@@ -378,16 +382,16 @@ apply_cb(struct rc_state *s, struct rc_cb *c, uint32_t seq, int depth)
 }
 
 void
-rc_submitted(struct rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuffer *cbs)
+rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuffer *cbs)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
    update_proven(s);
    const uint32_t seq = ++s->seq ? s->seq : ++s->seq;
-   struct rc_sub sub = {.seq = seq};
+   rc_sub sub = {.seq = seq};
    for (uint32_t i = 0; i < count; i++) {
-      struct rc_cb *c = cb_of(s, cbs[i], false);
+      rc_cb *c = cb_of(s, cbs[i], false);
       if (!c)
          continue;
       sub.wrote |= apply_cb(s, c, seq, 0);
@@ -414,12 +418,12 @@ rc_submitted(struct rc_state *s, VkQueue queue, uint32_t count, const VkCommandB
 }
 
 void
-rc_host_reset(struct rc_state *s, VkQueryPool pool, uint32_t first, uint32_t count)
+rc_host_reset(rc_state *s, VkQueryPool pool, uint32_t first, uint32_t count)
 {
    if (!s)
       return;
    pthread_mutex_lock(&s->lock);
-   struct rc_pool *p = pool_of(s, pool);
+   rc_pool *p = pool_of(s, pool);
    if (p) {
       update_proven(s);
       for (uint32_t q = first; q < first + count && q < p->count; q++) {

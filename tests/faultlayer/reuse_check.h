@@ -27,35 +27,35 @@
 
 #include <vulkan/vulkan.h>
 
-struct rc_state;
+typedef struct rc_state rc_state;
 
 /* NULL unless GPUTRACE_FAULT_CHECK_QUERY_REUSE is set (or on failure). */
-struct rc_state *rc_create(VkDevice device, PFN_vkGetDeviceProcAddr gdpa);
+rc_state *rc_create(VkDevice device, PFN_vkGetDeviceProcAddr gdpa);
 /* Prints the summary line on stderr:
  *   clockfault: query reuse: checked=N unsafe=M stamps=S unwaited=U [first: ...] */
-void rc_destroy(struct rc_state *s);
+void rc_destroy(rc_state *s);
 
-void rc_pool_created(struct rc_state *s, VkQueryPool pool, uint32_t count);
-void rc_pool_destroyed(struct rc_state *s, VkQueryPool pool);
+void rc_pool_created(rc_state *s, VkQueryPool pool, uint32_t count);
+void rc_pool_destroyed(rc_state *s, VkQueryPool pool);
 
 /* Recording (begin or reset forgets what the command buffer held). */
-void rc_cb_begin(struct rc_state *s, VkCommandBuffer cb);
-void rc_timestamp(struct rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t query,
+void rc_cb_begin(rc_state *s, VkCommandBuffer cb);
+void rc_timestamp(rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t query,
                   bool top_of_pipe);
-void rc_cmd_reset(struct rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t first,
+void rc_cmd_reset(rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t first,
                   uint32_t count);
-void rc_barrier(struct rc_state *s, VkCommandBuffer cb);
+void rc_barrier(rc_state *s, VkCommandBuffer cb);
 /* `avail`: host address of the availability word of the last query the
  * copy writes, NULL when not in mapped memory. */
-void rc_copy(struct rc_state *s, VkCommandBuffer cb, const uint64_t *avail);
-void rc_execute(struct rc_state *s, VkCommandBuffer cb, uint32_t count,
+void rc_copy(rc_state *s, VkCommandBuffer cb, const uint64_t *avail);
+void rc_execute(rc_state *s, VkCommandBuffer cb, uint32_t count,
                 const VkCommandBuffer *secondaries);
 
 /* After a successful vkQueueSubmit*: the command buffers of all its
  * batches, in order. Submits the check's own fence on `queue`. */
-void rc_submitted(struct rc_state *s, VkQueue queue, uint32_t count,
+void rc_submitted(rc_state *s, VkQueue queue, uint32_t count,
                   const VkCommandBuffer *cbs);
 /* Before vkResetQueryPool reaches the driver. */
-void rc_host_reset(struct rc_state *s, VkQueryPool pool, uint32_t first, uint32_t count);
+void rc_host_reset(rc_state *s, VkQueryPool pool, uint32_t first, uint32_t count);
 
 #endif

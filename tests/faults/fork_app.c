@@ -35,6 +35,7 @@
 #define FILL_SIZE 65536u
 #define WAIT_NS (30ull * 1000 * 1000 * 1000)
 
+typedef struct gpu gpu;
 struct gpu {
    VkInstance instance;
    VkDevice device;
@@ -58,7 +59,7 @@ ok(VkResult r, const char *what)
 }
 
 static bool
-create_instance(struct gpu *g)
+create_instance(gpu *g)
 {
    const VkApplicationInfo app = {
       .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -73,7 +74,7 @@ create_instance(struct gpu *g)
 }
 
 static bool
-create_device(struct gpu *g)
+create_device(gpu *g)
 {
    uint32_t n = 1;
    VkPhysicalDevice pd;
@@ -152,7 +153,7 @@ create_device(struct gpu *g)
 
 /* N submissions of one fill each, each waited for. */
 static bool
-submit_fills(struct gpu *g, unsigned n, unsigned *done)
+submit_fills(gpu *g, unsigned n, unsigned *done)
 {
    const VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -178,7 +179,7 @@ submit_fills(struct gpu *g, unsigned n, unsigned *done)
 }
 
 static void
-destroy(struct gpu *g)
+destroy(gpu *g)
 {
    if (g->device) {
       vkDeviceWaitIdle(g->device);
@@ -204,7 +205,7 @@ child_main(const char *mode, unsigned n)
       perror(PROG " (child): exec /bin/true");
       _exit(1);
    }
-   struct gpu g = {0};
+   gpu g = {0};
    unsigned done = 0;
    bool good = create_instance(&g) && create_device(&g) && submit_fills(&g, n, &done);
    destroy(&g);
@@ -236,7 +237,7 @@ main(int argc, char **argv)
        strcmp(child, "none") != 0)
       goto usage;
    if (strcmp(child, "none") == 0) {
-      struct gpu g = {0};
+      gpu g = {0};
       unsigned done = 0;
       bool good = create_instance(&g) && create_device(&g) && submit_fills(&g, n, &done);
       destroy(&g);
@@ -245,7 +246,7 @@ main(int argc, char **argv)
       return good ? 0 : 1;
    }
 
-   struct gpu g = {0};
+   gpu g = {0};
    unsigned done = 0;
    bool good = create_instance(&g);
    if (good && after_work)

@@ -70,6 +70,7 @@ ok(VkResult r, const char *what)
    return false;
 }
 
+typedef struct gpu gpu;
 struct gpu {
    VkInstance instance;
    VkDevice device;
@@ -82,7 +83,7 @@ struct gpu {
 };
 
 static bool
-create_device(struct gpu *g)
+create_device(gpu *g)
 {
    uint32_t n = 1;
    VkPhysicalDevice pd;
@@ -149,7 +150,7 @@ create_device(struct gpu *g)
 }
 
 static bool
-submit_fill(struct gpu *g, uint32_t value)
+submit_fill(gpu *g, uint32_t value)
 {
    const VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -170,7 +171,7 @@ submit_fill(struct gpu *g, uint32_t value)
 }
 
 static void
-destroy(struct gpu *g)
+destroy(gpu *g)
 {
    if (g->device) {
       vkDeviceWaitIdle(g->device);
@@ -218,7 +219,7 @@ main(int argc, char **argv)
    if (!when || (strcmp(when, "before") && strcmp(when, "after") && strcmp(when, "none")))
       return usage();
 
-   struct gpu g;
+   gpu g;
    memset(&g, 0, sizeof g);
    const VkApplicationInfo app = {
       .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,

@@ -115,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     config_init();
     if (warnings < must_warn || warnings > set)
         abort();
-    const struct gt_config *c = &config;
+    const gt_config *c = &config;
     if (c->backend > GT_BACKEND_NONE || c->clock_source > GT_CLOCK_SOURCE_BRACKET ||
         c->readback > GT_READBACK_DRIVER)
         abort();

@@ -73,6 +73,7 @@ xrealloc(void *p, size_t size)
 
 /* ---- instances and devices ------------------------------------------------------- */
 
+typedef struct cc_instance cc_instance;
 struct cc_instance {
    void *key;
    VkInstance handle;
@@ -113,6 +114,7 @@ struct cc_instance {
    X(DestroyDevice)        \
    CC_HOOKS(X)
 
+typedef struct cc_device cc_device;
 struct cc_device {
    void *key;
    VkDevice handle;
@@ -122,16 +124,16 @@ struct cc_device {
 #undef CC_MEMBER
 };
 
-static struct tlo_table g_instances = TLO_TABLE_INIT;
-static struct tlo_table g_devices = TLO_TABLE_INIT;
+static tlo_table g_instances = TLO_TABLE_INIT;
+static tlo_table g_devices = TLO_TABLE_INIT;
 
-static struct cc_instance *
+static cc_instance *
 instance_of(const void *dispatchable)
 {
    return tlo_find(&g_instances, dispatchable);
 }
 
-static struct cc_device *
+static cc_device *
 device_of(const void *dispatchable)
 {
    return tlo_find(&g_devices, dispatchable);
@@ -150,19 +152,22 @@ enum op_kind {
    OP_EXECUTE,   /* cbs[a] */
 };
 
-struct op {
+typedef struct cmd_op cmd_op;
+struct cmd_op {
    enum op_kind kind;
    uint32_t a, b;
    uint64_t h;
    VkCommandBuffer *cbs;
 };
 
+typedef struct cb_log cb_log;
 struct cb_log {
    VkCommandBuffer cb;
-   struct op *ops;
+   cmd_op *ops;
    size_t n, cap;
 };
 
+typedef struct render_pass render_pass;
 struct render_pass {
    uint64_t handle;
    uint32_t n;
@@ -170,12 +175,12 @@ struct render_pass {
 };
 
 /* Under g_lock. */
-static struct cb_log *g_logs;
+static cb_log *g_logs;
 static size_t g_nlogs, g_logs_cap;
-static struct render_pass *g_passes;
+static render_pass *g_passes;
 static size_t g_npasses, g_passes_cap;
 
-static struct cb_log *
+static cb_log *
 log_of(VkCommandBuffer cb)
 {
    for (size_t i = 0; i < g_nlogs; i++) {
@@ -186,7 +191,7 @@ log_of(VkCommandBuffer cb)
 }
 
 static void
-clear_log(struct cb_log *l)
+clear_log(cb_log *l)
 {
    for (size_t i = 0; i < l->n; i++)
       free(l->ops[i].cbs);
@@ -194,10 +199,10 @@ clear_log(struct cb_log *l)
 }
 
 static void
-record(VkCommandBuffer cb, struct op op)
+record(VkCommandBuffer cb, cmd_op op)
 {
    pthread_mutex_lock(&g_lock);
-   struct cb_log *l = log_of(cb);
+   cb_log *l = log_of(cb);
    if (!l) {
       if (g_nlogs == g_logs_cap) {
          g_logs_cap = g_logs_cap ? 2 * g_logs_cap : 64;
@@ -215,7 +220,7 @@ record(VkCommandBuffer cb, struct op op)
    pthread_mutex_unlock(&g_lock);
 }
 
-static const struct render_pass *
+static const render_pass *
 pass_of(uint64_t handle)
 {
    for (size_t i = 0; i < g_npasses; i++) {
@@ -229,7 +234,7 @@ static void
 add_pass(uint64_t handle, uint32_t n, const uint32_t *masks)
 {
    pthread_mutex_lock(&g_lock);
-   struct render_pass *p = (struct render_pass *)pass_of(handle);
+   render_pass *p = (render_pass *)pass_of(handle);
    if (!p) {
       if (g_npasses == g_passes_cap) {
          g_passes_cap = g_passes_cap ? 2 * g_passes_cap : 16;
@@ -247,23 +252,25 @@ add_pass(uint64_t handle, uint32_t n, const uint32_t *masks)
 
 /* ---- the check, at submission -------------------------------------------------------- */
 
+typedef struct written written;
 struct written {
    uint64_t pool;
    uint32_t query;
 };
 
+typedef struct walk walk;
 struct walk {
    bool suspended;
    bool in_pass, in_rendering;
-   const struct render_pass *pass;
+   const render_pass *pass;
    uint32_t subpass, contents;
    uint32_t rendering_flags, rendering_mask;
-   struct written *written;
+   written *written;
    size_t nwritten, written_cap;
 };
 
 static uint32_t
-views_here(const struct walk *w)
+views_here(const walk *w)
 {
    uint32_t mask = 0;
    if (w->in_pass && w->pass && w->subpass < w->pass->n)
@@ -274,7 +281,7 @@ views_here(const struct walk *w)
 }
 
 static void
-write_query(struct walk *w, uint64_t pool, uint32_t query)
+write_query(walk *w, uint64_t pool, uint32_t query)
 {
    for (size_t i = 0; i < w->nwritten; i++) {
       if (w->written[i].pool == pool && w->written[i].query == query) {
@@ -287,15 +294,15 @@ write_query(struct walk *w, uint64_t pool, uint32_t query)
       w->written_cap = w->written_cap ? 2 * w->written_cap : 64;
       w->written = xrealloc(w->written, w->written_cap * sizeof *w->written);
    }
-   w->written[w->nwritten++] = (struct written){pool, query};
+   w->written[w->nwritten++] = (written){pool, query};
 }
 
 static void
-reset_queries(struct walk *w, uint64_t pool, uint32_t first, uint32_t count)
+reset_queries(walk *w, uint64_t pool, uint32_t first, uint32_t count)
 {
    size_t j = 0;
    for (size_t i = 0; i < w->nwritten; i++) {
-      const struct written *q = &w->written[i];
+      const written *q = &w->written[i];
       if (!(q->pool == pool && q->query >= first && q->query - first < count))
          w->written[j++] = *q;
    }
@@ -303,13 +310,13 @@ reset_queries(struct walk *w, uint64_t pool, uint32_t first, uint32_t count)
 }
 
 static void
-walk_log(struct walk *w, VkCommandBuffer cb, int level)
+walk_log(walk *w, VkCommandBuffer cb, int level)
 {
-   const struct cb_log *l = log_of(cb);
+   const cb_log *l = log_of(cb);
    if (!l || level > 2)
       return;
    for (size_t i = 0; i < l->n; i++) {
-      const struct op *op = &l->ops[i];
+      const cmd_op *op = &l->ops[i];
       switch (op->kind) {
       case OP_BEGIN_RENDERING:
          w->suspended = false;
@@ -373,7 +380,7 @@ static void
 check_batch(const VkCommandBuffer *cbs, uint32_t n, const VkCommandBufferSubmitInfo *infos)
 {
    pthread_mutex_lock(&g_lock);
-   struct walk w = {0};
+   walk w = {0};
    g_count.batches++;
    for (uint32_t i = 0; i < n; i++)
       walk_log(&w, cbs ? cbs[i] : infos[i].commandBuffer, 0);
@@ -387,7 +394,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 cc_CreateRenderPass(VkDevice device, const VkRenderPassCreateInfo *info,
                     const VkAllocationCallbacks *alloc, VkRenderPass *rp)
 {
-   struct cc_device *d = device_of(device);
+   cc_device *d = device_of(device);
    VkResult r = d->CreateRenderPass(device, info, alloc, rp);
    if (r != VK_SUCCESS)
       return r;
@@ -440,10 +447,10 @@ cc_CreateRenderPass2KHR(VkDevice device, const VkRenderPassCreateInfo2 *info,
 static VKAPI_ATTR VkResult VKAPI_CALL
 cc_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 {
-   struct cc_device *d = device_of(cb);
+   cc_device *d = device_of(cb);
    VkResult r = d->BeginCommandBuffer(cb, info);
    pthread_mutex_lock(&g_lock);
-   struct cb_log *l = log_of(cb);
+   cb_log *l = log_of(cb);
    if (l)
       clear_log(l); /* an implicit reset, or a handle reused */
    pthread_mutex_unlock(&g_lock);
@@ -456,7 +463,7 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdBeginRenderPass(VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
                       VkSubpassContents contents)
 {
-   record(cb, (struct op){OP_BEGIN_RENDER_PASS, contents, 0, (uint64_t)info->renderPass, NULL});
+   record(cb, (cmd_op){OP_BEGIN_RENDER_PASS, contents, 0, (uint64_t)info->renderPass, NULL});
    device_of(cb)->CmdBeginRenderPass(cb, info, contents);
 }
 
@@ -464,7 +471,7 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdBeginRenderPass2(VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
                        const VkSubpassBeginInfo *begin)
 {
-   record(cb, (struct op){OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
+   record(cb, (cmd_op){OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
                           (uint64_t)info->renderPass, NULL});
    device_of(cb)->CmdBeginRenderPass2(cb, info, begin);
 }
@@ -473,7 +480,7 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdBeginRenderPass2KHR(VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
                           const VkSubpassBeginInfo *begin)
 {
-   record(cb, (struct op){OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
+   record(cb, (cmd_op){OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
                           (uint64_t)info->renderPass, NULL});
    device_of(cb)->CmdBeginRenderPass2KHR(cb, info, begin);
 }
@@ -481,7 +488,7 @@ cc_CmdBeginRenderPass2KHR(VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdNextSubpass(VkCommandBuffer cb, VkSubpassContents contents)
 {
-   record(cb, (struct op){OP_NEXT_SUBPASS, contents, 0, 0, NULL});
+   record(cb, (cmd_op){OP_NEXT_SUBPASS, contents, 0, 0, NULL});
    device_of(cb)->CmdNextSubpass(cb, contents);
 }
 
@@ -489,7 +496,7 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdNextSubpass2(VkCommandBuffer cb, const VkSubpassBeginInfo *begin,
                    const VkSubpassEndInfo *end)
 {
-   record(cb, (struct op){OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL});
+   record(cb, (cmd_op){OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL});
    device_of(cb)->CmdNextSubpass2(cb, begin, end);
 }
 
@@ -497,56 +504,56 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdNextSubpass2KHR(VkCommandBuffer cb, const VkSubpassBeginInfo *begin,
                       const VkSubpassEndInfo *end)
 {
-   record(cb, (struct op){OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL});
+   record(cb, (cmd_op){OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL});
    device_of(cb)->CmdNextSubpass2KHR(cb, begin, end);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdEndRenderPass(VkCommandBuffer cb)
 {
-   record(cb, (struct op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
+   record(cb, (cmd_op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
    device_of(cb)->CmdEndRenderPass(cb);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdEndRenderPass2(VkCommandBuffer cb, const VkSubpassEndInfo *end)
 {
-   record(cb, (struct op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
+   record(cb, (cmd_op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
    device_of(cb)->CmdEndRenderPass2(cb, end);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdEndRenderPass2KHR(VkCommandBuffer cb, const VkSubpassEndInfo *end)
 {
-   record(cb, (struct op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
+   record(cb, (cmd_op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
    device_of(cb)->CmdEndRenderPass2KHR(cb, end);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdBeginRendering(VkCommandBuffer cb, const VkRenderingInfo *info)
 {
-   record(cb, (struct op){OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL});
+   record(cb, (cmd_op){OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL});
    device_of(cb)->CmdBeginRendering(cb, info);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdBeginRenderingKHR(VkCommandBuffer cb, const VkRenderingInfo *info)
 {
-   record(cb, (struct op){OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL});
+   record(cb, (cmd_op){OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL});
    device_of(cb)->CmdBeginRenderingKHR(cb, info);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdEndRendering(VkCommandBuffer cb)
 {
-   record(cb, (struct op){OP_END_RENDERING, 0, 0, 0, NULL});
+   record(cb, (cmd_op){OP_END_RENDERING, 0, 0, 0, NULL});
    device_of(cb)->CmdEndRendering(cb);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdEndRenderingKHR(VkCommandBuffer cb)
 {
-   record(cb, (struct op){OP_END_RENDERING, 0, 0, 0, NULL});
+   record(cb, (cmd_op){OP_END_RENDERING, 0, 0, 0, NULL});
    device_of(cb)->CmdEndRenderingKHR(cb);
 }
 
@@ -554,7 +561,7 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdWriteTimestamp(VkCommandBuffer cb, VkPipelineStageFlagBits stage, VkQueryPool pool,
                      uint32_t query)
 {
-   record(cb, (struct op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
+   record(cb, (cmd_op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
    device_of(cb)->CmdWriteTimestamp(cb, stage, pool, query);
 }
 
@@ -562,7 +569,7 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdWriteTimestamp2(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
                       uint32_t query)
 {
-   record(cb, (struct op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
+   record(cb, (cmd_op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
    device_of(cb)->CmdWriteTimestamp2(cb, stage, pool, query);
 }
 
@@ -570,14 +577,14 @@ static VKAPI_ATTR void VKAPI_CALL
 cc_CmdWriteTimestamp2KHR(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
                          uint32_t query)
 {
-   record(cb, (struct op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
+   record(cb, (cmd_op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
    device_of(cb)->CmdWriteTimestamp2KHR(cb, stage, pool, query);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 cc_CmdResetQueryPool(VkCommandBuffer cb, VkQueryPool pool, uint32_t first, uint32_t count)
 {
-   record(cb, (struct op){OP_RESET, first, count, (uint64_t)pool, NULL});
+   record(cb, (cmd_op){OP_RESET, first, count, (uint64_t)pool, NULL});
    device_of(cb)->CmdResetQueryPool(cb, pool, first, count);
 }
 
@@ -586,7 +593,7 @@ cc_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer 
 {
    VkCommandBuffer *copy = xrealloc(NULL, count * sizeof *copy);
    memcpy(copy, buffers, count * sizeof *copy);
-   record(cb, (struct op){OP_EXECUTE, count, 0, 0, copy});
+   record(cb, (cmd_op){OP_EXECUTE, count, 0, 0, copy});
    device_of(cb)->CmdExecuteCommands(cb, count, buffers);
 }
 
@@ -654,7 +661,7 @@ cc_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
    VkResult r = create(info, alloc, out);
    if (r != VK_SUCCESS)
       return r;
-   struct cc_instance *inst = calloc(1, sizeof *inst);
+   cc_instance *inst = calloc(1, sizeof *inst);
    if (!inst)
       abort();
    inst->key = tlo_dispatch_key(*out);
@@ -669,7 +676,7 @@ cc_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks 
 static VKAPI_ATTR void VKAPI_CALL
 cc_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
 {
-   struct cc_instance *inst = instance_of(instance);
+   cc_instance *inst = instance_of(instance);
    if (!inst)
       return;
    const bool last = tlo_unpublish(&g_instances, inst) == 0;
@@ -683,7 +690,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 cc_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
                 const VkAllocationCallbacks *alloc, VkDevice *out)
 {
-   struct cc_instance *inst = instance_of(pd);
+   cc_instance *inst = instance_of(pd);
    VkLayerDeviceLink *link = inst ? tlo_take_device_link(info) : NULL;
    if (!link)
       return VK_ERROR_INITIALIZATION_FAILED;
@@ -695,7 +702,7 @@ cc_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
    VkResult r = create(pd, info, alloc, out);
    if (r != VK_SUCCESS)
       return r;
-   struct cc_device *d = calloc(1, sizeof *d);
+   cc_device *d = calloc(1, sizeof *d);
    if (!d)
       abort();
    d->key = tlo_dispatch_key(*out);
@@ -714,7 +721,7 @@ cc_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 {
    if (!device)
       return;
-   struct cc_device *d = device_of(device);
+   cc_device *d = device_of(device);
    if (!d)
       return;
    tlo_unpublish(&g_devices, d);
@@ -761,7 +768,7 @@ cc_GetInstanceProcAddr(VkInstance instance, const char *name)
       return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
    if (strcmp(name, "vkDestroyDevice") == 0)
       return (PFN_vkVoidFunction)cc_DestroyDevice;
-   struct cc_instance *inst = instance ? instance_of(instance) : NULL;
+   cc_instance *inst = instance ? instance_of(instance) : NULL;
    if (!inst)
       return NULL;
    PFN_vkVoidFunction next = inst->gipa(instance, name);
@@ -776,7 +783,7 @@ cc_GetDeviceProcAddr(VkDevice device, const char *name)
       return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
    if (strcmp(name, "vkDestroyDevice") == 0)
       return (PFN_vkVoidFunction)cc_DestroyDevice;
-   struct cc_device *d = device ? device_of(device) : NULL;
+   cc_device *d = device ? device_of(device) : NULL;
    if (!d)
       return NULL;
    PFN_vkVoidFunction next = d->gdpa(device, name);

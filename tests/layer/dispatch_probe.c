@@ -246,13 +246,14 @@ parse_config(const char *text)
    return true;
 }
 
+typedef struct names names;
 struct names {
    const char *v[16];
    uint32_t n;
 };
 
 static bool
-has(const struct names *l, const char *name)
+has(const names *l, const char *name)
 {
    for (uint32_t i = 0; i < l->n; i++) {
       if (strcmp(l->v[i], name) == 0)
@@ -262,7 +263,7 @@ has(const struct names *l, const char *name)
 }
 
 static void
-add_if(struct names *l, const VkExtensionProperties *avail, uint32_t navail, const char *name)
+add_if(names *l, const VkExtensionProperties *avail, uint32_t navail, const char *name)
 {
    for (uint32_t i = 0; i < navail; i++) {
       if (strcmp(avail[i].extensionName, name) == 0) {
@@ -273,7 +274,7 @@ add_if(struct names *l, const VkExtensionProperties *avail, uint32_t navail, con
 }
 
 static void
-print_names(const char *what, const struct names *l)
+print_names(const char *what, const names *l)
 {
    char line[1024];
    size_t len = (size_t)snprintf(line, sizeof line, "%s", what);
@@ -427,14 +428,15 @@ static const struct {
 enum lookup { LOOKUP_GIPA, LOOKUP_GDPA, LOOKUP_ABSENT };
 static const char *const lookup_names[] = {"gipa", "gdpa", "absent"};
 
-struct api {
+typedef struct hook_api hook_api;
+struct hook_api {
 #define X(name, since) PFN_vk##name name;
    PROBE_DEVICE_FUNCTIONS(X)
 #undef X
    bool absent[FN_COUNT]; /* the layer's hook for a command the device lacks */
 };
 
-static struct api api;
+static hook_api api;
 static enum lookup pass;
 
 /* Where this pass's record goes: the absent pass has none to compare. */
@@ -490,7 +492,7 @@ result_of(enum fn_id fn, VkResult r)
 
 static VkInstance instance;
 static VkPhysicalDevice physical_device;
-static struct names instance_exts, device_exts;
+static names instance_exts, device_exts;
 static VkPhysicalDeviceFeatures features;
 static VkPhysicalDeviceMemoryProperties memory_props;
 static uint32_t queue_family;
@@ -891,6 +893,7 @@ static const char *const section_names[S_COUNT] = {
 #define IMG_H 16u
 #define COMPUTE_COUNT 256u
 
+typedef struct objects objects;
 struct objects {
    VkQueue queue;
    VkBuffer buffer;
@@ -913,6 +916,7 @@ struct objects {
    VkFence fence;
 };
 
+typedef struct effects effects;
 struct effects {
    uint32_t hash[S_COUNT];
    uint64_t invocations;
@@ -941,7 +945,7 @@ memory_type(uint32_t bits, VkMemoryPropertyFlags want)
 }
 
 static VkResult
-bind_image(struct objects *o, VkImage image, int index)
+bind_image(objects *o, VkImage image, int index)
 {
    VkMemoryRequirements req = {0};
    VCALL(GetImageMemoryRequirements, device, image, &req);
@@ -960,7 +964,7 @@ bind_image(struct objects *o, VkImage image, int index)
 }
 
 static VkResult
-create_image(struct objects *o, VkImage *image, int index, VkFormat format,
+create_image(objects *o, VkImage *image, int index, VkFormat format,
              VkSampleCountFlagBits samples, VkImageUsageFlags usage, uint32_t w, uint32_t h)
 {
    VkImageCreateInfo info = {
@@ -982,7 +986,7 @@ create_image(struct objects *o, VkImage *image, int index, VkFormat format,
 /* Two subpasses drawing nothing, both with the render target as their
  * color attachment, in the layout everything here stays in. */
 static VkResult
-create_render_passes(struct objects *o)
+create_render_passes(objects *o)
 {
    VkAttachmentDescription att = {
       .format = VK_FORMAT_R8G8B8A8_UNORM,
@@ -1093,7 +1097,7 @@ create_render_passes(struct objects *o)
 }
 
 static VkResult
-create_pipeline(struct objects *o)
+create_pipeline(objects *o)
 {
    VkShaderModuleCreateInfo module = {
       .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
@@ -1179,7 +1183,7 @@ create_pipeline(struct objects *o)
 }
 
 static VkResult
-create_objects(struct objects *o)
+create_objects(objects *o)
 {
    VkBufferCreateInfo buffer = {
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -1268,7 +1272,7 @@ create_objects(struct objects *o)
 }
 
 static void
-destroy_objects(struct objects *o)
+destroy_objects(objects *o)
 {
    if (o->pool) {
       VkCommandBuffer all[4] = {o->primary, o->secondary, o->extra[0], o->extra[1]};
@@ -1341,7 +1345,7 @@ clear_rect(VkCommandBuffer cb, VkClearValue value, int32_t x, int32_t y, uint32_
 /* Five render pass instances, each in its own 8-column strip of the
  * render target: clear by load op, then clear-attachments per subpass. */
 static void
-record_render_passes(struct objects *o, VkCommandBuffer cb)
+record_render_passes(objects *o, VkCommandBuffer cb)
 {
    VkClearValue clear = color(0.2f, 0.4f, 0.6f);
    VkRenderPassBeginInfo begin = {
@@ -1426,7 +1430,7 @@ record_render_passes(struct objects *o, VkCommandBuffer cb)
 }
 
 static void
-record_compute(struct objects *o, VkCommandBuffer cb)
+record_compute(objects *o, VkCommandBuffer cb)
 {
    VCALL(CmdBindPipeline, cb, VK_PIPELINE_BIND_POINT_COMPUTE, o->pipeline);
    VCALL(CmdBindDescriptorSets, cb, VK_PIPELINE_BIND_POINT_COMPUTE, o->pipeline_layout, 0, 1,
@@ -1450,7 +1454,7 @@ record_compute(struct objects *o, VkCommandBuffer cb)
 }
 
 static void
-record_copies(struct objects *o, VkCommandBuffer cb)
+record_copies(objects *o, VkCommandBuffer cb)
 {
    VkBufferCopy bc = {OFF(S_FILL), OFF(S_COPYBUF), 1024};
    VCALL(CmdCopyBuffer, cb, o->buffer, o->buffer, 1, &bc);
@@ -1572,7 +1576,7 @@ record_copies(struct objects *o, VkCommandBuffer cb)
 }
 
 static void
-record_readbacks(struct objects *o, VkCommandBuffer cb)
+record_readbacks(objects *o, VkCommandBuffer cb)
 {
    const VkImageSubresourceLayers color_layers = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
    VkBufferImageCopy whole = {OFF(S_DST), 0, 0, color_layers, {0, 0, 0}, {IMG_W, IMG_H, 1}};
@@ -1624,7 +1628,7 @@ barriers2(VkCommandBuffer cb)
 }
 
 static void
-record_main(struct objects *o)
+record_main(objects *o)
 {
    VkCommandBuffer cb = o->primary;
    VkCommandBufferBeginInfo begin = {
@@ -1704,7 +1708,7 @@ record_main(struct objects *o)
 
 /* A primary that fills `section`, recorded afresh. */
 static bool
-record_fill(struct objects *o, VkCommandBuffer cb, enum section section, uint32_t value)
+record_fill(objects *o, VkCommandBuffer cb, enum section section, uint32_t value)
 {
    RCALL(ResetCommandBuffer, cb, 0);
    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -1715,7 +1719,7 @@ record_fill(struct objects *o, VkCommandBuffer cb, enum section section, uint32_
 }
 
 static void
-wait_fence(struct objects *o)
+wait_fence(objects *o)
 {
    RCALL(WaitForFences, device, 1, &o->fence, VK_TRUE, UINT64_MAX);
    VCALL(DestroyFence, device, o->fence, NULL);
@@ -1725,7 +1729,7 @@ wait_fence(struct objects *o)
 }
 
 static void
-submit_all(struct objects *o)
+submit_all(objects *o)
 {
    VkDebugUtilsLabelEXT ql = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
                               .pLabelName = "submit"};
@@ -1762,9 +1766,9 @@ submit_all(struct objects *o)
 }
 
 static bool
-run_work(struct effects *fx)
+run_work(effects *fx)
 {
-   struct objects o;
+   objects o;
    memset(&o, 0, sizeof o);
    memset(fx, 0, sizeof *fx);
    VCALL(GetDeviceQueue, device, queue_family, 0, &o.queue);
@@ -1814,7 +1818,7 @@ run_work(struct effects *fx)
 }
 
 static void
-print_effects(FILE *f, const struct effects *fx)
+print_effects(FILE *f, const effects *fx)
 {
    for (int s = 0; s < S_COUNT; s++)
       say(f, "effect %s %08" PRIx32, section_names[s], fx->hash[s]);
@@ -1824,7 +1828,7 @@ print_effects(FILE *f, const struct effects *fx)
 }
 
 static bool
-run_pass(enum lookup lookup, struct effects *fx)
+run_pass(enum lookup lookup, effects *fx)
 {
    pass = lookup;
    FILE *f = pass_file();
@@ -1919,7 +1923,7 @@ main(int argc, char **argv)
       return 1;
    say(out, "config %s", cfg.text);
 
-   struct effects by_gdpa, fx;
+   effects by_gdpa, fx;
    if (create_instance()) {
       if (query_instance()) {
          if (run_pass(LOOKUP_GIPA, &fx) && run_pass(LOOKUP_GDPA, &by_gdpa) && absent &&

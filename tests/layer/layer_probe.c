@@ -46,6 +46,7 @@ static atomic_long live, total;
 
 /* Each block remembers where malloc put it and how big it is, just below
  * the aligned pointer handed out. */
+typedef struct header header;
 struct header {
    void *base;
    size_t size;
@@ -55,13 +56,13 @@ static VKAPI_ATTR void *VKAPI_CALL
 count_alloc(void *user, size_t size, size_t align, VkSystemAllocationScope scope)
 {
    (void)user, (void)scope;
-   if (align < _Alignof(struct header))
-      align = _Alignof(struct header);
-   char *base = malloc(size + align + sizeof(struct header));
+   if (align < _Alignof(header))
+      align = _Alignof(header);
+   char *base = malloc(size + align + sizeof(header));
    if (!base)
       return NULL;
-   uintptr_t p = ((uintptr_t)base + sizeof(struct header) + align - 1) & ~(uintptr_t)(align - 1);
-   struct header *h = (struct header *)p - 1;
+   uintptr_t p = ((uintptr_t)base + sizeof(header) + align - 1) & ~(uintptr_t)(align - 1);
+   header *h = (header *)p - 1;
    h->base = base;
    h->size = size;
    atomic_fetch_add(&live, 1);
@@ -76,7 +77,7 @@ count_free(void *user, void *ptr)
    if (!ptr)
       return;
    atomic_fetch_sub(&live, 1);
-   free(((struct header *)ptr - 1)->base);
+   free(((header *)ptr - 1)->base);
 }
 
 static VKAPI_ATTR void *VKAPI_CALL
@@ -88,7 +89,7 @@ count_realloc(void *user, void *old, size_t size, size_t align, VkSystemAllocati
       count_free(user, old);
       return NULL;
    }
-   size_t old_size = ((struct header *)old - 1)->size;
+   size_t old_size = ((header *)old - 1)->size;
    void *p = count_alloc(user, size, align, scope);
    if (p) {
       memcpy(p, old, old_size < size ? old_size : size);

@@ -15,14 +15,14 @@
 
 /* handle_table.c allocates through the layer's allocator helpers. */
 void *
-gt_zalloc(const struct gt_allocator *alloc, size_t size, VkSystemAllocationScope scope)
+gt_zalloc(const gt_allocator *alloc, size_t size, VkSystemAllocationScope scope)
 {
    (void)alloc, (void)scope;
    return calloc(1, size);
 }
 
 void
-gt_free(const struct gt_allocator *alloc, void *ptr)
+gt_free(const gt_allocator *alloc, void *ptr)
 {
    (void)alloc;
    free(ptr);
@@ -48,7 +48,7 @@ period_is_exact(void **state)
 {
    (void)state;
    for (size_t i = 0; i < sizeof periods / sizeof periods[0]; i++) {
-      struct gc_domain d;
+      gc_domain d;
       assert_true(gc_domain_init(&d, periods[i], 64));
       /* The float's exact value times 2^32 is an integer: no rounding. */
       long double want = (long double)periods[i] * 4294967296.0L;
@@ -60,7 +60,7 @@ static void
 bad_period(void **state)
 {
    (void)state;
-   struct gc_domain d;
+   gc_domain d;
    assert_false(gc_domain_init(&d, 0.0f, 64));
    assert_int_equal(d.period_fp, UINT64_C(1) << 32);
    assert_false(gc_domain_init(&d, -1.0f, 64));
@@ -76,7 +76,7 @@ no_drift_over_hours(void **state)
 {
    (void)state;
    for (size_t i = 0; i < sizeof periods / sizeof periods[0]; i++) {
-      struct gc_domain d;
+      gc_domain d;
       gc_domain_init(&d, periods[i], 64);
       /* 100 hours of ticks. */
       const uint64_t hours100 = (uint64_t)(100.0L * 3600e9L / (long double)periods[i]);
@@ -101,7 +101,7 @@ static void
 saturates(void **state)
 {
    (void)state;
-   struct gc_domain d;
+   gc_domain d;
    gc_domain_init(&d, 83.333336f, 64);
    assert_int_equal(gc_ticks_to_ns(&d, UINT64_MAX), UINT64_MAX);
 }
@@ -112,7 +112,7 @@ static void
 extend_36_bits(void **state)
 {
    (void)state;
-   struct gc_domain d;
+   gc_domain d;
    gc_domain_init(&d, 1.0f, 36);
    const uint64_t wrap = UINT64_C(1) << 36;
    static const struct {
@@ -138,7 +138,7 @@ static void
 extend_64_bits(void **state)
 {
    (void)state;
-   struct gc_domain d;
+   gc_domain d;
    gc_domain_init(&d, 1.0f, 64);
    assert_int_equal(gc_extend(&d, 12345, UINT64_MAX - 3), UINT64_MAX - 3);
 }
@@ -173,11 +173,11 @@ calibration_across_wrap(void **state)
    assert_int_equal(gc_device_valid_bits(families, 2), 64);
    assert_int_equal(gc_device_valid_bits(NULL, 0), 64);
 
-   struct gc_domain d;
+   gc_domain d;
    gc_domain_init(&d, 1.0f, gc_device_valid_bits(families, 3));
-   struct gc_clock c;
+   gc_clock c;
    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
-   struct gc_reading r;
+   gc_reading r;
    fake_ticks = 3 * wrap - 100 * ms; /* 100 ms before a wrap */
    assert_int_equal(gc_calibrate(&c, NULL, fake_calibrated, 2, &r), VK_SUCCESS);
    assert_true(gc_accept(&c, &r, 0));
@@ -215,10 +215,10 @@ interval_from_drift(void **state)
    assert_int_equal(gc_next_interval(50e-6, 100000, 10000 * ms), 2000 * ms);
 }
 
-static struct gc_reading
+static gc_reading
 reading(uint64_t boot, uint64_t dev, uint64_t deviation)
 {
-   struct gc_reading r = {
+   gc_reading r = {
       .device_ticks = dev,
       .device_ns = dev,
       .monotonic_ns = boot - 1000,
@@ -233,23 +233,23 @@ static void
 accept_measures_drift(void **state)
 {
    (void)state;
-   struct gc_domain d;
+   gc_domain d;
    gc_domain_init(&d, 1.0f, 64);
-   struct gc_clock c;
+   gc_clock c;
    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
    const uint64_t s = 1000000000, t0 = 100 * s;
-   assert_true(gc_accept(&c, &(struct gc_reading){.device_ns = 5, .boottime_ns = t0,
+   assert_true(gc_accept(&c, &(gc_reading){.device_ns = 5, .boottime_ns = t0,
                                                   .monotonic_ns = t0, .monotonic_raw_ns = t0},
                          0));
    assert_int_equal(c.interval_ns, GC_INTERVAL_MIN_NS);
    /* Device 20 ppm fast over 1 s: wants 50 ms. */
-   struct gc_reading r = reading(t0 + s, 5 + s + 20000, 1);
+   gc_reading r = reading(t0 + s, 5 + s + 20000, 1);
    assert_true(gc_accept(&c, &r, 0));
    assert_true(c.drift > 19.9e-6 && c.drift < 20.1e-6);
    /* budget / (drift - what the deviations could fake): just over 50 ms. */
    assert_true(c.interval_ns >= GC_INTERVAL_MIN_NS && c.interval_ns < GC_INTERVAL_MIN_NS + 10000);
    /* Going backwards is refused. */
-   struct gc_reading back = reading(t0 + 2 * s, 4, 1);
+   gc_reading back = reading(t0 + 2 * s, 4, 1);
    assert_false(gc_accept(&c, &back, 0));
    assert_int_equal(c.rejected, 1);
 }
@@ -258,13 +258,13 @@ static void
 accept_ignores_noise(void **state)
 {
    (void)state;
-   struct gc_domain d;
+   gc_domain d;
    gc_domain_init(&d, 1.0f, 64);
-   struct gc_clock c;
+   gc_clock c;
    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
    const uint64_t ms = 1000000;
    uint64_t boot = 1000 * ms, dev = 7 * ms;
-   struct gc_reading r = reading(boot, dev, 30);
+   gc_reading r = reading(boot, dev, 30);
    assert_true(gc_accept(&c, &r, 0));
    /* Readings that differ only within their deviation: interval doubles. */
    uint64_t prev = c.interval_ns;
@@ -284,13 +284,13 @@ static void
 bracket_midpoint(void **state)
 {
    (void)state;
-   struct gc_domain d;
+   gc_domain d;
    gc_domain_init(&d, 2.0f, 64);
-   struct gc_clock c;
+   gc_clock c;
    gc_clock_init(&c, &d, GC_SOURCE_BRACKET, false, 1000);
-   const struct gc_host_time before = {1000, 5000, 900, 10};
-   const struct gc_host_time after = {3001, 7001, 2901, 12};
-   struct gc_reading r;
+   const gc_host_time before = {1000, 5000, 900, 10};
+   const gc_host_time after = {3001, 7001, 2901, 12};
+   gc_reading r;
    gc_bracket(&c, 777, &before, &after, &r);
    assert_int_equal(r.device_ns, 1554);
    assert_int_equal(r.monotonic_ns, 2000);
@@ -300,28 +300,28 @@ bracket_midpoint(void **state)
    assert_int_equal(r.host_uncertainty_ns, 12);
    /* A wide first bracket is refused but kept; the narrowest kept one is
     * taken when no better one can come. */
-   struct gc_host_time late = after;
+   gc_host_time late = after;
    late.monotonic_ns += 10 * GC_BRACKET_MAX_DEVIATION_NS;
    gc_bracket(&c, 777, &before, &late, &r);
    assert_false(gc_accept(&c, &r, 0));
-   struct gc_host_time later = late;
+   gc_host_time later = late;
    later.monotonic_ns += GC_BRACKET_MAX_DEVIATION_NS;
-   struct gc_reading wider;
+   gc_reading wider;
    gc_bracket(&c, 777, &before, &later, &wider);
    assert_false(gc_accept(&c, &wider, 0));
    assert_true(gc_accept_best(&c, 0));
    assert_int_equal(c.last.deviation_ns, r.deviation_ns);
    assert_false(gc_accept_best(&c, 0));
    /* ... and after enough refusals a wide one is taken anyway. */
-   struct gc_clock c2;
+   gc_clock c2;
    gc_clock_init(&c2, &d, GC_SOURCE_BRACKET, false, 1000);
    for (int i = 0; i + 1 < GC_BRACKET_FIRST_TRIES; i++)
       assert_false(gc_accept(&c2, &r, 0));
    assert_true(gc_accept(&c2, &r, 0));
    /* Once there is a reference, wide brackets are refused. */
-   struct gc_host_time b2 = {before.monotonic_ns + 100000000, before.boottime_ns + 100000000,
+   gc_host_time b2 = {before.monotonic_ns + 100000000, before.boottime_ns + 100000000,
                              before.monotonic_raw_ns + 100000000, 10};
-   struct gc_host_time a2 = b2;
+   gc_host_time a2 = b2;
    a2.monotonic_ns += 4 * GC_BRACKET_MAX_DEVIATION_NS;
    gc_bracket(&c, 50000777, &b2, &a2, &r);
    assert_false(gc_accept(&c, &r, 0));
@@ -348,7 +348,7 @@ static void
 handle_table(void **state)
 {
    (void)state;
-   struct ht_table t;
+   ht_table t;
    ht_init(&t, NULL);
    assert_null(ht_get(&t, 42));
    const uint64_t n = 20000;

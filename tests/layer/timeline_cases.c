@@ -62,8 +62,8 @@
 static atomic_uint validation_errors;
 static unsigned long events, submission_events;
 static bool host_reset = true; /* as the layer is configured */
-struct dev;
-static void run_one(struct dev *d, VkCommandBuffer cb, unsigned regions);
+typedef struct dev dev;
+static void run_one(dev *d, VkCommandBuffer cb, unsigned regions);
 static void add_check(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char checks[4096];      /* trace_check options for the labels */
 
@@ -110,7 +110,7 @@ on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageT
 }
 
 static void
-create_device(VkPhysicalDevice pd, uint32_t family, bool graphics, struct dev *d)
+create_device(VkPhysicalDevice pd, uint32_t family, bool graphics, dev *d)
 {
    memset(d, 0, sizeof *d);
    const float priority = 1.0f;
@@ -196,7 +196,7 @@ create_device(VkPhysicalDevice pd, uint32_t family, bool graphics, struct dev *d
 }
 
 static void
-destroy_device(struct dev *d)
+destroy_device(dev *d)
 {
    vkDeviceWaitIdle(d->device);
    vkDestroyImageView(d->device, d->view, NULL);
@@ -212,7 +212,7 @@ destroy_device(struct dev *d)
 }
 
 static VkCommandBuffer
-alloc_cb(struct dev *d, VkCommandBufferLevel level)
+alloc_cb(dev *d, VkCommandBufferLevel level)
 {
    VkCommandBuffer cb;
    const VkCommandBufferAllocateInfo ai = {
@@ -254,7 +254,7 @@ transfer_barrier(VkCommandBuffer cb)
 }
 
 static bool
-label(struct dev *d, VkCommandBuffer cb, const char *name)
+label(dev *d, VkCommandBuffer cb, const char *name)
 {
    if (!d->begin_label)
       return false;
@@ -265,7 +265,7 @@ label(struct dev *d, VkCommandBuffer cb, const char *name)
 }
 
 static void
-submit(struct dev *d, uint32_t count, const VkCommandBuffer *cbs, VkFence fence)
+submit(dev *d, uint32_t count, const VkCommandBuffer *cbs, VkFence fence)
 {
    const VkSubmitInfo si = {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -276,14 +276,14 @@ submit(struct dev *d, uint32_t count, const VkCommandBuffer *cbs, VkFence fence)
 }
 
 static void
-wait(struct dev *d)
+wait(dev *d)
 {
    CHECK(vkWaitForFences(d->device, 1, &d->fence, VK_TRUE, TIMEOUT_NS));
    CHECK(vkResetFences(d->device, 1, &d->fence));
 }
 
 static void
-case_resubmit(struct dev *d)
+case_resubmit(dev *d)
 {
    VkCommandBuffer cb = alloc_cb(d, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
    begin(cb, 0, false);
@@ -308,7 +308,7 @@ case_resubmit(struct dev *d)
 }
 
 static void
-case_secondary(struct dev *d)
+case_secondary(dev *d)
 {
    VkCommandBuffer sec = alloc_cb(d, VK_COMMAND_BUFFER_LEVEL_SECONDARY);
    begin(sec, 0, true);
@@ -344,7 +344,7 @@ case_secondary(struct dev *d)
  * nothing about suspended rendering), then one starting with a label (an
  * action command: the primary's start can be written before it). */
 static void
-case_execute_first(struct dev *d)
+case_execute_first(dev *d)
 {
    VkCommandBuffer secs[2];
    for (int i = 0; i < 2; i++) {
@@ -371,7 +371,7 @@ case_execute_first(struct dev *d)
 }
 
 static void
-case_simultaneous(struct dev *d)
+case_simultaneous(dev *d)
 {
    VkCommandBuffer cb = alloc_cb(d, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
    begin(cb, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, false);
@@ -387,7 +387,7 @@ case_simultaneous(struct dev *d)
 }
 
 static void
-case_batches(struct dev *d)
+case_batches(dev *d)
 {
    VkCommandBuffer cbs[2];
    for (int i = 0; i < 2; i++) {
@@ -421,14 +421,14 @@ add_check(const char *fmt, ...)
 }
 
 static void
-end_label(struct dev *d, VkCommandBuffer cb, bool labelled)
+end_label(dev *d, VkCommandBuffer cb, bool labelled)
 {
    if (labelled)
       d->end_label(cb);
 }
 
 static void
-create_target(VkPhysicalDevice pd, struct dev *d)
+create_target(VkPhysicalDevice pd, dev *d)
 {
    const VkImageCreateInfo ii = {
       .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
@@ -473,7 +473,7 @@ create_target(VkPhysicalDevice pd, struct dev *d)
 /* Whatever the image held (earlier cases drew into it and copied from it)
  * is discarded; it becomes a color attachment. */
 static void
-to_color_attachment(struct dev *d, VkCommandBuffer cb)
+to_color_attachment(dev *d, VkCommandBuffer cb)
 {
    const VkImageMemoryBarrier b = {
       .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
@@ -509,7 +509,7 @@ clear_attachment(VkCommandBuffer cb)
  * after the previous one's. view_mask != 0: multiview, the same mask in
  * every subpass. */
 static VkRenderPass
-make_render_pass(struct dev *d, uint32_t subpasses, uint32_t view_mask)
+make_render_pass(dev *d, uint32_t subpasses, uint32_t view_mask)
 {
    const VkAttachmentDescription att = {
       .format = FORMAT,
@@ -563,7 +563,7 @@ make_render_pass(struct dev *d, uint32_t subpasses, uint32_t view_mask)
 }
 
 static VkFramebuffer
-make_framebuffer(struct dev *d, VkRenderPass rp, bool multiview)
+make_framebuffer(dev *d, VkRenderPass rp, bool multiview)
 {
    const VkFramebufferCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO,
@@ -592,7 +592,7 @@ pass_begin(VkRenderPass rp, VkFramebuffer fb)
 
 /* Submits one primary, waits, and counts its regions. */
 static void
-run_one(struct dev *d, VkCommandBuffer cb, unsigned regions)
+run_one(dev *d, VkCommandBuffer cb, unsigned regions)
 {
    CHECK(vkEndCommandBuffer(cb));
    submit(d, 1, &cb, d->fence);
@@ -601,7 +601,7 @@ run_one(struct dev *d, VkCommandBuffer cb, unsigned regions)
 }
 
 static void
-case_render_pass(struct dev *d)
+case_render_pass(dev *d)
 {
    VkRenderPass rp = make_render_pass(d, 1, 0);
    VkFramebuffer fb = make_framebuffer(d, rp, false);
@@ -632,7 +632,7 @@ case_render_pass(struct dev *d)
 }
 
 static void
-case_subpasses(struct dev *d)
+case_subpasses(dev *d)
 {
    VkRenderPass rp = make_render_pass(d, 3, 0);
    VkFramebuffer fb = make_framebuffer(d, rp, false);
@@ -689,7 +689,7 @@ case_subpasses(struct dev *d)
 }
 
 static void
-case_multiview(struct dev *d)
+case_multiview(dev *d)
 {
    VkRenderPass rp = make_render_pass(d, 2, 0x3);
    VkFramebuffer fb = make_framebuffer(d, rp, true);
@@ -719,7 +719,7 @@ case_multiview(struct dev *d)
 }
 
 static void
-case_render_pass2(struct dev *d)
+case_render_pass2(dev *d)
 {
    const VkAttachmentDescription2 att = {
       .sType = VK_STRUCTURE_TYPE_ATTACHMENT_DESCRIPTION_2,
@@ -835,7 +835,7 @@ case_render_pass2(struct dev *d)
  * (n == 3) resumes and suspends again. `tag` names the labels; returns the
  * regions the layer should time in one execution. */
 static unsigned
-record_suspended_chain(struct dev *d, uint32_t n, VkCommandBuffer *cbs, const char *tag,
+record_suspended_chain(dev *d, uint32_t n, VkCommandBuffer *cbs, const char *tag,
                        bool *labelled)
 {
    const VkRenderingAttachmentInfo color = {
@@ -909,7 +909,7 @@ record_suspended_chain(struct dev *d, uint32_t n, VkCommandBuffer *cbs, const ch
  * the first execution before reusing the queries), and two in one
  * vkQueueSubmit2 batch. Vulkan requires the whole chain in one batch. */
 static void
-case_suspend(struct dev *d)
+case_suspend(dev *d)
 {
    VkCommandBuffer cbs[3];
    bool labelled;
@@ -952,7 +952,7 @@ case_suspend(struct dev *d)
  * nor inside it: its command-buffer region is dropped; the secondary's
  * label and clear are timed inside its instance (with host query reset). */
 static void
-case_suspend_secondary(struct dev *d)
+case_suspend_secondary(dev *d)
 {
    const VkRenderingAttachmentInfo color = {
       .sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
@@ -1083,7 +1083,7 @@ main(int argc, char **argv)
           !(fams[family].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
       family++;
 
-   struct dev d1, d2;
+   dev d1, d2;
    const bool graphics = family < nfam && (fams[family].queueFlags & VK_QUEUE_GRAPHICS_BIT);
    /* The layer's reading of the same variable (config.c): only an explicit
     * false turns host query reset off. */

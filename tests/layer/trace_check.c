@@ -80,12 +80,14 @@ fail(const char *fmt, ...)
       (vec).v[(vec).n++] = (item);                                            \
    } while (0)
 
+typedef struct snapshot snapshot;
 struct snapshot {
    uint32_t seq;
    uint64_t dev, boot, mono;
    bool has_dev, has_boot, has_mono;
 };
 
+typedef struct event event;
 struct event {
    uint32_t seq, clock_id, submission_id;
    uint64_t ts, dur, queue_iid, stage_iid, cb;
@@ -95,36 +97,40 @@ struct event {
    char name[64];
 };
 
+typedef struct submit submit;
 struct submit {
    uint32_t id;
    uint64_t ts, dur;
    uint64_t collected; /* latest collected_boottime_ns among its events */
 };
 
-struct spec {
+typedef struct stage_spec stage_spec;
+struct stage_spec {
    uint64_t iid;
    char name[64];
    char clock_domain[160];
 };
 
+typedef struct seqstate seqstate;
 struct seqstate {
    bool seen;
    bool valid; /* incremental state usable */
-   struct spec specs[MAX_SPECS];
+   stage_spec specs[MAX_SPECS];
    uint32_t nspecs;
 };
 
+typedef struct clock_series clock_series;
 struct clock_series {
    uint32_t id;
    uint32_t seq;
-   VEC(struct snapshot) snaps;
+   VEC(snapshot) snaps;
 };
 
-static VEC(struct event) events;
-static VEC(struct submit) submits;
-static VEC(struct snapshot) service_snaps;
-static VEC(struct clock_series) clocks;
-static struct seqstate *seqs;
+static VEC(event) events;
+static VEC(submit) submits;
+static VEC(snapshot) service_snaps;
+static VEC(clock_series) clocks;
+static seqstate *seqs;
 static uint64_t clock_sync_failure, needs_state_skipped, loss, dropped_markers;
 static uint64_t stage_counts[64];
 static char stage_names[64][64];
@@ -172,7 +178,7 @@ copy_bytes(char *dst, size_t size, pb_bytes b)
    dst[n] = '\0';
 }
 
-static struct clock_series *
+static clock_series *
 series_of(uint32_t id)
 {
    for (size_t i = 0; i < clocks.n; i++) {
@@ -182,14 +188,14 @@ series_of(uint32_t id)
    return NULL;
 }
 
-static struct seqstate *
+static seqstate *
 seq_state(uint32_t seq)
 {
    return seq < MAX_SEQ ? &seqs[seq] : NULL;
 }
 
-static const struct spec *
-find_spec(const struct seqstate *s, uint64_t iid)
+static const stage_spec *
+find_spec(const seqstate *s, uint64_t iid)
 {
    for (uint32_t i = 0; s && i < s->nspecs; i++) {
       if (s->specs[i].iid == iid)
@@ -203,7 +209,7 @@ find_spec(const struct seqstate *s, uint64_t iid)
 static void
 on_clock_snapshot(uint32_t seq, pb_bytes b)
 {
-   struct snapshot s = {.seq = seq};
+   snapshot s = {.seq = seq};
    uint32_t custom = 0;
    pb_reader r;
    pb_field f;
@@ -233,16 +239,16 @@ on_clock_snapshot(uint32_t seq, pb_bytes b)
    }
    if (custom < 0x80000000u)
       fail("custom clock id %u is not a global FNV-1a id", custom);
-   struct clock_series *cs = series_of(custom);
+   clock_series *cs = series_of(custom);
    if (!cs) {
-      struct clock_series n = {.id = custom, .seq = seq};
+      clock_series n = {.id = custom, .seq = seq};
       PUSH(clocks, n);
       cs = &clocks.v[clocks.n - 1];
    }
    if (cs->seq != seq)
       fail("clock 0x%08x snapshotted on sequences %u and %u", custom, cs->seq, seq);
    if (cs->snaps.n) {
-      const struct snapshot *p = &cs->snaps.v[cs->snaps.n - 1];
+      const snapshot *p = &cs->snaps.v[cs->snaps.n - 1];
       if (s.dev < p->dev || s.boot < p->boot)
          fail("clock 0x%08x goes backwards between snapshots", custom);
    }
@@ -254,7 +260,7 @@ on_clock_snapshot(uint32_t seq, pb_bytes b)
 static void
 on_interned(uint32_t seq, bool cleared, pb_bytes b)
 {
-   struct seqstate *st = seq_state(seq);
+   seqstate *st = seq_state(seq);
    if (!st)
       return;
    if (cleared) {
@@ -274,7 +280,7 @@ on_interned(uint32_t seq, bool cleared, pb_bytes b)
          continue;
       if (st->nspecs >= MAX_SPECS)
          continue;
-      struct spec *sp = &st->specs[st->nspecs++];
+      stage_spec *sp = &st->specs[st->nspecs++];
       memset(sp, 0, sizeof *sp);
       sp->iid = v.iid;
       copy_bytes(sp->name, sizeof sp->name, v.name);
@@ -320,10 +326,10 @@ collected_of(pb_bytes ev)
 static bool
 convert(uint32_t clock_id, uint64_t ts, uint64_t *boot)
 {
-   const struct clock_series *cs = series_of(clock_id);
+   const clock_series *cs = series_of(clock_id);
    if (!cs || !cs->snaps.n)
       return false;
-   const struct snapshot *use = &cs->snaps.v[0];
+   const snapshot *use = &cs->snaps.v[0];
    for (size_t i = 0; i < cs->snaps.n; i++) {
       if (cs->snaps.v[i].dev <= ts)
          use = &cs->snaps.v[i];
@@ -342,13 +348,13 @@ on_gpu_event(const perfetto_protos_TracePacket_view *p)
       return;
    }
    const uint32_t seq = p->trusted_packet_sequence_id;
-   struct seqstate *st = seq_state(seq);
+   seqstate *st = seq_state(seq);
    if (!st || !st->valid) {
       needs_state_skipped++;
       return;
    }
-   const struct spec *q = find_spec(st, v.hw_queue_iid);
-   const struct spec *s = find_spec(st, v.stage_iid);
+   const stage_spec *q = find_spec(st, v.hw_queue_iid);
+   const stage_spec *s = find_spec(st, v.stage_iid);
    if (!v.has_event_id)
       fail("render stage event without event_id");
    if (!q || !s) {
@@ -368,7 +374,7 @@ on_gpu_event(const perfetto_protos_TracePacket_view *p)
       fail("clock id 0x%08x != FNV-1a(\"%s\") | 0x80000000", p->timestamp_clock_id,
            q->clock_domain);
 
-   struct event e = {
+   event e = {
       .seq = seq,
       .clock_id = p->timestamp_clock_id,
       .submission_id = v.submission_id,
@@ -402,7 +408,7 @@ on_api_event(const perfetto_protos_TracePacket_view *p)
       perfetto_protos_VulkanApiEvent_VkQueueSubmit_view v;
       if (!perfetto_protos_VulkanApiEvent_VkQueueSubmit_decode(&v, f.data, (size_t)f.value))
          continue;
-      struct submit s = {.id = v.submission_id, .ts = p->timestamp, .dur = v.duration_ns};
+      submit s = {.id = v.submission_id, .ts = p->timestamp, .dur = v.duration_ns};
       PUSH(submits, s);
    }
 }
@@ -433,7 +439,7 @@ on_packet(const uint8_t *data, size_t len)
       return;
    }
    const uint32_t seq = p.trusted_packet_sequence_id;
-   struct seqstate *st = seq_state(seq);
+   seqstate *st = seq_state(seq);
    /* A sequence's first packet says "dropped" by construction. */
    bool first = p.first_packet_on_sequence || (st && !st->seen);
    if (st)
@@ -467,12 +473,12 @@ on_packet(const uint8_t *data, size_t len)
 static int
 by_id(const void *a, const void *b)
 {
-   const struct submit *x = a, *y = b;
+   const submit *x = a, *y = b;
    return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /* submits.v sorted by id (done once before the checks). */
-static struct submit *
+static submit *
 submit_of(uint32_t id)
 {
    size_t lo = 0, hi = submits.n;
@@ -489,7 +495,7 @@ submit_of(uint32_t id)
 static int
 by_start(const void *a, const void *b)
 {
-   const struct event *x = a, *y = b;
+   const event *x = a, *y = b;
    if (x->queue_iid != y->queue_iid)
       return x->queue_iid < y->queue_iid ? -1 : 1;
    if (x->seq != y->seq)
@@ -506,15 +512,15 @@ static uint64_t
 check_nesting(void)
 {
    uint64_t violations = 0;
-   struct event *sorted = malloc((events.n ? events.n : 1) * sizeof *sorted);
-   const struct event **stack = malloc((events.n ? events.n : 1) * sizeof *stack);
+   event *sorted = malloc((events.n ? events.n : 1) * sizeof *sorted);
+   const event **stack = malloc((events.n ? events.n : 1) * sizeof *stack);
    if (!sorted || !stack)
       exit(2);
    memcpy(sorted, events.v, events.n * sizeof *sorted);
    qsort(sorted, events.n, sizeof *sorted, by_start);
    size_t depth = 0;
    for (size_t i = 0; i < events.n; i++) {
-      const struct event *e = &sorted[i];
+      const event *e = &sorted[i];
       if (i && (e->queue_iid != sorted[i - 1].queue_iid || e->seq != sorted[i - 1].seq))
          depth = 0;
       while (depth && stack[depth - 1]->ts + stack[depth - 1]->dur <= e->ts)
@@ -540,7 +546,7 @@ service_offset(uint64_t boot, int64_t *offset)
 {
    if (!service_snaps.n)
       return false;
-   const struct snapshot *use = &service_snaps.v[0];
+   const snapshot *use = &service_snaps.v[0];
    for (size_t i = 0; i < service_snaps.n; i++) {
       if (service_snaps.v[i].boot <= boot)
          use = &service_snaps.v[i];
@@ -571,7 +577,7 @@ split_pair(const char *spec, char *a, size_t asize, char *b, size_t bsize)
 
 /* An event's name (labels), or its stage's name with '_' for ' '. */
 static bool
-matches(const struct event *e, const char *key)
+matches(const event *e, const char *key)
 {
    if (e->name[0] && !strcmp(e->name, key))
       return true;
@@ -599,13 +605,13 @@ check_named(void)
       const char *child = opt_within[k].child, *parent = opt_within[k].parent;
       size_t children = 0, outside = 0;
       for (size_t i = 0; i < events.n; i++) {
-         const struct event *c = &events.v[i];
+         const event *c = &events.v[i];
          if (!matches(c, child))
             continue;
          children++;
          bool inside = false;
          for (size_t j = 0; j < events.n && !inside; j++) {
-            const struct event *p = &events.v[j];
+            const event *p = &events.v[j];
             inside = j != i && p->submission_id == c->submission_id &&
                      p->queue_iid == c->queue_iid && p->seq == c->seq && matches(p, parent) &&
                      p->ts <= c->ts && c->ts + c->dur <= p->ts + p->dur;
@@ -732,18 +738,18 @@ main(int argc, char **argv)
    /* CPU windows and labels. */
    qsort(submits.v, submits.n, sizeof *submits.v, by_id);
    for (size_t i = 0; i < events.n; i++) {
-      struct submit *s = submit_of(events.v[i].submission_id);
+      submit *s = submit_of(events.v[i].submission_id);
       if (s && events.v[i].collected > s->collected)
          s->collected = events.v[i].collected;
    }
    uint64_t window_violation = 0, window_misses = 0, unnamed_labels = 0;
    uint64_t min_after_submit = UINT64_MAX, min_before_collect = UINT64_MAX;
    for (size_t i = 0; i < events.n; i++) {
-      const struct event *e = &events.v[i];
+      const event *e = &events.v[i];
       if (!strcmp(stage_names[e->stage_iid < 64 ? e->stage_iid : 0], "Debug label") &&
           !e->name[0])
          unnamed_labels++;
-      const struct submit *s = submit_of(e->submission_id);
+      const submit *s = submit_of(e->submission_id);
       if (!s) {
          window_misses++;
          continue;
@@ -783,7 +789,7 @@ main(int argc, char **argv)
    if (opt_monotonic) {
       for (size_t c = 0; c < clocks.n; c++) {
          for (size_t i = 0; i < clocks.v[c].snaps.n; i++) {
-            const struct snapshot *s = &clocks.v[c].snaps.v[i];
+            const snapshot *s = &clocks.v[c].snaps.v[i];
             snapshots++;
             if (!s->has_mono) {
                fail("device snapshot without MONOTONIC");
@@ -798,7 +804,7 @@ main(int argc, char **argv)
          fail("device snapshot differs from MONOTONIC by %" PRIu64 " ns (> %" PRIu64 ")",
               max_snap_dev, opt_snap_tolerance);
       for (size_t i = 0; i < events.n; i++) {
-         const struct event *e = &events.v[i];
+         const event *e = &events.v[i];
          int64_t off;
          if (!e->converted || !service_offset(e->boot_start, &off))
             continue;

@@ -94,7 +94,7 @@ monotonic_ns(void)
 }
 
 static bool
-parse_options(int argc, char **argv, struct wl_options *opt, int *status)
+parse_options(int argc, char **argv, wl_options *opt, int *status)
 {
    static const struct option longopts[] = {
       {"frames", required_argument, NULL, 'f'},      {"threads", required_argument, NULL, 't'},
@@ -103,7 +103,7 @@ parse_options(int argc, char **argv, struct wl_options *opt, int *status)
       {"work", required_argument, NULL, 'w'},
       {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
    };
-   *opt = (struct wl_options){.frames = 3, .threads = 1, .queues = 1, .work = 1};
+   *opt = (wl_options){.frames = 3, .threads = 1, .queues = 1, .work = 1};
    bool frames_given = false;
    *status = 2;
    int c;
@@ -158,7 +158,7 @@ parse_options(int argc, char **argv, struct wl_options *opt, int *status)
 static void *
 thread_main(void *arg)
 {
-   struct wl_thread *t = arg;
+   wl_thread *t = arg;
    t->ok = wl_thread_init(t);
    for (uint32_t f = 0; t->ok && f < t->frames_to_run; f++) {
       if (f > 0 && deadline_ns && monotonic_ns() >= deadline_ns)
@@ -171,20 +171,20 @@ thread_main(void *arg)
 int
 main(int argc, char **argv)
 {
-   struct wl_options opt;
+   wl_options opt;
    int status;
    if (!parse_options(argc, argv, &opt, &status))
       return status;
 
-   static struct wl_context ctx;
-   static struct wl_thread threads[WL_MAX_THREADS];
+   static wl_context ctx;
+   static wl_thread threads[WL_MAX_THREADS];
    bool ok = wl_context_init(&ctx, &opt) && wl_pipelines_init(&ctx);
    if (duration_ms)
       deadline_ns = monotonic_ns() + (uint64_t)duration_ms * 1000000u;
 
    uint32_t started = 0;
    for (uint32_t i = 0; ok && i < opt.threads; i++) {
-      threads[i] = (struct wl_thread){
+      threads[i] = (wl_thread){
          .ctx = &ctx,
          .index = i,
          .frames_to_run = opt.frames,

@@ -25,6 +25,7 @@
 #define WL_MAX_WORK 4096u
 #define WL_EXTENT 64u      /* width = height of the render targets */
 
+typedef struct wl_options wl_options;
 struct wl_options {
    uint32_t frames;
    uint32_t threads;
@@ -34,11 +35,13 @@ struct wl_options {
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */
+typedef struct wl_queue wl_queue;
 struct wl_queue {
    VkQueue handle;
    pthread_mutex_t lock;
 };
 
+typedef struct wl_context wl_context;
 struct wl_context {
    VkInstance instance;
    uint32_t api_version; /* requested for the instance */
@@ -52,7 +55,7 @@ struct wl_context {
    VkPhysicalDeviceMemoryProperties memory;
    VkDevice device;
    uint32_t family;
-   struct wl_queue queues[WL_MAX_QUEUES];
+   wl_queue queues[WL_MAX_QUEUES];
    uint32_t queue_count;
 
    /* Optional features, decided once. */
@@ -72,12 +75,14 @@ struct wl_context {
    VkPipeline dynamic_pipeline;
 };
 
+typedef struct wl_buffer wl_buffer;
 struct wl_buffer {
    VkBuffer handle;
    VkDeviceMemory memory;
    void *map; /* host-visible buffers only */
 };
 
+typedef struct wl_image wl_image;
 struct wl_image {
    VkImage handle;
    VkDeviceMemory memory;
@@ -88,26 +93,27 @@ enum { WL_CB_COMPUTE, WL_CB_RENDER_PASS, WL_CB_DYNAMIC, WL_CB_COUNT };
 
 /* One worker: its own pool, buffers, images and fences; only the device,
  * the pipelines and possibly the queue are shared. */
+typedef struct wl_thread wl_thread;
 struct wl_thread {
    pthread_t thread;
-   struct wl_context *ctx;
+   wl_context *ctx;
    uint32_t index;
    uint32_t frames_to_run;
-   struct wl_queue *queue;
+   wl_queue *queue;
 
    VkCommandPool pool;
    VkCommandBuffer cb[WL_CB_COUNT];
    VkCommandBuffer secondary;
    VkFence fence[WL_CB_COUNT];
 
-   struct wl_buffer values;   /* the compute kernel's data */
-   struct wl_buffer indirect; /* VkDispatchIndirectCommand */
-   struct wl_buffer readback; /* values, then both images, for the host */
+   wl_buffer values;   /* the compute kernel's data */
+   wl_buffer indirect; /* VkDispatchIndirectCommand */
+   wl_buffer readback; /* values, then both images, for the host */
    VkDescriptorPool descriptor_pool;
    VkDescriptorSet set;
 
-   struct wl_image rp_target;  /* classic render pass */
-   struct wl_image dyn_target; /* dynamic rendering */
+   wl_image rp_target;  /* classic render pass */
+   wl_image dyn_target; /* dynamic rendering */
    VkFramebuffer framebuffer;
 
    /* Results. */
@@ -129,14 +135,14 @@ const char *wl_result_name(VkResult res);
 void wl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* wl_context.c */
-bool wl_context_init(struct wl_context *ctx, const struct wl_options *opt);
-void wl_context_finish(struct wl_context *ctx);
+bool wl_context_init(wl_context *ctx, const wl_options *opt);
+void wl_context_finish(wl_context *ctx);
 
 /* wl_frame.c */
-bool wl_pipelines_init(struct wl_context *ctx);
-void wl_pipelines_finish(struct wl_context *ctx);
-bool wl_thread_init(struct wl_thread *t);
-void wl_thread_finish(struct wl_thread *t);
-bool wl_thread_run_frame(struct wl_thread *t, uint32_t frame);
+bool wl_pipelines_init(wl_context *ctx);
+void wl_pipelines_finish(wl_context *ctx);
+bool wl_thread_init(wl_thread *t);
+void wl_thread_finish(wl_thread *t);
+bool wl_thread_run_frame(wl_thread *t, uint32_t frame);
 
 #endif

@@ -66,7 +66,7 @@ on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                       const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
 {
    (void)types;
-   struct wl_context *ctx = user;
+   wl_context *ctx = user;
    if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
       atomic_fetch_add(&ctx->validation_errors, 1);
       fprintf(stderr, WL_PROG ": validation error: %s\n", data->pMessage);
@@ -117,7 +117,7 @@ validation_layer_present(void)
 }
 
 static bool
-create_instance(struct wl_context *ctx, const struct wl_options *opt)
+create_instance(wl_context *ctx, const wl_options *opt)
 {
    uint32_t loader_version = VK_API_VERSION_1_0;
    if (!WL_VK(vkEnumerateInstanceVersion, (&loader_version)))
@@ -215,7 +215,7 @@ create_instance(struct wl_context *ctx, const struct wl_options *opt)
 /* GPUTRACE_WORKLOAD_DEVICE: an index, or part of the device name
  * (case-insensitive); the first device otherwise. */
 static bool
-pick_physical_device(struct wl_context *ctx)
+pick_physical_device(wl_context *ctx)
 {
    uint32_t count = 0;
    if (!WL_VK(vkEnumeratePhysicalDevices, (ctx->instance, &count, NULL)))
@@ -262,7 +262,7 @@ pick_physical_device(struct wl_context *ctx)
 }
 
 static bool
-create_device(struct wl_context *ctx, const struct wl_options *opt)
+create_device(wl_context *ctx, const wl_options *opt)
 {
    uint32_t n_families = 0;
    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &n_families, NULL);
@@ -346,7 +346,7 @@ create_device(struct wl_context *ctx, const struct wl_options *opt)
 }
 
 bool
-wl_context_init(struct wl_context *ctx, const struct wl_options *opt)
+wl_context_init(wl_context *ctx, const wl_options *opt)
 {
    ctx->validate = opt->validate;
    ctx->work = opt->work;
@@ -364,7 +364,7 @@ wl_context_init(struct wl_context *ctx, const struct wl_options *opt)
 }
 
 void
-wl_context_finish(struct wl_context *ctx)
+wl_context_finish(wl_context *ctx)
 {
    if (ctx->device) {
       for (uint32_t i = 0; i < ctx->queue_count; i++)

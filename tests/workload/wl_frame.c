@@ -36,7 +36,7 @@
 /* ---- pipelines ----------------------------------------------------------- */
 
 static bool
-make_shader(struct wl_context *ctx, const uint32_t *code, size_t size, VkShaderModule *out)
+make_shader(wl_context *ctx, const uint32_t *code, size_t size, VkShaderModule *out)
 {
    const VkShaderModuleCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
@@ -47,7 +47,7 @@ make_shader(struct wl_context *ctx, const uint32_t *code, size_t size, VkShaderM
 }
 
 static bool
-make_graphics_pipeline(struct wl_context *ctx, VkRenderPass render_pass, VkPipeline *out)
+make_graphics_pipeline(wl_context *ctx, VkRenderPass render_pass, VkPipeline *out)
 {
    VkShaderModule vert = VK_NULL_HANDLE, frag = VK_NULL_HANDLE;
    bool ok = false;
@@ -132,7 +132,7 @@ out:
 }
 
 static bool
-make_render_pass(struct wl_context *ctx)
+make_render_pass(wl_context *ctx)
 {
    /* The target is cleared with vkCmdClearColorImage before the pass, so
     * load it; hand it over ready for the copy to the host buffer. */
@@ -202,7 +202,7 @@ make_render_pass(struct wl_context *ctx)
 }
 
 bool
-wl_pipelines_init(struct wl_context *ctx)
+wl_pipelines_init(wl_context *ctx)
 {
    const VkDescriptorSetLayoutBinding binding = {
       .binding = 0,
@@ -266,7 +266,7 @@ wl_pipelines_init(struct wl_context *ctx)
 }
 
 void
-wl_pipelines_finish(struct wl_context *ctx)
+wl_pipelines_finish(wl_context *ctx)
 {
    VkDevice dev = ctx->device;
    vkDestroyPipeline(dev, ctx->dynamic_pipeline, NULL);
@@ -281,7 +281,7 @@ wl_pipelines_finish(struct wl_context *ctx)
 /* ---- per-thread resources ------------------------------------------------ */
 
 static bool
-bind_memory(struct wl_context *ctx, VkMemoryRequirements req, bool host, VkDeviceMemory *out)
+bind_memory(wl_context *ctx, VkMemoryRequirements req, bool host, VkDeviceMemory *out)
 {
    const VkMemoryPropertyFlags need =
       host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
@@ -308,7 +308,7 @@ bind_memory(struct wl_context *ctx, VkMemoryRequirements req, bool host, VkDevic
 }
 
 static bool
-make_buffer(struct wl_context *ctx, struct wl_buffer *b, VkDeviceSize size,
+make_buffer(wl_context *ctx, wl_buffer *b, VkDeviceSize size,
             VkBufferUsageFlags usage, bool host)
 {
    const VkBufferCreateInfo info = {
@@ -328,14 +328,14 @@ make_buffer(struct wl_context *ctx, struct wl_buffer *b, VkDeviceSize size,
 }
 
 static void
-destroy_buffer(struct wl_context *ctx, struct wl_buffer *b)
+destroy_buffer(wl_context *ctx, wl_buffer *b)
 {
    vkDestroyBuffer(ctx->device, b->handle, NULL);
    vkFreeMemory(ctx->device, b->memory, NULL); /* unmaps too */
 }
 
 static bool
-make_image(struct wl_context *ctx, struct wl_image *img)
+make_image(wl_context *ctx, wl_image *img)
 {
    const VkImageCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
@@ -369,7 +369,7 @@ make_image(struct wl_context *ctx, struct wl_image *img)
 }
 
 static void
-destroy_image(struct wl_context *ctx, struct wl_image *img)
+destroy_image(wl_context *ctx, wl_image *img)
 {
    vkDestroyImageView(ctx->device, img->view, NULL);
    vkDestroyImage(ctx->device, img->handle, NULL);
@@ -377,9 +377,9 @@ destroy_image(struct wl_context *ctx, struct wl_image *img)
 }
 
 bool
-wl_thread_init(struct wl_thread *t)
+wl_thread_init(wl_thread *t)
 {
-   struct wl_context *ctx = t->ctx;
+   wl_context *ctx = t->ctx;
    VkDevice dev = ctx->device;
 
    const VkCommandPoolCreateInfo pool_info = {
@@ -467,9 +467,9 @@ wl_thread_init(struct wl_thread *t)
 }
 
 void
-wl_thread_finish(struct wl_thread *t)
+wl_thread_finish(wl_thread *t)
 {
-   struct wl_context *ctx = t->ctx;
+   wl_context *ctx = t->ctx;
    VkDevice dev = ctx->device;
    vkDestroyFramebuffer(dev, t->framebuffer, NULL);
    destroy_image(ctx, &t->dyn_target);
@@ -486,7 +486,7 @@ wl_thread_finish(struct wl_thread *t)
 /* ---- recording ----------------------------------------------------------- */
 
 static void
-label_begin(struct wl_thread *t, VkCommandBuffer cb, const char *name, uint64_t *regions)
+label_begin(wl_thread *t, VkCommandBuffer cb, const char *name, uint64_t *regions)
 {
    if (!t->ctx->labels)
       return;
@@ -500,7 +500,7 @@ label_begin(struct wl_thread *t, VkCommandBuffer cb, const char *name, uint64_t 
 }
 
 static void
-label_end(struct wl_thread *t, VkCommandBuffer cb)
+label_end(wl_thread *t, VkCommandBuffer cb)
 {
    if (t->ctx->labels)
       t->ctx->end_label(cb);
@@ -546,7 +546,7 @@ host_read_barrier(VkCommandBuffer cb)
 }
 
 static void
-copy_image_to_readback(struct wl_thread *t, VkCommandBuffer cb, VkImage image,
+copy_image_to_readback(wl_thread *t, VkCommandBuffer cb, VkImage image,
                        VkDeviceSize offset, uint64_t *regions)
 {
    const VkBufferImageCopy copy = {
@@ -560,7 +560,7 @@ copy_image_to_readback(struct wl_thread *t, VkCommandBuffer cb, VkImage image,
 }
 
 static uint32_t
-frame_seed(const struct wl_thread *t, uint32_t frame)
+frame_seed(const wl_thread *t, uint32_t frame)
 {
    return (frame * WL_MAX_THREADS + t->index) * WL_VALUES;
 }
@@ -576,9 +576,9 @@ begin(VkCommandBuffer cb)
 }
 
 static bool
-record_compute(struct wl_thread *t, uint32_t frame, uint64_t *regions)
+record_compute(wl_thread *t, uint32_t frame, uint64_t *regions)
 {
-   struct wl_context *ctx = t->ctx;
+   wl_context *ctx = t->ctx;
    VkCommandBuffer cb = t->cb[WL_CB_COMPUTE];
    char name[64];
    uint32_t init[WL_VALUES];
@@ -637,9 +637,9 @@ static const VkViewport full_viewport = {0, 0, WL_EXTENT, WL_EXTENT, 0, 1};
 static const VkRect2D full_rect = {{0, 0}, {WL_EXTENT, WL_EXTENT}};
 
 static bool
-record_secondary(struct wl_thread *t)
+record_secondary(wl_thread *t)
 {
-   struct wl_context *ctx = t->ctx;
+   wl_context *ctx = t->ctx;
    VkCommandBuffer cb = t->secondary;
    const VkCommandBufferInheritanceInfo inherit = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO,
@@ -663,9 +663,9 @@ record_secondary(struct wl_thread *t)
 }
 
 static bool
-record_render_pass(struct wl_thread *t, uint32_t frame, uint64_t *regions)
+record_render_pass(wl_thread *t, uint32_t frame, uint64_t *regions)
 {
-   struct wl_context *ctx = t->ctx;
+   wl_context *ctx = t->ctx;
    VkCommandBuffer cb = t->cb[WL_CB_RENDER_PASS];
    VkImage image = t->rp_target.handle;
    char name[64];
@@ -720,9 +720,9 @@ record_render_pass(struct wl_thread *t, uint32_t frame, uint64_t *regions)
 }
 
 static bool
-record_dynamic(struct wl_thread *t, uint32_t frame, uint64_t *regions)
+record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
 {
-   struct wl_context *ctx = t->ctx;
+   wl_context *ctx = t->ctx;
    VkCommandBuffer cb = t->cb[WL_CB_DYNAMIC];
    VkImage image = t->dyn_target.handle;
    char name[64];
@@ -785,9 +785,9 @@ record_dynamic(struct wl_thread *t, uint32_t frame, uint64_t *regions)
 /* Alternates vkQueueSubmit and vkQueueSubmit2 (when available), so both
  * reach the layer. */
 static bool
-submit(struct wl_thread *t, VkCommandBuffer cb, VkFence fence)
+submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
 {
-   struct wl_queue *q = t->queue;
+   wl_queue *q = t->queue;
    bool use2 = t->ctx->submit2 && t->submissions % 2 == 1;
    VkResult res;
    pthread_mutex_lock(&q->lock);
@@ -835,7 +835,7 @@ lcg(uint32_t x, uint32_t rounds)
 }
 
 static bool
-check_values(const struct wl_thread *t, uint32_t frame)
+check_values(const wl_thread *t, uint32_t frame)
 {
    const uint32_t *got = (const uint32_t *)((const char *)t->readback.map + WL_READBACK_VALUES);
    for (uint32_t i = 0; i < WL_VALUES; i++) {
@@ -851,7 +851,7 @@ check_values(const struct wl_thread *t, uint32_t frame)
 }
 
 static bool
-check_pixel(const struct wl_thread *t, uint32_t frame, const char *what, uint32_t offset,
+check_pixel(const wl_thread *t, uint32_t frame, const char *what, uint32_t offset,
             uint32_t x, uint32_t y, const uint8_t want[4])
 {
    const uint8_t *p =
@@ -870,9 +870,9 @@ static const uint8_t green[4] = {0, 255, 0, 255};
 static const uint8_t white[4] = {255, 255, 255, 255};
 
 bool
-wl_thread_run_frame(struct wl_thread *t, uint32_t frame)
+wl_thread_run_frame(wl_thread *t, uint32_t frame)
 {
-   struct wl_context *ctx = t->ctx;
+   wl_context *ctx = t->ctx;
    uint64_t regions = 0;
    uint32_t n = 0;
 
