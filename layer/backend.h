@@ -23,53 +23,52 @@
 #include "tracing/trace_writer.h"
 
 #define TL_DATA_SOURCE_NAME "gpu.renderstages"
-#define TL_PRODUCER_NAME "gputrace"
+#define TL_PRODUCER_NAME    "gputrace"
 
 typedef struct tl_backend tl_backend;
 
 /* What a backend calls back into the session. */
 typedef struct tl_backend_events tl_backend_events;
 struct tl_backend_events {
-   void *ctx;
-   /* Writers for `instance` can be created from now on. */
-   void (*started)(void *ctx, uint64_t instance);
-   /* Tracing of `instance` ends: release every writer before returning. */
-   void (*stopping)(void *ctx, uint64_t instance);
-   /* The service dropped its copy of our interned data. */
-   void (*clear_incremental_state)(void *ctx, uint64_t instance);
+    void *ctx;
+    /* Writers for `instance` can be created from now on. */
+    void (*started)(void *ctx, uint64_t instance);
+    /* Tracing of `instance` ends: release every writer before returning. */
+    void (*stopping)(void *ctx, uint64_t instance);
+    /* The service dropped its copy of our interned data. */
+    void (*clear_incremental_state)(void *ctx, uint64_t instance);
 };
 
 /* What a backend knew when its start-up wait ended (see wait_startup). */
 enum tl_startup {
-   TL_STARTUP_TRACING,    /* a session started our data source */
-   TL_STARTUP_NO_SESSION, /* the service answered: no session wants it now */
-   TL_STARTUP_NO_SERVICE, /* nothing to connect to (or it failed at once) */
-   TL_STARTUP_TIMEOUT,    /* the service did not answer within the bound */
+    TL_STARTUP_TRACING,    /* a session started our data source */
+    TL_STARTUP_NO_SESSION, /* the service answered: no session wants it now */
+    TL_STARTUP_NO_SERVICE, /* nothing to connect to (or it failed at once) */
+    TL_STARTUP_TIMEOUT,    /* the service did not answer within the bound */
 };
 
 typedef struct tl_backend_ops tl_backend_ops;
 struct tl_backend_ops {
-   const char *name;
-   /* Optional (NULL: tracing state is known at creation). Waits up to
+    const char *name;
+    /* Optional (NULL: tracing state is known at creation). Waits up to
     * timeout_ms until the backend knows whether a session wants our data
     * now, and, when one does, until it has started (events->started ran).
     * Must return at once when there is no service at all. */
-   enum tl_startup (*wait_startup)(tl_backend *be, uint32_t timeout_ms);
-   /* NULL when `instance` is not running (or out of writers). */
-   tw_writer *(*new_writer)(tl_backend *be, uint64_t instance);
-   void (*release_writer)(tl_backend *be, tw_writer *tw);
-   /* Final flush and teardown; every writer must have been released. */
-   void (*destroy)(tl_backend *be);
+    enum tl_startup (*wait_startup)(tl_backend *be, uint32_t timeout_ms);
+    /* NULL when `instance` is not running (or out of writers). */
+    tw_writer *(*new_writer)(tl_backend *be, uint64_t instance);
+    void (*release_writer)(tl_backend *be, tw_writer *tw);
+    /* Final flush and teardown; every writer must have been released. */
+    void (*destroy)(tl_backend *be);
 };
 
 struct tl_backend {
-   const tl_backend_ops *ops;
+    const tl_backend_ops *ops;
 };
 
 /* Creates the file and calls events->started before returning. NULL (errno
  * set) when the file cannot be created. */
-tl_backend *tl_backend_inproc_create(const char *path,
-                                            const tl_backend_events *events);
+tl_backend *tl_backend_inproc_create(const char *path, const tl_backend_events *events);
 
 /* Starts connecting to traced in the background (ops->wait_startup waits
  * for the outcome). NULL when the system backend is not available in this

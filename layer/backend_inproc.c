@@ -25,8 +25,8 @@
 
 typedef struct inproc inproc;
 struct inproc {
-   tl_backend base;
-   inproc_backend *be;
+    tl_backend base;
+    inproc_backend *be;
 };
 
 /* ---- Signals ------------------------------------------------------------------
@@ -58,246 +58,234 @@ struct inproc {
  * so a lock held by the interrupted thread can at worst make it wait out
  * its bound. */
 
-static const int finish_signals[] = {SIGINT, SIGTERM};
+static const int finish_signals[] = { SIGINT, SIGTERM };
 #define NUM_FINISH_SIGNALS (sizeof finish_signals / sizeof finish_signals[0])
 
 static struct {
-   /* What the application had; read by the handler. */
-   struct sigaction previous[NUM_FINISH_SIGNALS];
-   bool installed[NUM_FINISH_SIGNALS];
-   /* Replaced by someone else while ours: never touched again. */
-   bool displaced[NUM_FINISH_SIGNALS];
-   pid_t pid; /* a fork() child keeps our handler but not our I/O thread */
-   uint32_t wait_ms;
-   _Atomic(inproc_backend *) target;
-   atomic_int handlers_inside; /* handlers that may still use target */
+    /* What the application had; read by the handler. */
+    struct sigaction previous[NUM_FINISH_SIGNALS];
+    bool installed[NUM_FINISH_SIGNALS];
+    /* Replaced by someone else while ours: never touched again. */
+    bool displaced[NUM_FINISH_SIGNALS];
+    pid_t pid; /* a fork() child keeps our handler but not our I/O thread */
+    uint32_t wait_ms;
+    _Atomic(inproc_backend *) target;
+    atomic_int handlers_inside; /* handlers that may still use target */
 } sig;
 
 static void on_finish_signal(int signo, siginfo_t *info, void *uctx);
 
-static bool
-is_ours(const struct sigaction *sa)
+static bool is_ours(const struct sigaction *sa)
 {
-   return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_finish_signal;
+    return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_finish_signal;
 }
 
-static bool
-is_default(const struct sigaction *sa)
+static bool is_default(const struct sigaction *sa)
 {
-   return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_DFL;
+    return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_DFL;
 }
 
-static bool
-is_ignored(const struct sigaction *sa)
+static bool is_ignored(const struct sigaction *sa)
 {
-   return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_IGN;
+    return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_IGN;
 }
 
-static void
-on_finish_signal(int signo, siginfo_t *info, void *uctx)
+static void on_finish_signal(int signo, siginfo_t *info, void *uctx)
 {
-   int saved_errno = errno;
-   size_t i = 0;
-   while (i < NUM_FINISH_SIGNALS && finish_signals[i] != signo)
-      i++;
-   if (i == NUM_FINISH_SIGNALS)
-      return;
-   const struct sigaction *prev = &sig.previous[i];
-   bool dies = is_default(prev);
+    int saved_errno = errno;
+    size_t i = 0;
+    while (i < NUM_FINISH_SIGNALS && finish_signals[i] != signo)
+        i++;
+    if (i == NUM_FINISH_SIGNALS)
+        return;
+    const struct sigaction *prev = &sig.previous[i];
+    bool dies = is_default(prev);
 
-   if (getpid() == sig.pid) {
-      atomic_fetch_add(&sig.handlers_inside, 1);
-      inproc_backend *be = atomic_load(&sig.target);
-      if (be)
-         inproc_backend_finish_from_signal(be, dies, sig.wait_ms);
-      atomic_fetch_sub(&sig.handlers_inside, 1);
-   }
+    if (getpid() == sig.pid) {
+        atomic_fetch_add(&sig.handlers_inside, 1);
+        inproc_backend *be = atomic_load(&sig.target);
+        if (be)
+            inproc_backend_finish_from_signal(be, dies, sig.wait_ms);
+        atomic_fetch_sub(&sig.handlers_inside, 1);
+    }
 
-   if (dies) {
-      /* The signal is blocked while we run; raised again with the default
+    if (dies) {
+        /* The signal is blocked while we run; raised again with the default
        * action, it ends the process as soon as we return. */
-      struct sigaction dfl;
-      memset(&dfl, 0, sizeof dfl);
-      dfl.sa_handler = SIG_DFL;
-      sigemptyset(&dfl.sa_mask);
-      sigaction(signo, &dfl, NULL);
-      raise(signo);
-   } else if (prev->sa_flags & SA_SIGINFO) {
-      prev->sa_sigaction(signo, info, uctx);
-   } else if (!is_ignored(prev)) {
-      prev->sa_handler(signo);
-   }
-   errno = saved_errno;
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(signo, &dfl, NULL);
+        raise(signo);
+    } else if (prev->sa_flags & SA_SIGINFO) {
+        prev->sa_sigaction(signo, info, uctx);
+    } else if (!is_ignored(prev)) {
+        prev->sa_handler(signo);
+    }
+    errno = saved_errno;
 }
 
-static void
-install_signal_handlers(inproc_backend *be, uint32_t wait_ms)
+static void install_signal_handlers(inproc_backend *be, uint32_t wait_ms)
 {
-   sig.pid = getpid();
-   sig.wait_ms = wait_ms;
-   atomic_store(&sig.target, be);
-   for (size_t i = 0; i < NUM_FINISH_SIGNALS; i++) {
-      int signo = finish_signals[i];
-      const char *name = sigabbrev_np(signo);
-      struct sigaction cur;
-      if (sig.displaced[i] || sigaction(signo, NULL, &cur) != 0)
-         continue;
-      if (is_ignored(&cur)) {
-         gt_debug("SIG%s is ignored by the application: left alone", name);
-         continue;
-      }
-      sig.previous[i] = cur;
-      struct sigaction ours;
-      memset(&ours, 0, sizeof ours);
-      ours.sa_sigaction = on_finish_signal;
-      if (is_default(&cur)) {
-         /* Whatever we interrupt resumes only for a moment. */
-         ours.sa_flags = SA_SIGINFO | SA_RESTART;
-         sigemptyset(&ours.sa_mask);
-      } else {
-         /* What the application asked for its handler, which we call. */
-         ours.sa_flags = SA_SIGINFO | (cur.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER |
-                                                       SA_RESETHAND));
-         ours.sa_mask = cur.sa_mask;
-      }
-      struct sigaction was;
-      if (sigaction(signo, &ours, &was) != 0)
-         continue;
-      /* Another thread changed it between our look and our swap: theirs
+    sig.pid = getpid();
+    sig.wait_ms = wait_ms;
+    atomic_store(&sig.target, be);
+    for (size_t i = 0; i < NUM_FINISH_SIGNALS; i++) {
+        int signo = finish_signals[i];
+        const char *name = sigabbrev_np(signo);
+        struct sigaction cur;
+        if (sig.displaced[i] || sigaction(signo, NULL, &cur) != 0)
+            continue;
+        if (is_ignored(&cur)) {
+            gt_debug("SIG%s is ignored by the application: left alone", name);
+            continue;
+        }
+        sig.previous[i] = cur;
+        struct sigaction ours;
+        memset(&ours, 0, sizeof ours);
+        ours.sa_sigaction = on_finish_signal;
+        if (is_default(&cur)) {
+            /* Whatever we interrupt resumes only for a moment. */
+            ours.sa_flags = SA_SIGINFO | SA_RESTART;
+            sigemptyset(&ours.sa_mask);
+        } else {
+            /* What the application asked for its handler, which we call. */
+            ours.sa_flags =
+                SA_SIGINFO | (cur.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER | SA_RESETHAND));
+            ours.sa_mask = cur.sa_mask;
+        }
+        struct sigaction was;
+        if (sigaction(signo, &ours, &was) != 0)
+            continue;
+        /* Another thread changed it between our look and our swap: theirs
        * wins. */
-      if ((was.sa_flags & SA_SIGINFO) != (cur.sa_flags & SA_SIGINFO) ||
-          was.sa_handler != cur.sa_handler) {
-         sigaction(signo, &was, NULL);
-         continue;
-      }
-      sig.installed[i] = true;
-      gt_debug("SIG%s: the trace is finished before %s", name,
-               is_default(&cur) ? "the default action" : "the application's handler runs");
-   }
+        if ((was.sa_flags & SA_SIGINFO) != (cur.sa_flags & SA_SIGINFO) ||
+            was.sa_handler != cur.sa_handler) {
+            sigaction(signo, &was, NULL);
+            continue;
+        }
+        sig.installed[i] = true;
+        gt_debug("SIG%s: the trace is finished before %s", name,
+                 is_default(&cur) ? "the default action" : "the application's handler runs");
+    }
 }
 
 /* Keeps this library mapped for the rest of the process: someone holds a
  * pointer to our handler. */
-static void
-pin_library(void)
+static void pin_library(void)
 {
-   static bool pinned;
-   Dl_info info;
-   if (pinned || !dladdr((void *)on_finish_signal, &info) || !info.dli_fname)
-      return;
-   if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
-      pinned = true;
-   else
-      gt_warn("cannot pin the layer in memory (%s): unloading it could leave a signal "
-              "handler pointing nowhere",
-              dlerror());
+    static bool pinned;
+    Dl_info info;
+    if (pinned || !dladdr((void *)on_finish_signal, &info) || !info.dli_fname)
+        return;
+    if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+        pinned = true;
+    else
+        gt_warn("cannot pin the layer in memory (%s): unloading it could leave a signal "
+                "handler pointing nowhere",
+                dlerror());
 }
 
 /* Before the backend goes. */
-static void
-remove_signal_handlers(void)
+static void remove_signal_handlers(void)
 {
-   atomic_store(&sig.target, NULL);
-   /* A handler that saw the backend keeps using it until it returns; its
+    atomic_store(&sig.target, NULL);
+    /* A handler that saw the backend keeps using it until it returns; its
     * wait is bounded by wait_ms. */
-   struct timespec nap = {0, 1000000L};
-   for (uint32_t waited = 0;
-        atomic_load(&sig.handlers_inside) > 0 && waited < sig.wait_ms + 1000u; waited++)
-      nanosleep(&nap, NULL);
-   for (size_t i = 0; i < NUM_FINISH_SIGNALS; i++) {
-      if (!sig.installed[i])
-         continue;
-      sig.installed[i] = false;
-      int signo = finish_signals[i];
-      struct sigaction cur;
-      if (sigaction(signo, NULL, &cur) != 0)
-         continue;
-      if (is_ours(&cur)) {
-         sigaction(signo, &sig.previous[i], NULL);
-         continue;
-      }
-      gt_info("SIG%s: the application replaced the layer's handler; leaving it alone",
-              sigabbrev_np(signo));
-      sig.displaced[i] = true;
-      pin_library();
-   }
+    struct timespec nap = { 0, 1000000L };
+    for (uint32_t waited = 0; atomic_load(&sig.handlers_inside) > 0 && waited < sig.wait_ms + 1000u;
+         waited++)
+        nanosleep(&nap, NULL);
+    for (size_t i = 0; i < NUM_FINISH_SIGNALS; i++) {
+        if (!sig.installed[i])
+            continue;
+        sig.installed[i] = false;
+        int signo = finish_signals[i];
+        struct sigaction cur;
+        if (sigaction(signo, NULL, &cur) != 0)
+            continue;
+        if (is_ours(&cur)) {
+            sigaction(signo, &sig.previous[i], NULL);
+            continue;
+        }
+        gt_info("SIG%s: the application replaced the layer's handler; leaving it alone",
+                sigabbrev_np(signo));
+        sig.displaced[i] = true;
+        pin_library();
+    }
 }
 
 /* ---- backend ------------------------------------------------------------------ */
 
-static tw_writer *
-inproc_new_writer(tl_backend *base, uint64_t instance)
+static tw_writer *inproc_new_writer(tl_backend *base, uint64_t instance)
 {
-   inproc *b = (inproc *)base;
-   if (instance != INPROC_INSTANCE)
-      return NULL;
-   return inproc_backend_new_writer(b->be);
+    inproc *b = (inproc *)base;
+    if (instance != INPROC_INSTANCE)
+        return NULL;
+    return inproc_backend_new_writer(b->be);
 }
 
-static void
-inproc_release_writer(tl_backend *base, tw_writer *tw)
+static void inproc_release_writer(tl_backend *base, tw_writer *tw)
 {
-   (void)base;
-   tw_destroy(tw);
+    (void)base;
+    tw_destroy(tw);
 }
 
-static void
-inproc_destroy(tl_backend *base)
+static void inproc_destroy(tl_backend *base)
 {
-   inproc *b = (inproc *)base;
-   /* The handlers stay while the final flush runs: a signal meanwhile
+    inproc *b = (inproc *)base;
+    /* The handlers stay while the final flush runs: a signal meanwhile
     * waits for it to end instead of cutting it short. */
-   inproc_backend_stop(b->be);
-   remove_signal_handlers();
-   inproc_backend_destroy(b->be);
-   free(b);
+    inproc_backend_stop(b->be);
+    remove_signal_handlers();
+    inproc_backend_destroy(b->be);
+    free(b);
 }
 
 static const tl_backend_ops inproc_ops = {
-   .name = "inprocess",
-   .new_writer = inproc_new_writer,
-   .release_writer = inproc_release_writer,
-   .destroy = inproc_destroy,
+    .name = "inprocess",
+    .new_writer = inproc_new_writer,
+    .release_writer = inproc_release_writer,
+    .destroy = inproc_destroy,
 };
 
-static void
-report(void *ctx, inproc_backend_report_level level, const char *msg)
+static void report(void *ctx, inproc_backend_report_level level, const char *msg)
 {
-   (void)ctx;
-   gt_log(level == INPROC_BACKEND_REPORT_WARN ? GT_LOG_WARN : GT_LOG_INFO, "%s", msg);
+    (void)ctx;
+    gt_log(level == INPROC_BACKEND_REPORT_WARN ? GT_LOG_WARN : GT_LOG_INFO, "%s", msg);
 }
 
-tl_backend *
-tl_backend_inproc_create(const char *path, const tl_backend_events *events)
+tl_backend *tl_backend_inproc_create(const char *path, const tl_backend_events *events)
 {
-   inproc *b = calloc(1, sizeof *b);
-   if (!b)
-      return NULL;
-   inproc_backend_config cfg;
-   inproc_backend_config_default(&cfg);
-   cfg.output_path = path;
-   cfg.report = report;
-   /* A GPU producer writes in bursts after each completion: room for a
+    inproc *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    inproc_backend_config cfg;
+    inproc_backend_config_default(&cfg);
+    cfg.output_path = path;
+    cfg.report = report;
+    /* A GPU producer writes in bursts after each completion: room for a
     * few seconds of them without ever blocking the collector. The ring
     * (GPUTRACE_BUFFER_KB, 32 MiB by default) bounds what a long run keeps
     * in memory before it is written out. */
-   cfg.smb_size = 4u << 20;
-   cfg.buffer_size = (size_t)gt_config_get()->buffer_kb * 1024u;
-   b->base.ops = &inproc_ops;
-   b->be = inproc_backend_create(&cfg);
-   if (!b->be) {
-      int err = errno;
-      free(b);
-      errno = err;
-      return NULL;
-   }
-   const char *written = inproc_backend_output_path(b->be);
-   if (strcmp(written, path) != 0)
-      gt_info("in-process backend: writing %s (GPUTRACE_OUTPUT=%s)", written, path);
-   else
-      gt_info("in-process backend: writing %s", written);
-   if (gt_config_get()->signal_wait_ms)
-      install_signal_handlers(b->be, gt_config_get()->signal_wait_ms);
-   events->started(events->ctx, INPROC_INSTANCE);
-   return &b->base;
+    cfg.smb_size = 4u << 20;
+    cfg.buffer_size = (size_t)gt_config_get()->buffer_kb * 1024u;
+    b->base.ops = &inproc_ops;
+    b->be = inproc_backend_create(&cfg);
+    if (!b->be) {
+        int err = errno;
+        free(b);
+        errno = err;
+        return NULL;
+    }
+    const char *written = inproc_backend_output_path(b->be);
+    if (strcmp(written, path) != 0)
+        gt_info("in-process backend: writing %s (GPUTRACE_OUTPUT=%s)", written, path);
+    else
+        gt_info("in-process backend: writing %s", written);
+    if (gt_config_get()->signal_wait_ms)
+        install_signal_handlers(b->be, gt_config_get()->signal_wait_ms);
+    events->started(events->ctx, INPROC_INSTANCE);
+    return &b->base;
 }

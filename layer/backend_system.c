@@ -21,171 +21,160 @@
 
 typedef struct system_backend system_backend;
 struct system_backend {
-   tl_backend base;
-   ipc_producer *producer;
-   tl_backend_events events;
-   pthread_mutex_t lock;
-   uint64_t instance; /* the instance we serve, 0 if none */
-   bool have_instance;
+    tl_backend base;
+    ipc_producer *producer;
+    tl_backend_events events;
+    pthread_mutex_t lock;
+    uint64_t instance; /* the instance we serve, 0 if none */
+    bool have_instance;
 };
 
-static void
-ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
+static void ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
 {
-   (void)cfg;
-   system_backend *b = user;
-   pthread_mutex_lock(&b->lock);
-   bool take = !b->have_instance;
-   if (take) {
-      b->have_instance = true;
-      b->instance = instance;
-   }
-   pthread_mutex_unlock(&b->lock);
-   if (take)
-      b->events.started(b->events.ctx, instance);
+    (void)cfg;
+    system_backend *b = user;
+    pthread_mutex_lock(&b->lock);
+    bool take = !b->have_instance;
+    if (take) {
+        b->have_instance = true;
+        b->instance = instance;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (take)
+        b->events.started(b->events.ctx, instance);
 }
 
-static void
-ds_stop(void *user, uint64_t instance)
+static void ds_stop(void *user, uint64_t instance)
 {
-   system_backend *b = user;
-   pthread_mutex_lock(&b->lock);
-   bool ours = b->have_instance && b->instance == instance;
-   pthread_mutex_unlock(&b->lock);
-   if (!ours)
-      return;
-   b->events.stopping(b->events.ctx, instance);
-   pthread_mutex_lock(&b->lock);
-   b->have_instance = false;
-   pthread_mutex_unlock(&b->lock);
+    system_backend *b = user;
+    pthread_mutex_lock(&b->lock);
+    bool ours = b->have_instance && b->instance == instance;
+    pthread_mutex_unlock(&b->lock);
+    if (!ours)
+        return;
+    b->events.stopping(b->events.ctx, instance);
+    pthread_mutex_lock(&b->lock);
+    b->have_instance = false;
+    pthread_mutex_unlock(&b->lock);
 }
 
-static void
-ds_clear(void *user, uint64_t instance)
+static void ds_clear(void *user, uint64_t instance)
 {
-   system_backend *b = user;
-   b->events.clear_incremental_state(b->events.ctx, instance);
+    system_backend *b = user;
+    b->events.clear_incremental_state(b->events.ctx, instance);
 }
 
 /* The writer follows the exhaustion policy the session's DataSourceConfig
  * asks for; a stall policy would let the service hold up whichever thread
  * writes. session.c caps it before the first packet: application threads
  * never wait, the collector only briefly (TL_COLLECTOR_STALL_MS). */
-static tw_writer *
-system_new_writer(tl_backend *base, uint64_t instance)
+static tw_writer *system_new_writer(tl_backend *base, uint64_t instance)
 {
-   system_backend *b = (system_backend *)base;
-   return ipc_producer_new_writer(b->producer, instance);
+    system_backend *b = (system_backend *)base;
+    return ipc_producer_new_writer(b->producer, instance);
 }
 
-static void
-system_release_writer(tl_backend *base, tw_writer *tw)
+static void system_release_writer(tl_backend *base, tw_writer *tw)
 {
-   system_backend *b = (system_backend *)base;
-   ipc_producer_release_writer(b->producer, tw);
+    system_backend *b = (system_backend *)base;
+    ipc_producer_release_writer(b->producer, tw);
 }
 
-static enum tl_startup
-system_wait_startup(tl_backend *base, uint32_t timeout_ms)
+static enum tl_startup system_wait_startup(tl_backend *base, uint32_t timeout_ms)
 {
-   system_backend *b = (system_backend *)base;
-   ipc_producer_startup s = ipc_producer_wait_startup(b->producer, timeout_ms);
-   if (s == GT_STARTUP_NO_SERVICE)
-      return TL_STARTUP_NO_SERVICE;
-   if (s == GT_STARTUP_PENDING)
-      return TL_STARTUP_TIMEOUT;
-   /* READY: ds_start already ran for a session that wanted us. */
-   pthread_mutex_lock(&b->lock);
-   bool tracing = b->have_instance;
-   pthread_mutex_unlock(&b->lock);
-   return tracing ? TL_STARTUP_TRACING : TL_STARTUP_NO_SESSION;
+    system_backend *b = (system_backend *)base;
+    ipc_producer_startup s = ipc_producer_wait_startup(b->producer, timeout_ms);
+    if (s == GT_STARTUP_NO_SERVICE)
+        return TL_STARTUP_NO_SERVICE;
+    if (s == GT_STARTUP_PENDING)
+        return TL_STARTUP_TIMEOUT;
+    /* READY: ds_start already ran for a session that wanted us. */
+    pthread_mutex_lock(&b->lock);
+    bool tracing = b->have_instance;
+    pthread_mutex_unlock(&b->lock);
+    return tracing ? TL_STARTUP_TRACING : TL_STARTUP_NO_SESSION;
 }
 
-static void
-system_destroy(tl_backend *base)
+static void system_destroy(tl_backend *base)
 {
-   system_backend *b = (system_backend *)base;
-   /* The application is waiting here (vkDestroyInstance, or exit): the
+    system_backend *b = (system_backend *)base;
+    /* The application is waiting here (vkDestroyInstance, or exit): the
     * producer hands the service what is left within
     * IPC_PRODUCER_FAREWELL_MS, and gives up on a service that does not
     * take it. */
-   ipc_producer_stop(b->producer);
-   ipc_producer_stats st;
-   ipc_producer_get_stats(b->producer, &st);
-   if (st.farewells_cut)
-      gt_warn("system backend: the tracing service did not take the producer's last "
-              "requests within %u ms (%llu bytes, %llu more chunks uncommitted); the end of "
-              "the trace may be missing",
-              IPC_PRODUCER_FAREWELL_MS, (unsigned long long)st.farewell_bytes_unsent,
-              (unsigned long long)st.farewell_chunks_unsent);
-   ipc_producer_destroy(b->producer);
-   pthread_mutex_destroy(&b->lock);
-   free(b);
+    ipc_producer_stop(b->producer);
+    ipc_producer_stats st;
+    ipc_producer_get_stats(b->producer, &st);
+    if (st.farewells_cut)
+        gt_warn("system backend: the tracing service did not take the producer's last "
+                "requests within %u ms (%llu bytes, %llu more chunks uncommitted); the end of "
+                "the trace may be missing",
+                IPC_PRODUCER_FAREWELL_MS, (unsigned long long)st.farewell_bytes_unsent,
+                (unsigned long long)st.farewell_chunks_unsent);
+    ipc_producer_destroy(b->producer);
+    pthread_mutex_destroy(&b->lock);
+    free(b);
 }
 
 static const tl_backend_ops system_ops = {
-   .name = "system",
-   .wait_startup = system_wait_startup,
-   .new_writer = system_new_writer,
-   .release_writer = system_release_writer,
-   .destroy = system_destroy,
+    .name = "system",
+    .wait_startup = system_wait_startup,
+    .new_writer = system_new_writer,
+    .release_writer = system_release_writer,
+    .destroy = system_destroy,
 };
 
-tl_backend *
-tl_backend_system_create(const tl_backend_events *events)
+tl_backend *tl_backend_system_create(const tl_backend_events *events)
 {
-   system_backend *b = calloc(1, sizeof *b);
-   if (!b)
-      return NULL;
-   b->base.ops = &system_ops;
-   b->events = *events;
-   pthread_mutex_init(&b->lock, NULL);
-   const ipc_producer_data_source ds = {
-      .name = TL_DATA_SOURCE_NAME,
-      .user = b,
-      .on_start = ds_start,
-      .on_stop = ds_stop,
-      .on_clear_incremental_state = ds_clear,
-   };
-   const ipc_producer_config cfg = {
-      .name = TL_PRODUCER_NAME,
-      .data_sources = &ds,
-      .num_data_sources = 1,
-      /* The collector writes in bursts after each completion, thousands
+    system_backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->base.ops = &system_ops;
+    b->events = *events;
+    pthread_mutex_init(&b->lock, NULL);
+    const ipc_producer_data_source ds = {
+        .name = TL_DATA_SOURCE_NAME,
+        .user = b,
+        .on_start = ds_start,
+        .on_stop = ds_stop,
+        .on_clear_incremental_state = ds_clear,
+    };
+    const ipc_producer_config cfg = {
+        .name = TL_PRODUCER_NAME,
+        .data_sources = &ds,
+        .num_data_sources = 1,
+        /* The collector writes in bursts after each completion, thousands
        * of events at once from a busy device: Perfetto's default 256 KiB
        * filled (and dropped, counted) under load before the producer
        * thread could commit it. 4 MiB, as the embedded backend has, is
        * room for a few seconds of them; services accept up to 32 MiB. */
-      .smb_size_hint = SYSTEM_SMB_SIZE,
-   };
-   b->producer = ipc_producer_create(&cfg);
-   if (!b->producer) {
-      pthread_mutex_destroy(&b->lock);
-      free(b);
-      return NULL;
-   }
-   return &b->base;
+        .smb_size_hint = SYSTEM_SMB_SIZE,
+    };
+    b->producer = ipc_producer_create(&cfg);
+    if (!b->producer) {
+        pthread_mutex_destroy(&b->lock);
+        free(b);
+        return NULL;
+    }
+    return &b->base;
 }
 
-bool
-tl_backend_system_available(void)
+bool tl_backend_system_available(void)
 {
-   return true;
+    return true;
 }
 
 #else /* !GT_HAVE_SYSTEM_BACKEND */
 
-tl_backend *
-tl_backend_system_create(const tl_backend_events *events)
+tl_backend *tl_backend_system_create(const tl_backend_events *events)
 {
-   (void)events;
-   return NULL;
+    (void)events;
+    return NULL;
 }
 
-bool
-tl_backend_system_available(void)
+bool tl_backend_system_available(void)
 {
-   return false;
+    return false;
 }
 
 #endif

@@ -11,62 +11,62 @@
 #include <stdint.h>
 
 enum gt_backend_choice {
-   GT_BACKEND_AUTO,      /* in-process if GPUTRACE_OUTPUT is set, else system */
-   GT_BACKEND_INPROCESS, /* GPUTRACE_BACKEND=inprocess */
-   GT_BACKEND_SYSTEM,    /* GPUTRACE_BACKEND=system */
-   GT_BACKEND_NONE,      /* GPUTRACE_BACKEND=none: never trace */
+    GT_BACKEND_AUTO,      /* in-process if GPUTRACE_OUTPUT is set, else system */
+    GT_BACKEND_INPROCESS, /* GPUTRACE_BACKEND=inprocess */
+    GT_BACKEND_SYSTEM,    /* GPUTRACE_BACKEND=system */
+    GT_BACKEND_NONE,      /* GPUTRACE_BACKEND=none: never trace */
 };
 
 enum gt_clock_source_choice {
-   GT_CLOCK_SOURCE_AUTO,       /* calibrated timestamps if enabled, else bracket */
-   GT_CLOCK_SOURCE_CALIBRATED, /* GPUTRACE_CLOCK_SOURCE=calibrated */
-   GT_CLOCK_SOURCE_BRACKET,    /* GPUTRACE_CLOCK_SOURCE=bracket (the fallback) */
+    GT_CLOCK_SOURCE_AUTO,       /* calibrated timestamps if enabled, else bracket */
+    GT_CLOCK_SOURCE_CALIBRATED, /* GPUTRACE_CLOCK_SOURCE=calibrated */
+    GT_CLOCK_SOURCE_BRACKET,    /* GPUTRACE_CLOCK_SOURCE=bracket (the fallback) */
 };
 
 enum gt_readback_choice {
-   GT_READBACK_AUTO,   /* copy on drivers where a query read idles the device */
-   GT_READBACK_COPY,   /* GPUTRACE_QUERY_READBACK=copy */
-   GT_READBACK_DRIVER, /* GPUTRACE_QUERY_READBACK=driver: vkGetQueryPoolResults */
+    GT_READBACK_AUTO,   /* copy on drivers where a query read idles the device */
+    GT_READBACK_COPY,   /* GPUTRACE_QUERY_READBACK=copy */
+    GT_READBACK_DRIVER, /* GPUTRACE_QUERY_READBACK=driver: vkGetQueryPoolResults */
 };
 
 typedef struct gt_config gt_config;
 struct gt_config {
-   /* GPUTRACE_DISABLE=1: the layer stays in the call chain (it must, to
+    /* GPUTRACE_DISABLE=1: the layer stays in the call chain (it must, to
     * keep the loader's link info consistent) but hooks nothing, amends
     * nothing and calls no timeline code. */
-   bool disabled;
+    bool disabled;
 
-   /* GPUTRACE_OUTPUT: trace file of the in-process backend, or NULL. */
-   const char *output;
-   enum gt_backend_choice backend;
-   /* GPUTRACE_CLOCK_BUDGET_NS: conversion error allowed to accumulate from
+    /* GPUTRACE_OUTPUT: trace file of the in-process backend, or NULL. */
+    const char *output;
+    enum gt_backend_choice backend;
+    /* GPUTRACE_CLOCK_BUDGET_NS: conversion error allowed to accumulate from
     * drift between two clock snapshots (default 1000). */
-   uint64_t clock_budget_ns;
-   enum gt_clock_source_choice clock_source;
-   /* GPUTRACE_HOST_QUERY_RESET=0: reset the layer's queries with recorded
+    uint64_t clock_budget_ns;
+    enum gt_clock_source_choice clock_source;
+    /* GPUTRACE_HOST_QUERY_RESET=0: reset the layer's queries with recorded
     * vkCmdResetQueryPool even where host query reset exists (the path for
     * devices without it, kept testable). Default 1. */
-   bool host_query_reset;
-   /* GPUTRACE_MAX_PENDING_SUBMISSIONS: timed submissions a device's
+    bool host_query_reset;
+    /* GPUTRACE_MAX_PENDING_SUBMISSIONS: timed submissions a device's
     * collector may have waiting at once (default 8192); submissions beyond
     * it are passed through untimed and reported as lost. */
-   uint32_t max_pending_submissions;
-   /* GPUTRACE_QUERY_READBACK: how timestamps come back to the host (see
+    uint32_t max_pending_submissions;
+    /* GPUTRACE_QUERY_READBACK: how timestamps come back to the host (see
     * docs/layer.md, "Reading results"). */
-   enum gt_readback_choice readback;
-   /* GPUTRACE_STARTUP_WAIT_MS: with the system backend, how long the first
+    enum gt_readback_choice readback;
+    /* GPUTRACE_STARTUP_WAIT_MS: with the system backend, how long the first
     * vkCreateDevice may wait for a tracing service that accepted our
     * connection to start our data source or show that no session wants it
     * (default 500; 0 never waits). No service: no wait. */
-   uint32_t startup_wait_ms;
-   /* GPUTRACE_BUFFER_KB: the embedded backend's central (ring) buffer,
+    uint32_t startup_wait_ms;
+    /* GPUTRACE_BUFFER_KB: the embedded backend's central (ring) buffer,
     * default 32768. Its pages are touched as it first fills, so RSS grows
     * by up to this much before it wraps (which the soak must allow for). */
-   uint32_t buffer_kb;
-   /* GPUTRACE_SIGNAL_WAIT_MS: the embedded backend finishes its file on
+    uint32_t buffer_kb;
+    /* GPUTRACE_SIGNAL_WAIT_MS: the embedded backend finishes its file on
     * SIGINT/SIGTERM before the signal takes its course, waiting at most
     * this long (default 2000); 0 leaves both signals alone. */
-   uint32_t signal_wait_ms;
+    uint32_t signal_wait_ms;
 };
 
 const gt_config *gt_config_get(void);

@@ -23,22 +23,22 @@ typedef struct gt_instance gt_instance;
 
 typedef struct gt_device_setup gt_device_setup;
 struct gt_device_setup {
-   VkDeviceCreateInfo info; /* what to pass down */
+    VkDeviceCreateInfo info; /* what to pass down */
 
-   enum gt_calibrated_timestamps calibrated_timestamps;
-   enum gt_host_query_reset host_query_reset;
-   uint32_t api_version; /* min(instance, physical device) */
-   /* Extensions added to the application's list (static strings). */
-   const char *added[GT_MAX_LAYER_EXTENSIONS];
-   uint32_t added_count;
+    enum gt_calibrated_timestamps calibrated_timestamps;
+    enum gt_host_query_reset host_query_reset;
+    uint32_t api_version; /* min(instance, physical device) */
+    /* Extensions added to the application's list (static strings). */
+    const char *added[GT_MAX_LAYER_EXTENSIONS];
+    uint32_t added_count;
 
-   /* Owned copies, released by gt_device_setup_release. */
-   const char **extension_names;
-   void *clones[GT_SETUP_MAX_CLONES];
-   uint32_t clone_count;
-   /* Prepended to the chain when the application passed no structure
+    /* Owned copies, released by gt_device_setup_release. */
+    const char **extension_names;
+    void *clones[GT_SETUP_MAX_CLONES];
+    uint32_t clone_count;
+    /* Prepended to the chain when the application passed no structure
     * carrying hostQueryReset. */
-   VkPhysicalDeviceHostQueryResetFeatures host_query_reset_features;
+    VkPhysicalDeviceHostQueryResetFeatures host_query_reset_features;
 };
 
 /* Fills *setup (which must not move until released). Fails only on
@@ -46,8 +46,7 @@ struct gt_device_setup {
  * enabled. */
 VkResult gt_device_setup_prepare(gt_device_setup *setup, const gt_instance *inst,
                                  VkPhysicalDevice physical_device,
-                                 const VkDeviceCreateInfo *app_info,
-                                 const gt_allocator *alloc);
+                                 const VkDeviceCreateInfo *app_info, const gt_allocator *alloc);
 
 void gt_device_setup_release(gt_device_setup *setup, const gt_allocator *alloc);
 

@@ -24,9 +24,9 @@ void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const gc_reading *r);
 
 typedef struct em_queue_spec em_queue_spec;
 struct em_queue_spec {
-   uint64_t iid;
-   const char *name;
-   const char *description;
+    uint64_t iid;
+    const char *name;
+    const char *description;
 };
 
 /* InternedData: with `cleared`, the packet starts the sequence's incremental
@@ -44,27 +44,26 @@ const char *em_stage_name(uint32_t stage);
 
 typedef struct em_stage_event em_stage_event;
 struct em_stage_event {
-   uint64_t timestamp; /* device ns */
-   uint32_t clock_id;
-   uint64_t event_id;
-   uint64_t duration;
-   uint64_t hw_queue_iid;
-   uint64_t stage_iid;
-   uint64_t context_iid;
-   int32_t gpu_id;
-   uint32_t submission_id;
-   uint64_t command_buffer;
-   uint64_t render_pass;    /* 0: none */
-   uint64_t render_target;  /* 0: none */
-   const char *name;        /* label text, or NULL */
-   const char *api;         /* entry point, or NULL */
-   uint64_t collected_boottime_ns; /* 0: none */
+    uint64_t timestamp; /* device ns */
+    uint32_t clock_id;
+    uint64_t event_id;
+    uint64_t duration;
+    uint64_t hw_queue_iid;
+    uint64_t stage_iid;
+    uint64_t context_iid;
+    int32_t gpu_id;
+    uint32_t submission_id;
+    uint64_t command_buffer;
+    uint64_t render_pass;           /* 0: none */
+    uint64_t render_target;         /* 0: none */
+    const char *name;               /* label text, or NULL */
+    const char *api;                /* entry point, or NULL */
+    uint64_t collected_boottime_ns; /* 0: none */
 };
 void em_render_stage(tw_writer *tw, const em_stage_event *e);
 
 /* VulkanApiEvent.vk_queue_submit at BOOTTIME `timestamp`. */
 void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, int32_t pid,
-                     int32_t tid, uint64_t queue, const tl_submit *submit,
-                     uint32_t submission_id);
+                     int32_t tid, uint64_t queue, const tl_submit *submit, uint32_t submission_id);
 
 #endif

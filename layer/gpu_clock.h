@@ -34,9 +34,9 @@
 
 #include <vulkan/vulkan.h>
 
-#define GC_INTERVAL_MIN_NS (50ull * 1000 * 1000)        /* 50 ms */
-#define GC_INTERVAL_MAX_NS (10ull * 1000 * 1000 * 1000) /* 10 s */
-#define GC_DEFAULT_BUDGET_NS 1000ull                     /* 1 us */
+#define GC_INTERVAL_MIN_NS   (50ull * 1000 * 1000)        /* 50 ms */
+#define GC_INTERVAL_MAX_NS   (10ull * 1000 * 1000 * 1000) /* 10 s */
+#define GC_DEFAULT_BUDGET_NS 1000ull                      /* 1 us */
 #define GC_CALIBRATION_TRIES 8
 /* A calibration falls due 1/8 of its interval early (see gc_accept). */
 #define GC_DUE_EARLY_DIV 8u
@@ -44,14 +44,14 @@
  * first reference is taken anyway after GC_BRACKET_FIRST_TRIES attempts
  * (the narrowest of them, see gc_accept_best). */
 #define GC_BRACKET_MAX_DEVIATION_NS (500ull * 1000)
-#define GC_BRACKET_FIRST_TRIES 8
+#define GC_BRACKET_FIRST_TRIES      8
 
 /* ---- domain ------------------------------------------------------------- */
 
 typedef struct gc_domain gc_domain;
 struct gc_domain {
-   uint64_t period_fp;  /* ns per tick, 32.32 fixed point */
-   uint32_t valid_bits; /* 1..64 */
+    uint64_t period_fp;  /* ns per tick, 32.32 fixed point */
+    uint32_t valid_bits; /* 1..64 */
 };
 
 /* False when the period is not a usable positive float (then 1 ns is used)
@@ -82,9 +82,9 @@ uint32_t gc_device_valid_bits(const VkQueueFamilyProperties *families, uint32_t 
  * narrowest bracket. */
 typedef struct gc_host_offsets gc_host_offsets;
 struct gc_host_offsets {
-   int64_t boottime;      /* BOOTTIME - MONOTONIC */
-   int64_t monotonic_raw; /* MONOTONIC_RAW - MONOTONIC */
-   uint64_t uncertainty_ns;
+    int64_t boottime;      /* BOOTTIME - MONOTONIC */
+    int64_t monotonic_raw; /* MONOTONIC_RAW - MONOTONIC */
+    uint64_t uncertainty_ns;
 };
 void gc_read_host_offsets(gc_host_offsets *o);
 
@@ -92,8 +92,8 @@ void gc_read_host_offsets(gc_host_offsets *o);
  * at it from fresh offsets. */
 typedef struct gc_host_time gc_host_time;
 struct gc_host_time {
-   uint64_t monotonic_ns, boottime_ns, monotonic_raw_ns;
-   uint64_t uncertainty_ns;
+    uint64_t monotonic_ns, boottime_ns, monotonic_raw_ns;
+    uint64_t uncertainty_ns;
 };
 void gc_host_now(gc_host_time *t);
 uint64_t gc_monotonic_ns(void);
@@ -103,49 +103,48 @@ uint64_t gc_boottime_ns(void);
 
 typedef struct gc_reading gc_reading;
 struct gc_reading {
-   uint64_t device_ticks; /* extended */
-   uint64_t device_ns;
-   uint64_t monotonic_ns, boottime_ns, monotonic_raw_ns;
-   /* Device vs MONOTONIC: maxDeviation, or half the bracket. */
-   uint64_t deviation_ns;
-   /* Added for BOOTTIME / MONOTONIC_RAW when they were estimated from
+    uint64_t device_ticks; /* extended */
+    uint64_t device_ns;
+    uint64_t monotonic_ns, boottime_ns, monotonic_raw_ns;
+    /* Device vs MONOTONIC: maxDeviation, or half the bracket. */
+    uint64_t deviation_ns;
+    /* Added for BOOTTIME / MONOTONIC_RAW when they were estimated from
     * MONOTONIC (the host bracket). */
-   uint64_t host_uncertainty_ns;
+    uint64_t host_uncertainty_ns;
 };
 
 enum gc_source {
-   GC_SOURCE_CALIBRATED, /* vkGetCalibratedTimestamps{KHR,EXT} */
-   GC_SOURCE_BRACKET,    /* queue timestamp between two host readings */
+    GC_SOURCE_CALIBRATED, /* vkGetCalibratedTimestamps{KHR,EXT} */
+    GC_SOURCE_BRACKET,    /* queue timestamp between two host readings */
 };
 
 typedef struct gc_clock gc_clock;
 struct gc_clock {
-   gc_domain domain;
-   enum gc_source source;
-   bool device_has_raw; /* the device calibrates against MONOTONIC_RAW too */
-   uint64_t budget_ns;
+    gc_domain domain;
+    enum gc_source source;
+    bool device_has_raw; /* the device calibrates against MONOTONIC_RAW too */
+    uint64_t budget_ns;
 
-   gc_reading last;
-   bool have_last;
-   uint64_t interval_ns;  /* current cadence */
-   uint64_t next_due_ns;  /* MONOTONIC; interval_ns after the last, less a margin */
-   double drift;          /* last estimate: d(device) / d(BOOTTIME) - 1 */
-   uint64_t max_deviation_ns;
-   uint32_t accepted, rejected;
-   /* The narrowest bracket refused while there was no reference yet. */
-   gc_reading best_rejected;
-   bool have_best_rejected;
-   bool budget_unreachable; /* a drift that needs < GC_INTERVAL_MIN_NS was seen */
+    gc_reading last;
+    bool have_last;
+    uint64_t interval_ns; /* current cadence */
+    uint64_t next_due_ns; /* MONOTONIC; interval_ns after the last, less a margin */
+    double drift;         /* last estimate: d(device) / d(BOOTTIME) - 1 */
+    uint64_t max_deviation_ns;
+    uint32_t accepted, rejected;
+    /* The narrowest bracket refused while there was no reference yet. */
+    gc_reading best_rejected;
+    bool have_best_rejected;
+    bool budget_unreachable; /* a drift that needs < GC_INTERVAL_MIN_NS was seen */
 };
 
-void gc_clock_init(gc_clock *c, const gc_domain *domain, enum gc_source source,
-                   bool device_has_raw, uint64_t budget_ns);
+void gc_clock_init(gc_clock *c, const gc_domain *domain, enum gc_source source, bool device_has_raw,
+                   uint64_t budget_ns);
 
 /* A calibrated reading: `tries` calls, the one with the smallest
  * maxDeviation kept. */
-VkResult gc_calibrate(const gc_clock *c, VkDevice device,
-                      PFN_vkGetCalibratedTimestampsEXT get, unsigned tries,
-                      gc_reading *out);
+VkResult gc_calibrate(const gc_clock *c, VkDevice device, PFN_vkGetCalibratedTimestampsEXT get,
+                      unsigned tries, gc_reading *out);
 
 /* A fallback reading: `raw_ticks` was written by the device at some
  * instant between the host readings `before` and `after`. */
@@ -163,10 +162,9 @@ bool gc_accept_best(gc_clock *c, uint64_t now_ns);
 
 /* Device nanoseconds of a timestamp read from a query, extended relative
  * to the last accepted reading. */
-static inline uint64_t
-gc_convert(const gc_clock *c, uint64_t raw_ticks)
+static inline uint64_t gc_convert(const gc_clock *c, uint64_t raw_ticks)
 {
-   return gc_ticks_to_ns(&c->domain, gc_extend(&c->domain, c->last.device_ticks, raw_ticks));
+    return gc_ticks_to_ns(&c->domain, gc_extend(&c->domain, c->last.device_ticks, raw_ticks));
 }
 
 /* The next interval for a measured drift and budget (exposed for tests):

@@ -19,16 +19,16 @@ typedef struct gt_allocator gt_allocator;
 
 typedef struct ht_slot ht_slot;
 struct ht_slot {
-   uint64_t key; /* 0: empty (no valid handle is 0) */
-   void *value;
+    uint64_t key; /* 0: empty (no valid handle is 0) */
+    void *value;
 };
 
 typedef struct ht_table ht_table;
 struct ht_table {
-   ht_slot *slots;
-   uint32_t capacity; /* power of two, or 0 before the first insert */
-   uint32_t count;
-   const gt_allocator *alloc;
+    ht_slot *slots;
+    uint32_t capacity; /* power of two, or 0 before the first insert */
+    uint32_t count;
+    const gt_allocator *alloc;
 };
 
 void ht_init(ht_table *t, const gt_allocator *alloc);

@@ -35,26 +35,26 @@
  * passed through untouched (layer_interface.c). *_OPTIONAL: newer core or
  * extension functions, NULL wherever the instance or device did not enable
  * them; every use checks. */
-#define GT_INSTANCE_HOOKS_REQUIRED(X)       \
-   X(DestroyInstance)                       \
-   X(EnumeratePhysicalDevices)              \
-   X(EnumerateDeviceExtensionProperties)
+#define GT_INSTANCE_HOOKS_REQUIRED(X) \
+    X(DestroyInstance)                \
+    X(EnumeratePhysicalDevices)       \
+    X(EnumerateDeviceExtensionProperties)
 
-#define GT_INSTANCE_HOOKS_OPTIONAL(X)       \
-   X(EnumeratePhysicalDeviceGroups)         \
-   X(EnumeratePhysicalDeviceGroupsKHR)
+#define GT_INSTANCE_HOOKS_OPTIONAL(X) \
+    X(EnumeratePhysicalDeviceGroups)  \
+    X(EnumeratePhysicalDeviceGroupsKHR)
 
-#define GT_INSTANCE_CALLS_REQUIRED(X)            \
-   X(GetPhysicalDeviceProperties)                \
-   X(GetPhysicalDeviceQueueFamilyProperties)     \
-   X(GetPhysicalDeviceMemoryProperties)
+#define GT_INSTANCE_CALLS_REQUIRED(X)         \
+    X(GetPhysicalDeviceProperties)            \
+    X(GetPhysicalDeviceQueueFamilyProperties) \
+    X(GetPhysicalDeviceMemoryProperties)
 
-#define GT_INSTANCE_CALLS_OPTIONAL(X)            \
-   X(GetPhysicalDeviceProperties2)               \
-   X(GetPhysicalDeviceProperties2KHR)            \
-   X(GetPhysicalDeviceFeatures2)                 \
-   X(GetPhysicalDeviceFeatures2KHR)              \
-   X(GetPhysicalDeviceCalibrateableTimeDomainsEXT)
+#define GT_INSTANCE_CALLS_OPTIONAL(X)  \
+    X(GetPhysicalDeviceProperties2)    \
+    X(GetPhysicalDeviceProperties2KHR) \
+    X(GetPhysicalDeviceFeatures2)      \
+    X(GetPhysicalDeviceFeatures2KHR)   \
+    X(GetPhysicalDeviceCalibrateableTimeDomainsEXT)
 
 #define GT_INSTANCE_HOOKS(X) GT_INSTANCE_HOOKS_REQUIRED(X) GT_INSTANCE_HOOKS_OPTIONAL(X)
 #define GT_INSTANCE_CALLS(X) GT_INSTANCE_CALLS_REQUIRED(X) GT_INSTANCE_CALLS_OPTIONAL(X)
@@ -62,111 +62,111 @@
 /* Device-level functions layer_hooks.c intercepts: the timeline's hook
  * points. vkDestroyDevice and vkGetDeviceProcAddr are handled in
  * layer_interface.c and always returned. */
-#define GT_DEVICE_HOOKS_REQUIRED(X)     \
-   X(GetDeviceQueue)                    \
-   X(QueueSubmit)                       \
-   X(QueueWaitIdle)                     \
-   X(DeviceWaitIdle)                    \
-   X(CreateCommandPool)                 \
-   X(DestroyCommandPool)                \
-   X(ResetCommandPool)                  \
-   X(AllocateCommandBuffers)            \
-   X(FreeCommandBuffers)                \
-   X(BeginCommandBuffer)                \
-   X(EndCommandBuffer)                  \
-   X(ResetCommandBuffer)                \
-   X(CreateRenderPass)                  \
-   X(DestroyRenderPass)                 \
-   X(CmdBeginRenderPass)                \
-   X(CmdNextSubpass)                    \
-   X(CmdEndRenderPass)                  \
-   X(CmdDispatch)                       \
-   X(CmdDispatchIndirect)               \
-   X(CmdCopyBuffer)                     \
-   X(CmdCopyImage)                      \
-   X(CmdCopyBufferToImage)              \
-   X(CmdCopyImageToBuffer)              \
-   X(CmdBlitImage)                      \
-   X(CmdClearColorImage)                \
-   X(CmdClearDepthStencilImage)         \
-   X(CmdClearAttachments)               \
-   X(CmdResolveImage)                   \
-   X(CmdFillBuffer)                     \
-   X(CmdUpdateBuffer)                   \
-   X(CmdExecuteCommands)                \
-   X(CmdPipelineBarrier)
+#define GT_DEVICE_HOOKS_REQUIRED(X) \
+    X(GetDeviceQueue)               \
+    X(QueueSubmit)                  \
+    X(QueueWaitIdle)                \
+    X(DeviceWaitIdle)               \
+    X(CreateCommandPool)            \
+    X(DestroyCommandPool)           \
+    X(ResetCommandPool)             \
+    X(AllocateCommandBuffers)       \
+    X(FreeCommandBuffers)           \
+    X(BeginCommandBuffer)           \
+    X(EndCommandBuffer)             \
+    X(ResetCommandBuffer)           \
+    X(CreateRenderPass)             \
+    X(DestroyRenderPass)            \
+    X(CmdBeginRenderPass)           \
+    X(CmdNextSubpass)               \
+    X(CmdEndRenderPass)             \
+    X(CmdDispatch)                  \
+    X(CmdDispatchIndirect)          \
+    X(CmdCopyBuffer)                \
+    X(CmdCopyImage)                 \
+    X(CmdCopyBufferToImage)         \
+    X(CmdCopyImageToBuffer)         \
+    X(CmdBlitImage)                 \
+    X(CmdClearColorImage)           \
+    X(CmdClearDepthStencilImage)    \
+    X(CmdClearAttachments)          \
+    X(CmdResolveImage)              \
+    X(CmdFillBuffer)                \
+    X(CmdUpdateBuffer)              \
+    X(CmdExecuteCommands)           \
+    X(CmdPipelineBarrier)
 
 /* Debug-utils commands belong to an instance extension but dispatch on
  * devices: the loader answers them through vkGetInstanceProcAddr for every
  * instance, enabled or not, while the device-level lookup answers NULL
  * unless the instance enabled VK_EXT_debug_utils. */
-#define GT_DEVICE_HOOKS_OPTIONAL(X)     \
-   X(GetDeviceQueue2)                   \
-   X(QueueSubmit2)                      \
-   X(QueueSubmit2KHR)                   \
-   X(CreateRenderPass2)                 \
-   X(CreateRenderPass2KHR)              \
-   X(CmdBeginRenderPass2)               \
-   X(CmdNextSubpass2)                   \
-   X(CmdEndRenderPass2)                 \
-   X(CmdBeginRenderPass2KHR)            \
-   X(CmdNextSubpass2KHR)                \
-   X(CmdEndRenderPass2KHR)              \
-   X(CmdBeginRendering)                 \
-   X(CmdEndRendering)                   \
-   X(CmdBeginRenderingKHR)              \
-   X(CmdEndRenderingKHR)                \
-   X(CmdDispatchBase)                   \
-   X(CmdDispatchBaseKHR)                \
-   X(CmdCopyBuffer2)                    \
-   X(CmdCopyImage2)                     \
-   X(CmdCopyBufferToImage2)             \
-   X(CmdCopyImageToBuffer2)             \
-   X(CmdCopyBuffer2KHR)                 \
-   X(CmdCopyImage2KHR)                  \
-   X(CmdCopyBufferToImage2KHR)          \
-   X(CmdCopyImageToBuffer2KHR)          \
-   X(CmdBlitImage2)                     \
-   X(CmdBlitImage2KHR)                  \
-   X(CmdResolveImage2)                  \
-   X(CmdResolveImage2KHR)               \
-   X(CmdPipelineBarrier2)               \
-   X(CmdPipelineBarrier2KHR)            \
-   X(CmdBeginDebugUtilsLabelEXT)        \
-   X(CmdEndDebugUtilsLabelEXT)          \
-   X(CmdInsertDebugUtilsLabelEXT)
+#define GT_DEVICE_HOOKS_OPTIONAL(X) \
+    X(GetDeviceQueue2)              \
+    X(QueueSubmit2)                 \
+    X(QueueSubmit2KHR)              \
+    X(CreateRenderPass2)            \
+    X(CreateRenderPass2KHR)         \
+    X(CmdBeginRenderPass2)          \
+    X(CmdNextSubpass2)              \
+    X(CmdEndRenderPass2)            \
+    X(CmdBeginRenderPass2KHR)       \
+    X(CmdNextSubpass2KHR)           \
+    X(CmdEndRenderPass2KHR)         \
+    X(CmdBeginRendering)            \
+    X(CmdEndRendering)              \
+    X(CmdBeginRenderingKHR)         \
+    X(CmdEndRenderingKHR)           \
+    X(CmdDispatchBase)              \
+    X(CmdDispatchBaseKHR)           \
+    X(CmdCopyBuffer2)               \
+    X(CmdCopyImage2)                \
+    X(CmdCopyBufferToImage2)        \
+    X(CmdCopyImageToBuffer2)        \
+    X(CmdCopyBuffer2KHR)            \
+    X(CmdCopyImage2KHR)             \
+    X(CmdCopyBufferToImage2KHR)     \
+    X(CmdCopyImageToBuffer2KHR)     \
+    X(CmdBlitImage2)                \
+    X(CmdBlitImage2KHR)             \
+    X(CmdResolveImage2)             \
+    X(CmdResolveImage2KHR)          \
+    X(CmdPipelineBarrier2)          \
+    X(CmdPipelineBarrier2KHR)       \
+    X(CmdBeginDebugUtilsLabelEXT)   \
+    X(CmdEndDebugUtilsLabelEXT)     \
+    X(CmdInsertDebugUtilsLabelEXT)
 
 /* Device-level functions the layer (and the timing code) calls on its own
  * behalf. */
-#define GT_DEVICE_CALLS_REQUIRED(X)     \
-   X(DestroyDevice)                     \
-   X(CreateQueryPool)                   \
-   X(DestroyQueryPool)                  \
-   X(GetQueryPoolResults)               \
-   X(CmdResetQueryPool)                 \
-   X(CmdWriteTimestamp)                 \
-   X(CreateFence)                       \
-   X(DestroyFence)                      \
-   X(WaitForFences)                     \
-   X(ResetFences)                       \
-   X(GetFenceStatus)                    \
-   X(CreateBuffer)                      \
-   X(DestroyBuffer)                     \
-   X(GetBufferMemoryRequirements)       \
-   X(AllocateMemory)                    \
-   X(FreeMemory)                        \
-   X(BindBufferMemory)                  \
-   X(MapMemory)                         \
-   X(CmdCopyQueryPoolResults)           \
-   X(FlushMappedMemoryRanges)           \
-   X(InvalidateMappedMemoryRanges)
+#define GT_DEVICE_CALLS_REQUIRED(X) \
+    X(DestroyDevice)                \
+    X(CreateQueryPool)              \
+    X(DestroyQueryPool)             \
+    X(GetQueryPoolResults)          \
+    X(CmdResetQueryPool)            \
+    X(CmdWriteTimestamp)            \
+    X(CreateFence)                  \
+    X(DestroyFence)                 \
+    X(WaitForFences)                \
+    X(ResetFences)                  \
+    X(GetFenceStatus)               \
+    X(CreateBuffer)                 \
+    X(DestroyBuffer)                \
+    X(GetBufferMemoryRequirements)  \
+    X(AllocateMemory)               \
+    X(FreeMemory)                   \
+    X(BindBufferMemory)             \
+    X(MapMemory)                    \
+    X(CmdCopyQueryPoolResults)      \
+    X(FlushMappedMemoryRanges)      \
+    X(InvalidateMappedMemoryRanges)
 
-#define GT_DEVICE_CALLS_OPTIONAL(X)     \
-   X(ResetQueryPool)                    \
-   X(ResetQueryPoolEXT)                 \
-   X(CmdWriteTimestamp2)                \
-   X(CmdWriteTimestamp2KHR)             \
-   X(GetCalibratedTimestampsEXT)
+#define GT_DEVICE_CALLS_OPTIONAL(X) \
+    X(ResetQueryPool)               \
+    X(ResetQueryPoolEXT)            \
+    X(CmdWriteTimestamp2)           \
+    X(CmdWriteTimestamp2KHR)        \
+    X(GetCalibratedTimestampsEXT)
 
 #define GT_DEVICE_HOOKS(X) GT_DEVICE_HOOKS_REQUIRED(X) GT_DEVICE_HOOKS_OPTIONAL(X)
 #define GT_DEVICE_CALLS(X) GT_DEVICE_CALLS_REQUIRED(X) GT_DEVICE_CALLS_OPTIONAL(X)
@@ -175,30 +175,29 @@
 
 typedef struct gt_instance_dispatch gt_instance_dispatch;
 struct gt_instance_dispatch {
-   GT_INSTANCE_HOOKS(GT_DISPATCH_MEMBER)
-   GT_INSTANCE_CALLS(GT_DISPATCH_MEMBER)
+    GT_INSTANCE_HOOKS(GT_DISPATCH_MEMBER)
+    GT_INSTANCE_CALLS(GT_DISPATCH_MEMBER)
 };
 
 typedef struct gt_device_dispatch gt_device_dispatch;
 struct gt_device_dispatch {
-   GT_DEVICE_HOOKS(GT_DISPATCH_MEMBER)
-   GT_DEVICE_CALLS(GT_DISPATCH_MEMBER)
+    GT_DEVICE_HOOKS(GT_DISPATCH_MEMBER)
+    GT_DEVICE_CALLS(GT_DISPATCH_MEMBER)
 };
 
 /* One intercepted entry point: what vkGet*ProcAddr returns for name, and
  * where the next entity's pointer for the same name sits in the table. */
 typedef struct gt_hook gt_hook;
 struct gt_hook {
-   const char *name;
-   PFN_vkVoidFunction fn;
-   size_t next_offset;
+    const char *name;
+    PFN_vkVoidFunction fn;
+    size_t next_offset;
 };
 
 /* The next entity's pointer for a hook, read from a dispatch table. */
-static inline PFN_vkVoidFunction
-gt_hook_next(const void *table, const gt_hook *hook)
+static inline PFN_vkVoidFunction gt_hook_next(const void *table, const gt_hook *hook)
 {
-   return *(const PFN_vkVoidFunction *)(const void *)((const char *)table + hook->next_offset);
+    return *(const PFN_vkVoidFunction *)(const void *)((const char *)table + hook->next_offset);
 }
 
 /* Defined in layer_hooks.c: the hook for a device-level name, or NULL. */

@@ -26,13 +26,12 @@
 /* The handle came from a device we never saw created: only possible with a
  * broken application or loader. Log it and fail the call rather than
  * crash in the application's process. */
-static gt_device *
-device_of(const void *handle, const char *api)
+static gt_device *device_of(const void *handle, const char *api)
 {
-   gt_device *dev = gt_device_get(handle);
-   if (!dev)
-      gt_error("%s: handle %p belongs to no device known to the layer", api, handle);
-   return dev;
+    gt_device *dev = gt_device_get(handle);
+    if (!dev)
+        gt_error("%s: handle %p belongs to no device known to the layer", api, handle);
+    return dev;
 }
 
 /* Opens a hook for vk<name> on `handle`: declares `dev` and `next` (the
@@ -47,244 +46,244 @@ device_of(const void *handle, const char *api)
  * does the hook: no timeline callback either, since nothing happened. Not
  * logged: it may happen for every command an application records.
  * For void hooks both return values are empty. */
-#define GT_HOOK_ENTER(handle, name, unknown, absent)      \
-   gt_device *dev = device_of(handle, "vk" #name); \
-   if (!dev)                                              \
-      return unknown;                                     \
-   const PFN_vk##name next = dev->vk.name;                \
-   if (!next)                                             \
-      return absent;
+#define GT_HOOK_ENTER(handle, name, unknown, absent) \
+    gt_device *dev = device_of(handle, "vk" #name);  \
+    if (!dev)                                        \
+        return unknown;                              \
+    const PFN_vk##name next = dev->vk.name;          \
+    if (!next)                                       \
+        return absent;
 
 /* ---- queues ----------------------------------------------------------- */
 
-static VKAPI_ATTR void VKAPI_CALL
-gt_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue *queue)
+static VKAPI_ATTR void VKAPI_CALL gt_GetDeviceQueue(VkDevice device, uint32_t family,
+                                                    uint32_t index, VkQueue *queue)
 {
-   *queue = VK_NULL_HANDLE; /* what the caller finds if there is nothing to call */
-   GT_HOOK_ENTER(device, GetDeviceQueue, , )
-   next(device, family, index, queue);
-   if (!dev->disabled && *queue)
-      tl_queue_acquired(dev, *queue, family, index);
+    *queue = VK_NULL_HANDLE; /* what the caller finds if there is nothing to call */
+    GT_HOOK_ENTER(device, GetDeviceQueue, , )
+    next(device, family, index, queue);
+    if (!dev->disabled && *queue)
+        tl_queue_acquired(dev, *queue, family, index);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-gt_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info, VkQueue *queue)
+static VKAPI_ATTR void VKAPI_CALL gt_GetDeviceQueue2(VkDevice device,
+                                                     const VkDeviceQueueInfo2 *info, VkQueue *queue)
 {
-   *queue = VK_NULL_HANDLE;
-   GT_HOOK_ENTER(device, GetDeviceQueue2, , )
-   next(device, info, queue);
-   if (!dev->disabled && *queue)
-      tl_queue_acquired(dev, *queue, info->queueFamilyIndex, info->queueIndex);
+    *queue = VK_NULL_HANDLE;
+    GT_HOOK_ENTER(device, GetDeviceQueue2, , )
+    next(device, info, queue);
+    if (!dev->disabled && *queue)
+        tl_queue_acquired(dev, *queue, info->queueFamilyIndex, info->queueIndex);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *submits, VkFence fence)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueSubmit(VkQueue queue, uint32_t count,
+                                                     const VkSubmitInfo *submits, VkFence fence)
 {
-   GT_HOOK_ENTER(queue, QueueSubmit, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   if (dev->disabled)
-      return next(queue, count, submits, fence);
-   const tl_submit submit = {
-      .api = "vkQueueSubmit", .count = count, .submits = submits, .fence = fence};
-   tl_queue_submit_pre(dev, queue, &submit);
-   VkResult res = next(queue, count, submits, fence);
-   tl_queue_submit_post(dev, queue, &submit, res);
-   return res;
+    GT_HOOK_ENTER(queue, QueueSubmit, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (dev->disabled)
+        return next(queue, count, submits, fence);
+    const tl_submit submit = {
+        .api = "vkQueueSubmit", .count = count, .submits = submits, .fence = fence
+    };
+    tl_queue_submit_pre(dev, queue, &submit);
+    VkResult res = next(queue, count, submits, fence);
+    tl_queue_submit_post(dev, queue, &submit, res);
+    return res;
 }
 
-static VkResult
-queue_submit2(gt_device *dev, PFN_vkQueueSubmit2 next, VkQueue queue, uint32_t count,
-              const VkSubmitInfo2 *submits, VkFence fence, const char *api)
+static VkResult queue_submit2(gt_device *dev, PFN_vkQueueSubmit2 next, VkQueue queue,
+                              uint32_t count, const VkSubmitInfo2 *submits, VkFence fence,
+                              const char *api)
 {
-   if (dev->disabled)
-      return next(queue, count, submits, fence);
-   const tl_submit submit = {
-      .api = api, .count = count, .submits2 = submits, .fence = fence};
-   tl_queue_submit_pre(dev, queue, &submit);
-   VkResult res = next(queue, count, submits, fence);
-   tl_queue_submit_post(dev, queue, &submit, res);
-   return res;
+    if (dev->disabled)
+        return next(queue, count, submits, fence);
+    const tl_submit submit = { .api = api, .count = count, .submits2 = submits, .fence = fence };
+    tl_queue_submit_pre(dev, queue, &submit);
+    VkResult res = next(queue, count, submits, fence);
+    tl_queue_submit_post(dev, queue, &submit, res);
+    return res;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueSubmit2(VkQueue queue, uint32_t count,
+                                                      const VkSubmitInfo2 *submits, VkFence fence)
 {
-   GT_HOOK_ENTER(queue, QueueSubmit2, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   return queue_submit2(dev, next, queue, count, submits, fence, "vkQueueSubmit2");
+    GT_HOOK_ENTER(queue, QueueSubmit2, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    return queue_submit2(dev, next, queue, count, submits, fence, "vkQueueSubmit2");
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_QueueSubmit2KHR(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueSubmit2KHR(VkQueue queue, uint32_t count,
+                                                         const VkSubmitInfo2 *submits,
+                                                         VkFence fence)
 {
-   GT_HOOK_ENTER(queue, QueueSubmit2KHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   return queue_submit2(dev, next, queue, count, submits, fence, "vkQueueSubmit2KHR");
+    GT_HOOK_ENTER(queue, QueueSubmit2KHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    return queue_submit2(dev, next, queue, count, submits, fence, "vkQueueSubmit2KHR");
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_QueueWaitIdle(VkQueue queue)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueWaitIdle(VkQueue queue)
 {
-   GT_HOOK_ENTER(queue, QueueWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   VkResult res = next(queue);
-   if (!dev->disabled && res == VK_SUCCESS)
-      tl_queue_idle(dev, queue);
-   return res;
+    GT_HOOK_ENTER(queue, QueueWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    VkResult res = next(queue);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_queue_idle(dev, queue);
+    return res;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_DeviceWaitIdle(VkDevice device)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_DeviceWaitIdle(VkDevice device)
 {
-   GT_HOOK_ENTER(device, DeviceWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   VkResult res = next(device);
-   if (!dev->disabled && res == VK_SUCCESS)
-      tl_device_idle(dev);
-   return res;
+    GT_HOOK_ENTER(device, DeviceWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    VkResult res = next(device);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_device_idle(dev);
+    return res;
 }
 
 /* ---- command pools and buffers ---------------------------------------- */
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo *info,
-                     const VkAllocationCallbacks *alloc, VkCommandPool *pool)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_CreateCommandPool(VkDevice device,
+                                                           const VkCommandPoolCreateInfo *info,
+                                                           const VkAllocationCallbacks *alloc,
+                                                           VkCommandPool *pool)
 {
-   GT_HOOK_ENTER(device, CreateCommandPool, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   VkResult res = next(device, info, alloc, pool);
-   if (!dev->disabled && res == VK_SUCCESS)
-      tl_command_pool_created(dev, *pool, info);
-   return res;
+    GT_HOOK_ENTER(device, CreateCommandPool, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    VkResult res = next(device, info, alloc, pool);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_command_pool_created(dev, *pool, info);
+    return res;
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-gt_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc)
+static VKAPI_ATTR void VKAPI_CALL gt_DestroyCommandPool(VkDevice device, VkCommandPool pool,
+                                                        const VkAllocationCallbacks *alloc)
 {
-   GT_HOOK_ENTER(device, DestroyCommandPool, , )
-   if (!dev->disabled && pool != VK_NULL_HANDLE)
-      tl_command_pool_destroy(dev, pool);
-   next(device, pool, alloc);
+    GT_HOOK_ENTER(device, DestroyCommandPool, , )
+    if (!dev->disabled && pool != VK_NULL_HANDLE)
+        tl_command_pool_destroy(dev, pool);
+    next(device, pool, alloc);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_ResetCommandPool(VkDevice device, VkCommandPool pool,
+                                                          VkCommandPoolResetFlags flags)
 {
-   GT_HOOK_ENTER(device, ResetCommandPool, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   if (!dev->disabled)
-      tl_command_pool_reset(dev, pool, flags);
-   return next(device, pool, flags);
+    GT_HOOK_ENTER(device, ResetCommandPool, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (!dev->disabled)
+        tl_command_pool_reset(dev, pool, flags);
+    return next(device, pool, flags);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo *info,
-                          VkCommandBuffer *buffers)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_AllocateCommandBuffers(
+    VkDevice device, const VkCommandBufferAllocateInfo *info, VkCommandBuffer *buffers)
 {
-   GT_HOOK_ENTER(device, AllocateCommandBuffers, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   VkResult res = next(device, info, buffers);
-   if (!dev->disabled && res == VK_SUCCESS)
-      tl_command_buffers_allocated(dev, info, buffers);
-   return res;
+    GT_HOOK_ENTER(device, AllocateCommandBuffers, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    VkResult res = next(device, info, buffers);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_command_buffers_allocated(dev, info, buffers);
+    return res;
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-gt_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
-                      const VkCommandBuffer *buffers)
+static VKAPI_ATTR void VKAPI_CALL gt_FreeCommandBuffers(VkDevice device, VkCommandPool pool,
+                                                        uint32_t count,
+                                                        const VkCommandBuffer *buffers)
 {
-   GT_HOOK_ENTER(device, FreeCommandBuffers, , )
-   if (!dev->disabled)
-      tl_command_buffers_free(dev, pool, count, buffers);
-   next(device, pool, count, buffers);
+    GT_HOOK_ENTER(device, FreeCommandBuffers, , )
+    if (!dev->disabled)
+        tl_command_buffers_free(dev, pool, count, buffers);
+    next(device, pool, count, buffers);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_BeginCommandBuffer(VkCommandBuffer cb,
+                                                            const VkCommandBufferBeginInfo *info)
 {
-   GT_HOOK_ENTER(cb, BeginCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   VkResult res = next(cb, info);
-   if (!dev->disabled && res == VK_SUCCESS)
-      tl_cmd_begin(dev, cb, info);
-   return res;
+    GT_HOOK_ENTER(cb, BeginCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    VkResult res = next(cb, info);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_cmd_begin(dev, cb, info);
+    return res;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_EndCommandBuffer(VkCommandBuffer cb)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_EndCommandBuffer(VkCommandBuffer cb)
 {
-   GT_HOOK_ENTER(cb, EndCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   if (!dev->disabled)
-      tl_cmd_end(dev, cb);
-   return next(cb);
+    GT_HOOK_ENTER(cb, EndCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (!dev->disabled)
+        tl_cmd_end(dev, cb);
+    return next(cb);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_ResetCommandBuffer(VkCommandBuffer cb,
+                                                            VkCommandBufferResetFlags flags)
 {
-   GT_HOOK_ENTER(cb, ResetCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   if (!dev->disabled)
-      tl_command_buffer_reset(dev, cb, flags);
-   return next(cb, flags);
+    GT_HOOK_ENTER(cb, ResetCommandBuffer, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (!dev->disabled)
+        tl_command_buffer_reset(dev, cb, flags);
+    return next(cb, flags);
 }
 
 /* ---- render passes ---------------------------------------------------- */
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_CreateRenderPass(VkDevice device, const VkRenderPassCreateInfo *info,
-                    const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_CreateRenderPass(VkDevice device,
+                                                          const VkRenderPassCreateInfo *info,
+                                                          const VkAllocationCallbacks *alloc,
+                                                          VkRenderPass *rp)
 {
-   GT_HOOK_ENTER(device, CreateRenderPass, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   VkResult res = next(device, info, alloc, rp);
-   if (!dev->disabled && res == VK_SUCCESS)
-      tl_render_pass_created(dev, *rp, info, NULL);
-   return res;
+    GT_HOOK_ENTER(device, CreateRenderPass, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    VkResult res = next(device, info, alloc, rp);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_render_pass_created(dev, *rp, info, NULL);
+    return res;
 }
 
-static VkResult
-create_render_pass2(gt_device *dev, PFN_vkCreateRenderPass2 next, VkDevice device,
-                    const VkRenderPassCreateInfo2 *info, const VkAllocationCallbacks *alloc,
-                    VkRenderPass *rp)
+static VkResult create_render_pass2(gt_device *dev, PFN_vkCreateRenderPass2 next, VkDevice device,
+                                    const VkRenderPassCreateInfo2 *info,
+                                    const VkAllocationCallbacks *alloc, VkRenderPass *rp)
 {
-   VkResult res = next(device, info, alloc, rp);
-   if (!dev->disabled && res == VK_SUCCESS)
-      tl_render_pass_created(dev, *rp, NULL, info);
-   return res;
+    VkResult res = next(device, info, alloc, rp);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_render_pass_created(dev, *rp, NULL, info);
+    return res;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_CreateRenderPass2(VkDevice device, const VkRenderPassCreateInfo2 *info,
-                     const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_CreateRenderPass2(VkDevice device,
+                                                           const VkRenderPassCreateInfo2 *info,
+                                                           const VkAllocationCallbacks *alloc,
+                                                           VkRenderPass *rp)
 {
-   GT_HOOK_ENTER(device, CreateRenderPass2, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   return create_render_pass2(dev, next, device, info, alloc, rp);
+    GT_HOOK_ENTER(device, CreateRenderPass2, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    return create_render_pass2(dev, next, device, info, alloc, rp);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-gt_CreateRenderPass2KHR(VkDevice device, const VkRenderPassCreateInfo2 *info,
-                        const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+static VKAPI_ATTR VkResult VKAPI_CALL gt_CreateRenderPass2KHR(VkDevice device,
+                                                              const VkRenderPassCreateInfo2 *info,
+                                                              const VkAllocationCallbacks *alloc,
+                                                              VkRenderPass *rp)
 {
-   GT_HOOK_ENTER(device, CreateRenderPass2KHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
-   return create_render_pass2(dev, next, device, info, alloc, rp);
+    GT_HOOK_ENTER(device, CreateRenderPass2KHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    return create_render_pass2(dev, next, device, info, alloc, rp);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-gt_DestroyRenderPass(VkDevice device, VkRenderPass rp, const VkAllocationCallbacks *alloc)
+static VKAPI_ATTR void VKAPI_CALL gt_DestroyRenderPass(VkDevice device, VkRenderPass rp,
+                                                       const VkAllocationCallbacks *alloc)
 {
-   GT_HOOK_ENTER(device, DestroyRenderPass, , )
-   if (!dev->disabled && rp != VK_NULL_HANDLE)
-      tl_render_pass_destroy(dev, rp);
-   next(device, rp, alloc);
+    GT_HOOK_ENTER(device, DestroyRenderPass, , )
+    if (!dev->disabled && rp != VK_NULL_HANDLE)
+        tl_render_pass_destroy(dev, rp);
+    next(device, rp, alloc);
 }
 
 /* ---- recorded commands ------------------------------------------------ */
 
 /* One hook for a command: PARAMS must call the command buffer `cb`, ARGS
  * passes them on, the rest (designated initializers) fills tl_cmd.u. */
-#define GT_CMD_HOOK(name, kind_, PARAMS, ARGS, ...)                              \
-   static VKAPI_ATTR void VKAPI_CALL gt_##name PARAMS                            \
-   {                                                                             \
-      GT_HOOK_ENTER(cb, name, , )                                                \
-      if (dev->disabled) {                                                       \
-         next ARGS;                                                              \
-         return;                                                                 \
-      }                                                                          \
-      const tl_cmd cmd = {.kind = kind_, .api = "vk" #name, __VA_ARGS__}; \
-      tl_cmd_pre(dev, cb, &cmd);                                                 \
-      next ARGS;                                                                 \
-      tl_cmd_post(dev, cb, &cmd);                                                \
-   }
+#define GT_CMD_HOOK(name, kind_, PARAMS, ARGS, ...)                           \
+    static VKAPI_ATTR void VKAPI_CALL gt_##name PARAMS                        \
+    {                                                                         \
+        GT_HOOK_ENTER(cb, name, , )                                           \
+        if (dev->disabled) {                                                  \
+            next ARGS;                                                        \
+            return;                                                           \
+        }                                                                     \
+        const tl_cmd cmd = { .kind = kind_, .api = "vk" #name, __VA_ARGS__ }; \
+        tl_cmd_pre(dev, cb, &cmd);                                            \
+        next ARGS;                                                            \
+        tl_cmd_post(dev, cb, &cmd);                                           \
+    }
 
 #define NO_PAYLOAD .u.label = NULL
 
@@ -293,14 +292,14 @@ gt_DestroyRenderPass(VkDevice device, VkRenderPass rp, const VkAllocationCallbac
 
 GT_CMD_HOOK(CmdBeginRenderPass, TL_CMD_BEGIN_RENDER_PASS,
             (VkCommandBuffer cb, const VkRenderPassBeginInfo *info, VkSubpassContents contents),
-            (cb, info, contents), .u.render_pass = {info, contents})
+            (cb, info, contents), .u.render_pass = { info, contents })
 GT_CMD_HOOK(CmdNextSubpass, TL_CMD_NEXT_SUBPASS, (VkCommandBuffer cb, VkSubpassContents contents),
             (cb, contents), .u.contents = contents)
 GT_CMD_HOOK(CmdEndRenderPass, TL_CMD_END_RENDER_PASS, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
 GT_CMD_HOOK(CmdBeginRenderPass2, TL_CMD_BEGIN_RENDER_PASS,
             (VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
              const VkSubpassBeginInfo *subpass),
-            (cb, info, subpass), .u.render_pass = {info, SUBPASS_CONTENTS(subpass)})
+            (cb, info, subpass), .u.render_pass = { info, SUBPASS_CONTENTS(subpass) })
 GT_CMD_HOOK(CmdNextSubpass2, TL_CMD_NEXT_SUBPASS,
             (VkCommandBuffer cb, const VkSubpassBeginInfo *begin, const VkSubpassEndInfo *end),
             (cb, begin, end), .u.contents = SUBPASS_CONTENTS(begin))
@@ -309,7 +308,7 @@ GT_CMD_HOOK(CmdEndRenderPass2, TL_CMD_END_RENDER_PASS,
 GT_CMD_HOOK(CmdBeginRenderPass2KHR, TL_CMD_BEGIN_RENDER_PASS,
             (VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
              const VkSubpassBeginInfo *subpass),
-            (cb, info, subpass), .u.render_pass = {info, SUBPASS_CONTENTS(subpass)})
+            (cb, info, subpass), .u.render_pass = { info, SUBPASS_CONTENTS(subpass) })
 GT_CMD_HOOK(CmdNextSubpass2KHR, TL_CMD_NEXT_SUBPASS,
             (VkCommandBuffer cb, const VkSubpassBeginInfo *begin, const VkSubpassEndInfo *end),
             (cb, begin, end), .u.contents = SUBPASS_CONTENTS(begin))
@@ -323,8 +322,8 @@ GT_CMD_HOOK(CmdBeginRenderingKHR, TL_CMD_BEGIN_RENDERING,
             (VkCommandBuffer cb, const VkRenderingInfo *info), (cb, info), .u.rendering = info)
 GT_CMD_HOOK(CmdEndRenderingKHR, TL_CMD_END_RENDERING, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
 
-GT_CMD_HOOK(CmdDispatch, TL_CMD_DISPATCH,
-            (VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z), (cb, x, y, z), NO_PAYLOAD)
+GT_CMD_HOOK(CmdDispatch, TL_CMD_DISPATCH, (VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z),
+            (cb, x, y, z), NO_PAYLOAD)
 GT_CMD_HOOK(CmdDispatchIndirect, TL_CMD_DISPATCH,
             (VkCommandBuffer cb, VkBuffer buffer, VkDeviceSize offset), (cb, buffer, offset),
             NO_PAYLOAD)
@@ -372,8 +371,7 @@ GT_CMD_HOOK(CmdCopyImageToBuffer2KHR, TL_CMD_COPY,
 
 GT_CMD_HOOK(CmdBlitImage, TL_CMD_BLIT,
             (VkCommandBuffer cb, VkImage src, VkImageLayout src_layout, VkImage dst,
-             VkImageLayout dst_layout, uint32_t count, const VkImageBlit *regions,
-             VkFilter filter),
+             VkImageLayout dst_layout, uint32_t count, const VkImageBlit *regions, VkFilter filter),
             (cb, src, src_layout, dst, dst_layout, count, regions, filter), NO_PAYLOAD)
 GT_CMD_HOOK(CmdBlitImage2, TL_CMD_BLIT, (VkCommandBuffer cb, const VkBlitImageInfo2 *info),
             (cb, info), NO_PAYLOAD)
@@ -382,8 +380,7 @@ GT_CMD_HOOK(CmdBlitImage2KHR, TL_CMD_BLIT, (VkCommandBuffer cb, const VkBlitImag
 
 GT_CMD_HOOK(CmdClearColorImage, TL_CMD_CLEAR,
             (VkCommandBuffer cb, VkImage image, VkImageLayout layout,
-             const VkClearColorValue *color, uint32_t count,
-             const VkImageSubresourceRange *ranges),
+             const VkClearColorValue *color, uint32_t count, const VkImageSubresourceRange *ranges),
             (cb, image, layout, color, count, ranges), NO_PAYLOAD)
 GT_CMD_HOOK(CmdClearDepthStencilImage, TL_CMD_CLEAR,
             (VkCommandBuffer cb, VkImage image, VkImageLayout layout,
@@ -399,8 +396,8 @@ GT_CMD_HOOK(CmdResolveImage, TL_CMD_RESOLVE,
             (VkCommandBuffer cb, VkImage src, VkImageLayout src_layout, VkImage dst,
              VkImageLayout dst_layout, uint32_t count, const VkImageResolve *regions),
             (cb, src, src_layout, dst, dst_layout, count, regions), NO_PAYLOAD)
-GT_CMD_HOOK(CmdResolveImage2, TL_CMD_RESOLVE,
-            (VkCommandBuffer cb, const VkResolveImageInfo2 *info), (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdResolveImage2, TL_CMD_RESOLVE, (VkCommandBuffer cb, const VkResolveImageInfo2 *info),
+            (cb, info), NO_PAYLOAD)
 GT_CMD_HOOK(CmdResolveImage2KHR, TL_CMD_RESOLVE,
             (VkCommandBuffer cb, const VkResolveImageInfo2 *info), (cb, info), NO_PAYLOAD)
 
@@ -415,7 +412,7 @@ GT_CMD_HOOK(CmdUpdateBuffer, TL_CMD_UPDATE,
 
 GT_CMD_HOOK(CmdExecuteCommands, TL_CMD_EXECUTE_COMMANDS,
             (VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *buffers),
-            (cb, count, buffers), .u.execute = {count, buffers})
+            (cb, count, buffers), .u.execute = { count, buffers })
 
 /* Barriers are hooked only as the first synchronization command a command
  * buffer may start with (see timeline_record.c, suspended rendering). */
@@ -424,37 +421,33 @@ GT_CMD_HOOK(CmdPipelineBarrier, TL_CMD_BARRIER,
              VkDependencyFlags flags, uint32_t memory_count, const VkMemoryBarrier *memory,
              uint32_t buffer_count, const VkBufferMemoryBarrier *buffers, uint32_t image_count,
              const VkImageMemoryBarrier *images),
-            (cb, src, dst, flags, memory_count, memory, buffer_count, buffers, image_count,
-             images),
+            (cb, src, dst, flags, memory_count, memory, buffer_count, buffers, image_count, images),
             NO_PAYLOAD)
-GT_CMD_HOOK(CmdPipelineBarrier2, TL_CMD_BARRIER,
-            (VkCommandBuffer cb, const VkDependencyInfo *info), (cb, info), NO_PAYLOAD)
+GT_CMD_HOOK(CmdPipelineBarrier2, TL_CMD_BARRIER, (VkCommandBuffer cb, const VkDependencyInfo *info),
+            (cb, info), NO_PAYLOAD)
 GT_CMD_HOOK(CmdPipelineBarrier2KHR, TL_CMD_BARRIER,
             (VkCommandBuffer cb, const VkDependencyInfo *info), (cb, info), NO_PAYLOAD)
 
 GT_CMD_HOOK(CmdBeginDebugUtilsLabelEXT, TL_CMD_BEGIN_LABEL,
-            (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label),
-            .u.label = label)
+            (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label), .u.label = label)
 GT_CMD_HOOK(CmdEndDebugUtilsLabelEXT, TL_CMD_END_LABEL, (VkCommandBuffer cb), (cb), NO_PAYLOAD)
 GT_CMD_HOOK(CmdInsertDebugUtilsLabelEXT, TL_CMD_INSERT_LABEL,
-            (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label),
-            .u.label = label)
+            (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label), .u.label = label)
 
 /* ---- lookup ----------------------------------------------------------- */
 
 #define GT_HOOK_ENTRY(name) \
-   {"vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(gt_device_dispatch, name)},
+    { "vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(gt_device_dispatch, name) },
 
-static const gt_hook device_hooks[] = {GT_DEVICE_HOOKS(GT_HOOK_ENTRY)};
+static const gt_hook device_hooks[] = { GT_DEVICE_HOOKS(GT_HOOK_ENTRY) };
 
-const gt_hook *
-gt_device_hook_find(const char *name)
+const gt_hook *gt_device_hook_find(const char *name)
 {
-   /* Callers cache what vkGetDeviceProcAddr returns; a linear scan is
+    /* Callers cache what vkGetDeviceProcAddr returns; a linear scan is
     * cheap enough for that. */
-   for (size_t i = 0; i < sizeof device_hooks / sizeof device_hooks[0]; i++) {
-      if (strcmp(device_hooks[i].name, name) == 0)
-         return &device_hooks[i];
-   }
-   return NULL;
+    for (size_t i = 0; i < sizeof device_hooks / sizeof device_hooks[0]; i++) {
+        if (strcmp(device_hooks[i].name, name) == 0)
+            return &device_hooks[i];
+    }
+    return NULL;
 }

@@ -21,29 +21,30 @@
 
 typedef struct gt_map_node gt_map_node;
 struct gt_map_node {
-   gt_map_node *next;
-   const void *key;
+    gt_map_node *next;
+    const void *key;
 };
 
 /* Readers (every hooked call) share the lock; create/destroy take it
  * exclusively. */
 typedef struct gt_map gt_map;
 struct gt_map {
-   pthread_rwlock_t lock;
-   gt_map_node *bucket[GT_MAP_BUCKETS];
+    pthread_rwlock_t lock;
+    gt_map_node *bucket[GT_MAP_BUCKETS];
 };
 
-#define GT_MAP_INITIALIZER {.lock = PTHREAD_RWLOCK_INITIALIZER}
+#define GT_MAP_INITIALIZER                 \
+    {                                      \
+        .lock = PTHREAD_RWLOCK_INITIALIZER \
+    }
 
-#define gt_container_of(ptr, type, member) \
-   ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define gt_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* The loader's dispatch pointer stored at the start of every dispatchable
  * object. */
-static inline const void *
-gt_dispatch_key(const void *handle)
+static inline const void *gt_dispatch_key(const void *handle)
 {
-   return *(const void *const *)handle;
+    return *(const void *const *)handle;
 }
 
 /* Returns false (and leaves the map unchanged) if the key is present. */

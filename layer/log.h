@@ -13,11 +13,11 @@
 #include <stdbool.h>
 
 enum gt_log_level {
-   GT_LOG_NONE = 0,
-   GT_LOG_ERROR,
-   GT_LOG_WARN,
-   GT_LOG_INFO,
-   GT_LOG_DEBUG,
+    GT_LOG_NONE = 0,
+    GT_LOG_ERROR,
+    GT_LOG_WARN,
+    GT_LOG_INFO,
+    GT_LOG_DEBUG,
 };
 
 /* True when a message of this level would be written; lets callers skip
@@ -25,12 +25,11 @@ enum gt_log_level {
 bool gt_log_enabled(enum gt_log_level level);
 
 /* Writes "gputrace: [<level>: ]<message>\n" if the level is enabled. */
-void gt_log(enum gt_log_level level, const char *fmt, ...)
-   __attribute__((format(printf, 2, 3)));
+void gt_log(enum gt_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define gt_error(...) gt_log(GT_LOG_ERROR, __VA_ARGS__)
-#define gt_warn(...) gt_log(GT_LOG_WARN, __VA_ARGS__)
-#define gt_info(...) gt_log(GT_LOG_INFO, __VA_ARGS__)
+#define gt_warn(...)  gt_log(GT_LOG_WARN, __VA_ARGS__)
+#define gt_info(...)  gt_log(GT_LOG_INFO, __VA_ARGS__)
 #define gt_debug(...) gt_log(GT_LOG_DEBUG, __VA_ARGS__)
 
 #endif

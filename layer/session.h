@@ -29,28 +29,26 @@
 extern atomic_bool tl_session_tracing_flag;
 extern atomic_uint tl_session_generation_counter;
 
-static inline bool
-tl_session_tracing(void)
+static inline bool tl_session_tracing(void)
 {
-   return atomic_load_explicit(&tl_session_tracing_flag, memory_order_relaxed);
+    return atomic_load_explicit(&tl_session_tracing_flag, memory_order_relaxed);
 }
 
 /* The current tracing period; 0 before the first one. */
-static inline uint32_t
-tl_session_generation(void)
+static inline uint32_t tl_session_generation(void)
 {
-   return atomic_load_explicit(&tl_session_generation_counter, memory_order_acquire);
+    return atomic_load_explicit(&tl_session_generation_counter, memory_order_acquire);
 }
 
 typedef struct tl_session_client tl_session_client;
 struct tl_session_client {
-   tl_session_client *next;
-   /* Release every writer of this client; called with tracing already
+    tl_session_client *next;
+    /* Release every writer of this client; called with tracing already
     * off, from whatever thread ends tracing. `exiting`: the process is
     * exiting (no Vulkan calls, bounded waits). */
-   void (*stop)(tl_session_client *client, bool exiting);
-   /* Interned data must be emitted again. */
-   void (*clear_incremental_state)(tl_session_client *client);
+    void (*stop)(tl_session_client *client, bool exiting);
+    /* Interned data must be emitted again. */
+    void (*clear_incremental_state)(tl_session_client *client);
 };
 
 /* vkCreateInstance / vkDestroyInstance of an active layer instance. The

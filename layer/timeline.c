@@ -12,164 +12,147 @@
 #include "layer/log.h"
 #include "layer/timeline_internal.h"
 
-static inline bool
-active(const tl_device *td)
+static inline bool active(const tl_device *td)
 {
-   return td && (tl_session_tracing() ||
-                 atomic_load_explicit(&td->live_recordings, memory_order_relaxed));
+    return td && (tl_session_tracing() ||
+                  atomic_load_explicit(&td->live_recordings, memory_order_relaxed));
 }
 
-VkResult
-tl_instance_init(gt_instance *inst)
+VkResult tl_instance_init(gt_instance *inst)
 {
-   (void)inst;
-   tl_session_instance_created();
-   return VK_SUCCESS;
+    (void)inst;
+    tl_session_instance_created();
+    return VK_SUCCESS;
 }
 
-void
-tl_instance_finish(gt_instance *inst)
+void tl_instance_finish(gt_instance *inst)
 {
-   (void)inst;
-   tl_session_instance_destroyed();
+    (void)inst;
+    tl_session_instance_destroyed();
 }
 
-VkResult
-tl_device_init(gt_device *dev)
+VkResult tl_device_init(gt_device *dev)
 {
-   /* Fail closed: a device the timing code cannot follow is passed
+    /* Fail closed: a device the timing code cannot follow is passed
     * through untouched (dev->timeline stays NULL). */
-   if (tl_device_create(dev) != VK_SUCCESS)
-      gt_error("out of memory setting up timing for device %p; not timing it",
-               (void *)dev->handle);
-   else
-      tl_render_passes_init(tl_device_of(dev));
-   return VK_SUCCESS;
+    if (tl_device_create(dev) != VK_SUCCESS)
+        gt_error("out of memory setting up timing for device %p; not timing it",
+                 (void *)dev->handle);
+    else
+        tl_render_passes_init(tl_device_of(dev));
+    return VK_SUCCESS;
 }
 
-void
-tl_device_finish(gt_device *dev)
+void tl_device_finish(gt_device *dev)
 {
-   tl_device *td = tl_device_of(dev);
-   if (td)
-      tl_render_passes_finish(td);
-   tl_device_destroy(dev);
+    tl_device *td = tl_device_of(dev);
+    if (td)
+        tl_render_passes_finish(td);
+    tl_device_destroy(dev);
 }
 
 /* Not gated on active(): a render pass may be created long before a
  * session starts and then used while tracing. */
-void
-tl_render_pass_created(gt_device *dev, VkRenderPass rp, const VkRenderPassCreateInfo *info,
-                       const VkRenderPassCreateInfo2 *info2)
+void tl_render_pass_created(gt_device *dev, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+                            const VkRenderPassCreateInfo2 *info2)
 {
-   tl_device *td = tl_device_of(dev);
-   if (td)
-      tl_render_pass_add(td, rp, info, info2);
+    tl_device *td = tl_device_of(dev);
+    if (td)
+        tl_render_pass_add(td, rp, info, info2);
 }
 
-void
-tl_render_pass_destroy(gt_device *dev, VkRenderPass rp)
+void tl_render_pass_destroy(gt_device *dev, VkRenderPass rp)
 {
-   tl_device *td = tl_device_of(dev);
-   if (td)
-      tl_render_pass_remove(td, rp);
+    tl_device *td = tl_device_of(dev);
+    if (td)
+        tl_render_pass_remove(td, rp);
 }
 
-void
-tl_queue_submit_pre(gt_device *dev, VkQueue queue, const tl_submit *submit)
+void tl_queue_submit_pre(gt_device *dev, VkQueue queue, const tl_submit *submit)
 {
-   tl_device *td = tl_device_of(dev);
-   if (active(td))
-      tl_submit_pre(td, queue, submit);
+    tl_device *td = tl_device_of(dev);
+    if (active(td))
+        tl_submit_pre(td, queue, submit);
 }
 
-void
-tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit,
-                     VkResult result)
+void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit, VkResult result)
 {
-   tl_device *td = tl_device_of(dev);
-   if (active(td))
-      tl_submit_post(td, queue, submit, result);
+    tl_device *td = tl_device_of(dev);
+    if (active(td))
+        tl_submit_post(td, queue, submit, result);
 }
 
-void
-tl_queue_idle(gt_device *dev, VkQueue queue)
+void tl_queue_idle(gt_device *dev, VkQueue queue)
 {
-   (void)queue;
-   tl_device *td = tl_device_of(dev);
-   if (td && atomic_load_explicit(&td->started, memory_order_acquire))
-      col_nudge(td->collector);
+    (void)queue;
+    tl_device *td = tl_device_of(dev);
+    if (td && atomic_load_explicit(&td->started, memory_order_acquire))
+        col_nudge(td->collector);
 }
 
-void
-tl_device_idle(gt_device *dev)
+void tl_device_idle(gt_device *dev)
 {
-   tl_device *td = tl_device_of(dev);
-   if (td && atomic_load_explicit(&td->started, memory_order_acquire))
-      col_nudge(td->collector);
+    tl_device *td = tl_device_of(dev);
+    if (td && atomic_load_explicit(&td->started, memory_order_acquire))
+        col_nudge(td->collector);
 }
 
-void
-tl_cmd_begin(gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
+void tl_cmd_begin(gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!active(td))
-      return;
-   tl_cb *tcb = tl_cb_find(td, cb);
-   if (!tcb)
-      return;
-   if (tl_session_tracing() && tl_device_ensure_started(td))
-      tl_record_begin(td, tcb, info);
-   else
-      tl_cb_drop_recording(tcb);
+    tl_device *td = tl_device_of(dev);
+    if (!active(td))
+        return;
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (!tcb)
+        return;
+    if (tl_session_tracing() && tl_device_ensure_started(td))
+        tl_record_begin(td, tcb, info);
+    else
+        tl_cb_drop_recording(tcb);
 }
 
-void
-tl_cmd_end(gt_device *dev, VkCommandBuffer cb)
+void tl_cmd_end(gt_device *dev, VkCommandBuffer cb)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!active(td))
-      return;
-   tl_cb *tcb = tl_cb_find(td, cb);
-   if (tcb)
-      tl_record_end(td, tcb);
+    tl_device *td = tl_device_of(dev);
+    if (!active(td))
+        return;
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (tcb)
+        tl_record_end(td, tcb);
 }
 
 /* A suspended or resumed rendering instance recorded while not tracing:
  * remembered on the command buffer (see tl_cb.untracked_suspend). Rare, so
  * the lookup costs nothing on the idle path of other commands. */
-static void
-note_untracked(tl_device *td, VkCommandBuffer cb, const tl_cmd *cmd)
+static void note_untracked(tl_device *td, VkCommandBuffer cb, const tl_cmd *cmd)
 {
-   const VkRenderingFlags susp = VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT;
-   if (!td || cmd->kind != TL_CMD_BEGIN_RENDERING || !cmd->u.rendering ||
-       !(cmd->u.rendering->flags & susp))
-      return;
-   tl_cb *tcb = tl_cb_find(td, cb);
-   if (tcb)
-      tcb->untracked_suspend = true;
+    const VkRenderingFlags susp = VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT;
+    if (!td || cmd->kind != TL_CMD_BEGIN_RENDERING || !cmd->u.rendering ||
+        !(cmd->u.rendering->flags & susp))
+        return;
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (tcb)
+        tcb->untracked_suspend = true;
 }
 
-void
-tl_cmd_pre(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd)
+void tl_cmd_pre(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!active(td)) {
-      note_untracked(td, cb, cmd);
-      return;
-   }
-   tl_cb *tcb = tl_cb_find(td, cb);
-   if (tcb)
-      tl_record_cmd_pre(td, tcb, cmd);
+    tl_device *td = tl_device_of(dev);
+    if (!active(td)) {
+        note_untracked(td, cb, cmd);
+        return;
+    }
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (tcb)
+        tl_record_cmd_pre(td, tcb, cmd);
 }
 
-void
-tl_cmd_post(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd)
+void tl_cmd_post(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!active(td))
-      return;
-   tl_cb *tcb = tl_cb_find(td, cb);
-   if (tcb)
-      tl_record_cmd_post(td, tcb, cmd);
+    tl_device *td = tl_device_of(dev);
+    if (!active(td))
+        return;
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (tcb)
+        tl_record_cmd_post(td, tcb, cmd);
 }

@@ -44,15 +44,14 @@ void tl_queue_acquired(gt_device *dev, VkQueue queue, uint32_t family, uint32_t 
 /* One queue submission; exactly one of submits / submits2 is set. */
 typedef struct tl_submit tl_submit;
 struct tl_submit {
-   const char *api; /* "vkQueueSubmit", "vkQueueSubmit2" or "vkQueueSubmit2KHR" */
-   uint32_t count;
-   const VkSubmitInfo *submits;
-   const VkSubmitInfo2 *submits2;
-   VkFence fence;
+    const char *api; /* "vkQueueSubmit", "vkQueueSubmit2" or "vkQueueSubmit2KHR" */
+    uint32_t count;
+    const VkSubmitInfo *submits;
+    const VkSubmitInfo2 *submits2;
+    VkFence fence;
 };
 void tl_queue_submit_pre(gt_device *dev, VkQueue queue, const tl_submit *submit);
-void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit,
-                          VkResult result);
+void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit, VkResult result);
 
 /* All work on the queue / device completed (the calls succeeded): a point
  * where results can be collected without waiting. */
@@ -64,20 +63,17 @@ void tl_device_idle(gt_device *dev);
 void tl_command_pool_created(gt_device *dev, VkCommandPool pool,
                              const VkCommandPoolCreateInfo *info);
 void tl_command_pool_destroy(gt_device *dev, VkCommandPool pool);
-void tl_command_pool_reset(gt_device *dev, VkCommandPool pool,
-                           VkCommandPoolResetFlags flags);
+void tl_command_pool_reset(gt_device *dev, VkCommandPool pool, VkCommandPoolResetFlags flags);
 void tl_command_buffers_allocated(gt_device *dev, const VkCommandBufferAllocateInfo *info,
                                   const VkCommandBuffer *buffers);
 void tl_command_buffers_free(gt_device *dev, VkCommandPool pool, uint32_t count,
                              const VkCommandBuffer *buffers);
-void tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb,
-                             VkCommandBufferResetFlags flags);
+void tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb, VkCommandBufferResetFlags flags);
 
 /* Render passes: created (after the call succeeded; exactly one of info /
  * info2 is set) and about to be destroyed. Called whether a session traces
  * or not: render passes are usually created long before tracing starts. */
-void tl_render_pass_created(gt_device *dev, VkRenderPass rp,
-                            const VkRenderPassCreateInfo *info,
+void tl_render_pass_created(gt_device *dev, VkRenderPass rp, const VkRenderPassCreateInfo *info,
                             const VkRenderPassCreateInfo2 *info2);
 void tl_render_pass_destroy(gt_device *dev, VkRenderPass rp);
 
@@ -90,23 +86,23 @@ void tl_cmd_end(gt_device *dev, VkCommandBuffer cb);
 /* Recorded commands the timing measures. BEGIN_* / END_* bracket a region
  * spanning several commands; the others are regions of one command. */
 enum tl_cmd_kind {
-   TL_CMD_BEGIN_RENDER_PASS, /* vkCmdBeginRenderPass, …2, …2KHR */
-   TL_CMD_NEXT_SUBPASS,      /* vkCmdNextSubpass, …2, …2KHR: not a region */
-   TL_CMD_END_RENDER_PASS,
-   TL_CMD_BEGIN_RENDERING,   /* vkCmdBeginRendering, …KHR */
-   TL_CMD_END_RENDERING,
-   TL_CMD_BEGIN_LABEL,       /* vkCmdBeginDebugUtilsLabelEXT */
-   TL_CMD_END_LABEL,
-   TL_CMD_INSERT_LABEL,      /* a point, not a region */
-   TL_CMD_DISPATCH,          /* vkCmdDispatch, …Indirect, …Base(KHR) */
-   TL_CMD_COPY,              /* buffer/image copies, 1 and 2 */
-   TL_CMD_BLIT,
-   TL_CMD_RESOLVE,
-   TL_CMD_CLEAR,             /* color/depth-stencil image, attachments */
-   TL_CMD_FILL,
-   TL_CMD_UPDATE,
-   TL_CMD_EXECUTE_COMMANDS,
-   TL_CMD_BARRIER,           /* vkCmdPipelineBarrier, …2, …2KHR: not a region */
+    TL_CMD_BEGIN_RENDER_PASS, /* vkCmdBeginRenderPass, …2, …2KHR */
+    TL_CMD_NEXT_SUBPASS,      /* vkCmdNextSubpass, …2, …2KHR: not a region */
+    TL_CMD_END_RENDER_PASS,
+    TL_CMD_BEGIN_RENDERING, /* vkCmdBeginRendering, …KHR */
+    TL_CMD_END_RENDERING,
+    TL_CMD_BEGIN_LABEL, /* vkCmdBeginDebugUtilsLabelEXT */
+    TL_CMD_END_LABEL,
+    TL_CMD_INSERT_LABEL, /* a point, not a region */
+    TL_CMD_DISPATCH,     /* vkCmdDispatch, …Indirect, …Base(KHR) */
+    TL_CMD_COPY,         /* buffer/image copies, 1 and 2 */
+    TL_CMD_BLIT,
+    TL_CMD_RESOLVE,
+    TL_CMD_CLEAR, /* color/depth-stencil image, attachments */
+    TL_CMD_FILL,
+    TL_CMD_UPDATE,
+    TL_CMD_EXECUTE_COMMANDS,
+    TL_CMD_BARRIER, /* vkCmdPipelineBarrier, …2, …2KHR: not a region */
 };
 
 /* Contents not known (a NULL VkSubpassBeginInfo): nothing is timed there. */
@@ -114,21 +110,21 @@ enum tl_cmd_kind {
 
 typedef struct tl_cmd tl_cmd;
 struct tl_cmd {
-   enum tl_cmd_kind kind;
-   const char *api; /* the entry point, e.g. "vkCmdDispatchIndirect" */
-   union {
-      struct {
-         const VkRenderPassBeginInfo *info;
-         VkSubpassContents contents;
-      } render_pass;                            /* BEGIN_RENDER_PASS */
-      VkSubpassContents contents;               /* NEXT_SUBPASS */
-      const VkRenderingInfo *rendering;         /* BEGIN_RENDERING */
-      const VkDebugUtilsLabelEXT *label;        /* BEGIN_LABEL, INSERT_LABEL */
-      struct {
-         uint32_t count;
-         const VkCommandBuffer *buffers;
-      } execute;                                /* EXECUTE_COMMANDS */
-   } u;
+    enum tl_cmd_kind kind;
+    const char *api; /* the entry point, e.g. "vkCmdDispatchIndirect" */
+    union {
+        struct {
+            const VkRenderPassBeginInfo *info;
+            VkSubpassContents contents;
+        } render_pass;                     /* BEGIN_RENDER_PASS */
+        VkSubpassContents contents;        /* NEXT_SUBPASS */
+        const VkRenderingInfo *rendering;  /* BEGIN_RENDERING */
+        const VkDebugUtilsLabelEXT *label; /* BEGIN_LABEL, INSERT_LABEL */
+        struct {
+            uint32_t count;
+            const VkCommandBuffer *buffers;
+        } execute; /* EXECUTE_COMMANDS */
+    } u;
 };
 void tl_cmd_pre(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd);
 void tl_cmd_post(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd);

@@ -21,368 +21,348 @@ static atomic_uint cb_epoch = 1;
 static atomic_uint gpu_counter;
 
 static _Thread_local struct {
-   const tl_device *td;
-   VkCommandBuffer cb;
-   tl_cb *tcb;
-   unsigned epoch;
+    const tl_device *td;
+    VkCommandBuffer cb;
+    tl_cb *tcb;
+    unsigned epoch;
 } cb_cache;
 
-bool
-tl_grow(const tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem)
+bool tl_grow(const tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem)
 {
-   if (need <= *cap)
-      return true;
-   uint32_t ncap = *cap ? *cap : 8;
-   while (ncap < need)
-      ncap *= 2;
-   void *p = tl_alloc(td, (size_t)ncap * elem);
-   if (!p)
-      return false;
-   if (*array)
-      memcpy(p, *array, (size_t)*cap * elem);
-   tl_free(td, *array);
-   *array = p;
-   *cap = ncap;
-   return true;
+    if (need <= *cap)
+        return true;
+    uint32_t ncap = *cap ? *cap : 8;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = tl_alloc(td, (size_t)ncap * elem);
+    if (!p)
+        return false;
+    if (*array)
+        memcpy(p, *array, (size_t)*cap * elem);
+    tl_free(td, *array);
+    *array = p;
+    *cap = ncap;
+    return true;
 }
 
-void
-tl_warn_once(tl_device *td, uint32_t bit, const char *fmt, ...)
+void tl_warn_once(tl_device *td, uint32_t bit, const char *fmt, ...)
 {
-   if (atomic_fetch_or(&td->warned, bit) & bit)
-      return;
-   if (!gt_log_enabled(GT_LOG_ERROR))
-      return;
-   char msg[512];
-   va_list ap;
-   va_start(ap, fmt);
-   vsnprintf(msg, sizeof msg, fmt, ap);
-   va_end(ap);
-   gt_error("%s", msg);
+    if (atomic_fetch_or(&td->warned, bit) & bit)
+        return;
+    if (!gt_log_enabled(GT_LOG_ERROR))
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gt_error("%s", msg);
 }
 
 /* ---- command buffers -------------------------------------------------------- */
 
-tl_cb *
-tl_cb_find(tl_device *td, VkCommandBuffer cb)
+tl_cb *tl_cb_find(tl_device *td, VkCommandBuffer cb)
 {
-   unsigned epoch = atomic_load_explicit(&cb_epoch, memory_order_acquire);
-   if (cb_cache.td == td && cb_cache.cb == cb && cb_cache.epoch == epoch)
-      return cb_cache.tcb;
-   pthread_mutex_lock(&td->lock);
-   tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)cb);
-   pthread_mutex_unlock(&td->lock);
-   cb_cache.td = td;
-   cb_cache.cb = cb;
-   cb_cache.tcb = tcb;
-   cb_cache.epoch = epoch;
-   return tcb;
+    unsigned epoch = atomic_load_explicit(&cb_epoch, memory_order_acquire);
+    if (cb_cache.td == td && cb_cache.cb == cb && cb_cache.epoch == epoch)
+        return cb_cache.tcb;
+    pthread_mutex_lock(&td->lock);
+    tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)cb);
+    pthread_mutex_unlock(&td->lock);
+    cb_cache.td = td;
+    cb_cache.cb = cb;
+    cb_cache.tcb = tcb;
+    cb_cache.epoch = epoch;
+    return tcb;
 }
 
-static void
-invalidate_cb_caches(void)
+static void invalidate_cb_caches(void)
 {
-   atomic_fetch_add_explicit(&cb_epoch, 1, memory_order_release);
+    atomic_fetch_add_explicit(&cb_epoch, 1, memory_order_release);
 }
 
 /* Called with td->lock held. */
-static void
-cb_destroy_locked(tl_device *td, tl_cb *tcb)
+static void cb_destroy_locked(tl_device *td, tl_cb *tcb)
 {
-   ht_remove(&td->cbs, (uint64_t)(uintptr_t)tcb->handle);
-   tl_pool *pool = tcb->pool;
-   if (pool) {
-      if (tcb->prev)
-         tcb->prev->next = tcb->next;
-      else
-         pool->cbs = tcb->next;
-      if (tcb->next)
-         tcb->next->prev = tcb->prev;
-   }
-   tl_cb_drop_recording(tcb);
-   tl_free(td, tcb);
+    ht_remove(&td->cbs, (uint64_t)(uintptr_t)tcb->handle);
+    tl_pool *pool = tcb->pool;
+    if (pool) {
+        if (tcb->prev)
+            tcb->prev->next = tcb->next;
+        else
+            pool->cbs = tcb->next;
+        if (tcb->next)
+            tcb->next->prev = tcb->prev;
+    }
+    tl_cb_drop_recording(tcb);
+    tl_free(td, tcb);
 }
 
-void
-tl_command_pool_created(gt_device *dev, VkCommandPool pool,
-                        const VkCommandPoolCreateInfo *info)
+void tl_command_pool_created(gt_device *dev, VkCommandPool pool,
+                             const VkCommandPoolCreateInfo *info)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!td)
-      return;
-   tl_pool *p = tl_alloc(td, sizeof *p);
-   if (!p) {
-      tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
-      return;
-   }
-   p->handle = pool;
-   p->family = info->queueFamilyIndex;
-   pthread_mutex_lock(&td->lock);
-   if (!ht_put(&td->pools, (uint64_t)pool, p)) {
-      tl_free(td, p);
-      tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
-   }
-   pthread_mutex_unlock(&td->lock);
+    tl_device *td = tl_device_of(dev);
+    if (!td)
+        return;
+    tl_pool *p = tl_alloc(td, sizeof *p);
+    if (!p) {
+        tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
+        return;
+    }
+    p->handle = pool;
+    p->family = info->queueFamilyIndex;
+    pthread_mutex_lock(&td->lock);
+    if (!ht_put(&td->pools, (uint64_t)pool, p)) {
+        tl_free(td, p);
+        tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
+    }
+    pthread_mutex_unlock(&td->lock);
 }
 
-void
-tl_command_pool_destroy(gt_device *dev, VkCommandPool pool)
+void tl_command_pool_destroy(gt_device *dev, VkCommandPool pool)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!td)
-      return;
-   pthread_mutex_lock(&td->lock);
-   tl_pool *p = ht_remove(&td->pools, (uint64_t)pool);
-   if (p) {
-      while (p->cbs)
-         cb_destroy_locked(td, p->cbs);
-   }
-   pthread_mutex_unlock(&td->lock);
-   invalidate_cb_caches();
-   tl_free(td, p);
+    tl_device *td = tl_device_of(dev);
+    if (!td)
+        return;
+    pthread_mutex_lock(&td->lock);
+    tl_pool *p = ht_remove(&td->pools, (uint64_t)pool);
+    if (p) {
+        while (p->cbs)
+            cb_destroy_locked(td, p->cbs);
+    }
+    pthread_mutex_unlock(&td->lock);
+    invalidate_cb_caches();
+    tl_free(td, p);
 }
 
-void
-tl_command_pool_reset(gt_device *dev, VkCommandPool pool, VkCommandPoolResetFlags flags)
+void tl_command_pool_reset(gt_device *dev, VkCommandPool pool, VkCommandPoolResetFlags flags)
 {
-   (void)flags;
-   tl_device *td = tl_device_of(dev);
-   if (!td || !atomic_load_explicit(&td->live_recordings, memory_order_relaxed))
-      return;
-   pthread_mutex_lock(&td->lock);
-   tl_pool *p = ht_get(&td->pools, (uint64_t)pool);
-   for (tl_cb *c = p ? p->cbs : NULL; c; c = c->next)
-      tl_cb_drop_recording(c);
-   pthread_mutex_unlock(&td->lock);
+    (void)flags;
+    tl_device *td = tl_device_of(dev);
+    if (!td || !atomic_load_explicit(&td->live_recordings, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&td->lock);
+    tl_pool *p = ht_get(&td->pools, (uint64_t)pool);
+    for (tl_cb *c = p ? p->cbs : NULL; c; c = c->next)
+        tl_cb_drop_recording(c);
+    pthread_mutex_unlock(&td->lock);
 }
 
-void
-tl_command_buffers_allocated(gt_device *dev, const VkCommandBufferAllocateInfo *info,
+void tl_command_buffers_allocated(gt_device *dev, const VkCommandBufferAllocateInfo *info,
+                                  const VkCommandBuffer *buffers)
+{
+    tl_device *td = tl_device_of(dev);
+    if (!td)
+        return;
+    pthread_mutex_lock(&td->lock);
+    tl_pool *p = ht_get(&td->pools, (uint64_t)info->commandPool);
+    for (uint32_t i = 0; i < info->commandBufferCount; i++) {
+        tl_cb *tcb = tl_alloc(td, sizeof *tcb);
+        if (!tcb || !ht_put(&td->cbs, (uint64_t)(uintptr_t)buffers[i], tcb)) {
+            tl_free(td, tcb);
+            tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
+            continue;
+        }
+        tcb->handle = buffers[i];
+        tcb->primary = info->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        tcb->pool = p;
+        if (p) {
+            tcb->next = p->cbs;
+            if (p->cbs)
+                p->cbs->prev = tcb;
+            p->cbs = tcb;
+        }
+    }
+    pthread_mutex_unlock(&td->lock);
+}
+
+void tl_command_buffers_free(gt_device *dev, VkCommandPool pool, uint32_t count,
                              const VkCommandBuffer *buffers)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!td)
-      return;
-   pthread_mutex_lock(&td->lock);
-   tl_pool *p = ht_get(&td->pools, (uint64_t)info->commandPool);
-   for (uint32_t i = 0; i < info->commandBufferCount; i++) {
-      tl_cb *tcb = tl_alloc(td, sizeof *tcb);
-      if (!tcb || !ht_put(&td->cbs, (uint64_t)(uintptr_t)buffers[i], tcb)) {
-         tl_free(td, tcb);
-         tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
-         continue;
-      }
-      tcb->handle = buffers[i];
-      tcb->primary = info->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-      tcb->pool = p;
-      if (p) {
-         tcb->next = p->cbs;
-         if (p->cbs)
-            p->cbs->prev = tcb;
-         p->cbs = tcb;
-      }
-   }
-   pthread_mutex_unlock(&td->lock);
+    (void)pool;
+    tl_device *td = tl_device_of(dev);
+    if (!td)
+        return;
+    pthread_mutex_lock(&td->lock);
+    for (uint32_t i = 0; i < count; i++) {
+        if (!buffers[i])
+            continue;
+        tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)buffers[i]);
+        if (tcb)
+            cb_destroy_locked(td, tcb);
+    }
+    pthread_mutex_unlock(&td->lock);
+    invalidate_cb_caches();
 }
 
-void
-tl_command_buffers_free(gt_device *dev, VkCommandPool pool, uint32_t count,
-                        const VkCommandBuffer *buffers)
+void tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb, VkCommandBufferResetFlags flags)
 {
-   (void)pool;
-   tl_device *td = tl_device_of(dev);
-   if (!td)
-      return;
-   pthread_mutex_lock(&td->lock);
-   for (uint32_t i = 0; i < count; i++) {
-      if (!buffers[i])
-         continue;
-      tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)buffers[i]);
-      if (tcb)
-         cb_destroy_locked(td, tcb);
-   }
-   pthread_mutex_unlock(&td->lock);
-   invalidate_cb_caches();
-}
-
-void
-tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb, VkCommandBufferResetFlags flags)
-{
-   (void)flags;
-   tl_device *td = tl_device_of(dev);
-   if (!td || !atomic_load_explicit(&td->live_recordings, memory_order_relaxed))
-      return;
-   tl_cb *tcb = tl_cb_find(td, cb);
-   if (tcb)
-      tl_cb_drop_recording(tcb);
+    (void)flags;
+    tl_device *td = tl_device_of(dev);
+    if (!td || !atomic_load_explicit(&td->live_recordings, memory_order_relaxed))
+        return;
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (tcb)
+        tl_cb_drop_recording(tcb);
 }
 
 /* ---- queues ------------------------------------------------------------------ */
 
-tl_queue *
-tl_queue_find(tl_device *td, VkQueue queue)
+tl_queue *tl_queue_find(tl_device *td, VkQueue queue)
 {
-   uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
-   for (uint32_t i = 0; i < n; i++) {
-      if (td->queues[i]->handle == queue)
-         return td->queues[i];
-   }
-   return NULL;
+    uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        if (td->queues[i]->handle == queue)
+            return td->queues[i];
+    }
+    return NULL;
 }
 
-void
-tl_queue_acquired(gt_device *dev, VkQueue queue, uint32_t family, uint32_t index)
+void tl_queue_acquired(gt_device *dev, VkQueue queue, uint32_t family, uint32_t index)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!td)
-      return;
-   pthread_mutex_lock(&td->lock);
-   uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_relaxed);
-   for (uint32_t i = 0; i < n; i++) {
-      if (td->queues[i]->handle == queue) {
-         pthread_mutex_unlock(&td->lock);
-         return;
-      }
-   }
-   tl_queue *q = NULL;
-   if (n < TL_MAX_QUEUES)
-      q = tl_alloc(td, sizeof *q);
-   if (!q) {
-      pthread_mutex_unlock(&td->lock);
-      tl_warn_once(td, TL_WARN_QUEUES, "queue %u.%u is not timed (too many queues)", family,
-                   index);
-      return;
-   }
-   q->handle = queue;
-   q->family = family;
-   q->index = index;
-   q->slot = n;
-   q->valid_bits = family < td->nfamilies ? td->families[family].timestampValidBits : 0;
-   pthread_mutex_init(&q->writer_lock, NULL);
-   pthread_mutex_init(&q->own_lock, NULL);
-   td->queues[n] = q;
-   atomic_store_explicit(&td->nqueues, n + 1, memory_order_release);
-   pthread_mutex_unlock(&td->lock);
+    tl_device *td = tl_device_of(dev);
+    if (!td)
+        return;
+    pthread_mutex_lock(&td->lock);
+    uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_relaxed);
+    for (uint32_t i = 0; i < n; i++) {
+        if (td->queues[i]->handle == queue) {
+            pthread_mutex_unlock(&td->lock);
+            return;
+        }
+    }
+    tl_queue *q = NULL;
+    if (n < TL_MAX_QUEUES)
+        q = tl_alloc(td, sizeof *q);
+    if (!q) {
+        pthread_mutex_unlock(&td->lock);
+        tl_warn_once(td, TL_WARN_QUEUES, "queue %u.%u is not timed (too many queues)", family,
+                     index);
+        return;
+    }
+    q->handle = queue;
+    q->family = family;
+    q->index = index;
+    q->slot = n;
+    q->valid_bits = family < td->nfamilies ? td->families[family].timestampValidBits : 0;
+    pthread_mutex_init(&q->writer_lock, NULL);
+    pthread_mutex_init(&q->own_lock, NULL);
+    td->queues[n] = q;
+    atomic_store_explicit(&td->nqueues, n + 1, memory_order_release);
+    pthread_mutex_unlock(&td->lock);
 }
 
-void
-tl_queue_release_writer(tl_queue *q)
+void tl_queue_release_writer(tl_queue *q)
 {
-   pthread_mutex_lock(&q->writer_lock);
-   if (q->writer)
-      tl_session_release_writer(q->writer);
-   q->writer = NULL;
-   pthread_mutex_unlock(&q->writer_lock);
+    pthread_mutex_lock(&q->writer_lock);
+    if (q->writer)
+        tl_session_release_writer(q->writer);
+    q->writer = NULL;
+    pthread_mutex_unlock(&q->writer_lock);
 }
 
 /* ---- fences -------------------------------------------------------------------- */
 
-VkFence
-tl_fence_get(tl_device *td)
+VkFence tl_fence_get(tl_device *td)
 {
-   gt_device *dev = td->gt;
-   VkFence fence = VK_NULL_HANDLE;
-   pthread_mutex_lock(&td->fence_lock);
-   if (td->nfree_fences) {
-      fence = td->free_fences[--td->nfree_fences];
-   } else if (tl_grow(td, (void **)&td->free_fences, &td->fences_cap, td->nfences + 1,
-                      sizeof *td->free_fences)) {
-      /* Room for every fence in the free list, so putting back never fails. */
-      const VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-      if (dev->vk.CreateFence(dev->handle, &info, tl_vk_alloc(td), &fence) == VK_SUCCESS)
-         td->nfences++;
-      else
-         fence = VK_NULL_HANDLE;
-   }
-   pthread_mutex_unlock(&td->fence_lock);
-   if (!fence)
-      tl_warn_once(td, TL_WARN_FENCE, "cannot create a fence; some submissions stay untimed");
-   return fence;
+    gt_device *dev = td->gt;
+    VkFence fence = VK_NULL_HANDLE;
+    pthread_mutex_lock(&td->fence_lock);
+    if (td->nfree_fences) {
+        fence = td->free_fences[--td->nfree_fences];
+    } else if (tl_grow(td, (void **)&td->free_fences, &td->fences_cap, td->nfences + 1,
+                       sizeof *td->free_fences)) {
+        /* Room for every fence in the free list, so putting back never fails. */
+        const VkFenceCreateInfo info = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+        if (dev->vk.CreateFence(dev->handle, &info, tl_vk_alloc(td), &fence) == VK_SUCCESS)
+            td->nfences++;
+        else
+            fence = VK_NULL_HANDLE;
+    }
+    pthread_mutex_unlock(&td->fence_lock);
+    if (!fence)
+        tl_warn_once(td, TL_WARN_FENCE, "cannot create a fence; some submissions stay untimed");
+    return fence;
 }
 
-void
-tl_fence_put(tl_device *td, VkFence fence)
+void tl_fence_put(tl_device *td, VkFence fence)
 {
-   gt_device *dev = td->gt;
-   dev->vk.ResetFences(dev->handle, 1, &fence);
-   pthread_mutex_lock(&td->fence_lock);
-   td->free_fences[td->nfree_fences++] = fence;
-   pthread_mutex_unlock(&td->fence_lock);
+    gt_device *dev = td->gt;
+    dev->vk.ResetFences(dev->handle, 1, &fence);
+    pthread_mutex_lock(&td->fence_lock);
+    td->free_fences[td->nfree_fences++] = fence;
+    pthread_mutex_unlock(&td->fence_lock);
 }
 
 /* ---- session client ------------------------------------------------------------- */
 
-static void
-client_stop(tl_session_client *client, bool exiting)
+static void client_stop(tl_session_client *client, bool exiting)
 {
-   tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
-   if (atomic_load(&td->started) && td->collector)
-      col_release_writer(td->collector, exiting);
-   uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
-   for (uint32_t i = 0; i < n; i++)
-      tl_queue_release_writer(td->queues[i]);
+    tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
+    if (atomic_load(&td->started) && td->collector)
+        col_release_writer(td->collector, exiting);
+    uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        tl_queue_release_writer(td->queues[i]);
 }
 
-static void
-client_clear(tl_session_client *client)
+static void client_clear(tl_session_client *client)
 {
-   tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
-   if (atomic_load(&td->started) && td->collector)
-      col_clear_incremental_state(td->collector);
+    tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
+    if (atomic_load(&td->started) && td->collector)
+        col_clear_incremental_state(td->collector);
 }
 
 /* ---- device --------------------------------------------------------------------- */
 
-bool
-tl_device_ensure_started(tl_device *td)
+bool tl_device_ensure_started(tl_device *td)
 {
-   if (atomic_load_explicit(&td->started, memory_order_acquire))
-      return true;
-   bool ok = false;
-   pthread_mutex_lock(&td->lock);
-   if (atomic_load_explicit(&td->started, memory_order_relaxed)) {
-      ok = true;
-   } else if (!td->start_failed) {
-      td->collector = col_create(td);
-      ok = td->collector != NULL;
-      if (ok) {
-         atomic_store_explicit(&td->started, true, memory_order_release);
-         gt_info("gpu %u (%s): timing with %s, results read %s, clock %s id 0x%08x",
-                 td->gpu_id, td->props.deviceName,
-                 td->clock_source == GC_SOURCE_CALIBRATED ? "calibrated timestamps"
-                                                          : "bracket calibration",
-                 td->readback_copy ? "from mapped memory" : "with vkGetQueryPoolResults",
-                 td->clock_name, td->clock_id);
-      } else {
-         td->start_failed = true;
-      }
-   }
-   pthread_mutex_unlock(&td->lock);
-   if (!ok)
-      tl_warn_once(td, TL_WARN_OOM, "cannot start the collector thread; not timing this device");
-   return ok;
+    if (atomic_load_explicit(&td->started, memory_order_acquire))
+        return true;
+    bool ok = false;
+    pthread_mutex_lock(&td->lock);
+    if (atomic_load_explicit(&td->started, memory_order_relaxed)) {
+        ok = true;
+    } else if (!td->start_failed) {
+        td->collector = col_create(td);
+        ok = td->collector != NULL;
+        if (ok) {
+            atomic_store_explicit(&td->started, true, memory_order_release);
+            gt_info("gpu %u (%s): timing with %s, results read %s, clock %s id 0x%08x", td->gpu_id,
+                    td->props.deviceName,
+                    td->clock_source == GC_SOURCE_CALIBRATED ? "calibrated timestamps"
+                                                             : "bracket calibration",
+                    td->readback_copy ? "from mapped memory" : "with vkGetQueryPoolResults",
+                    td->clock_name, td->clock_id);
+        } else {
+            td->start_failed = true;
+        }
+    }
+    pthread_mutex_unlock(&td->lock);
+    if (!ok)
+        tl_warn_once(td, TL_WARN_OOM, "cannot start the collector thread; not timing this device");
+    return ok;
 }
 
-static void
-read_uuid(tl_device *td)
+static void read_uuid(tl_device *td)
 {
-   gt_device *dev = td->gt;
-   const gt_instance *inst = dev->instance;
-   memcpy(td->uuid, td->props.pipelineCacheUUID, VK_UUID_SIZE);
-   PFN_vkGetPhysicalDeviceProperties2 get2 = NULL;
-   if (inst->api_version >= VK_API_VERSION_1_1 && td->props.apiVersion >= VK_API_VERSION_1_1)
-      get2 = inst->vk.GetPhysicalDeviceProperties2;
-   if (!get2 && inst->has_gpdp2)
-      get2 = inst->vk.GetPhysicalDeviceProperties2KHR;
-   if (!get2)
-      return;
-   VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
-   VkPhysicalDeviceProperties2 props = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-      .pNext = &id,
-   };
-   get2(dev->physical_device, &props);
-   memcpy(td->uuid, id.deviceUUID, VK_UUID_SIZE);
+    gt_device *dev = td->gt;
+    const gt_instance *inst = dev->instance;
+    memcpy(td->uuid, td->props.pipelineCacheUUID, VK_UUID_SIZE);
+    PFN_vkGetPhysicalDeviceProperties2 get2 = NULL;
+    if (inst->api_version >= VK_API_VERSION_1_1 && td->props.apiVersion >= VK_API_VERSION_1_1)
+        get2 = inst->vk.GetPhysicalDeviceProperties2;
+    if (!get2 && inst->has_gpdp2)
+        get2 = inst->vk.GetPhysicalDeviceProperties2KHR;
+    if (!get2)
+        return;
+    VkPhysicalDeviceIDProperties id = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
+    VkPhysicalDeviceProperties2 props = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &id,
+    };
+    get2(dev->physical_device, &props);
+    memcpy(td->uuid, id.deviceUUID, VK_UUID_SIZE);
 }
 
 /* Whether command buffers copy their results into mapped memory (see
@@ -393,167 +373,161 @@ read_uuid(tl_device *td)
  * page guard refreshes host copies of device writes only at its own sync
  * points, so polled memory may never change; collector.c notices that and
  * switches, see copy_unseen). */
-static bool
-readback_copy(const tl_device *td)
+static bool readback_copy(const tl_device *td)
 {
-   switch (gt_config_get()->readback) {
-   case GT_READBACK_COPY:
-      return true;
-   case GT_READBACK_DRIVER:
-      return false;
-   case GT_READBACK_AUTO:
-      break;
-   }
-   return td->llvmpipe;
+    switch (gt_config_get()->readback) {
+    case GT_READBACK_COPY:
+        return true;
+    case GT_READBACK_DRIVER:
+        return false;
+    case GT_READBACK_AUTO:
+        break;
+    }
+    return td->llvmpipe;
 }
 
-static void
-choose_clock(tl_device *td)
+static void choose_clock(tl_device *td)
 {
-   gt_device *dev = td->gt;
-   bool device = false, monotonic = false, raw = false;
-   if (dev->calibrated_timestamps != GT_CALIBRATED_NONE && dev->get_calibrated_timestamps &&
-       dev->get_time_domains) {
-      VkTimeDomainEXT domains[16];
-      uint32_t n = 16;
-      VkResult r = dev->get_time_domains(dev->physical_device, &n, domains);
-      if (r == VK_SUCCESS || r == VK_INCOMPLETE) {
-         for (uint32_t i = 0; i < n; i++) {
-            device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
-            monotonic |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
-            raw |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
-         }
-      }
-   }
-   bool calibrated = device && monotonic;
-   switch (gt_config_get()->clock_source) {
-   case GT_CLOCK_SOURCE_BRACKET:
-      calibrated = false;
-      break;
-   case GT_CLOCK_SOURCE_CALIBRATED:
-      if (!calibrated)
-         gt_warn("GPUTRACE_CLOCK_SOURCE=calibrated: the device cannot; using the bracket "
-                 "fallback");
-      break;
-   case GT_CLOCK_SOURCE_AUTO:
-      break;
-   }
-   td->clock_source = calibrated ? GC_SOURCE_CALIBRATED : GC_SOURCE_BRACKET;
-   td->clock_has_raw = calibrated && raw;
+    gt_device *dev = td->gt;
+    bool device = false, monotonic = false, raw = false;
+    if (dev->calibrated_timestamps != GT_CALIBRATED_NONE && dev->get_calibrated_timestamps &&
+        dev->get_time_domains) {
+        VkTimeDomainEXT domains[16];
+        uint32_t n = 16;
+        VkResult r = dev->get_time_domains(dev->physical_device, &n, domains);
+        if (r == VK_SUCCESS || r == VK_INCOMPLETE) {
+            for (uint32_t i = 0; i < n; i++) {
+                device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+                monotonic |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+                raw |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
+            }
+        }
+    }
+    bool calibrated = device && monotonic;
+    switch (gt_config_get()->clock_source) {
+    case GT_CLOCK_SOURCE_BRACKET:
+        calibrated = false;
+        break;
+    case GT_CLOCK_SOURCE_CALIBRATED:
+        if (!calibrated)
+            gt_warn("GPUTRACE_CLOCK_SOURCE=calibrated: the device cannot; using the bracket "
+                    "fallback");
+        break;
+    case GT_CLOCK_SOURCE_AUTO:
+        break;
+    }
+    td->clock_source = calibrated ? GC_SOURCE_CALIBRATED : GC_SOURCE_BRACKET;
+    td->clock_has_raw = calibrated && raw;
 
-   /* One clock domain (this device's counter) and one writer (this
+    /* One clock domain (this device's counter) and one writer (this
     * process's collector for this VkDevice): see docs/layer.md. */
-   char hex[2 * VK_UUID_SIZE + 1];
-   for (unsigned i = 0; i < VK_UUID_SIZE; i++)
-      snprintf(hex + 2 * i, 3, "%02x", td->uuid[i]);
-   snprintf(td->clock_name, sizeof td->clock_name, "gputrace/vk/%s/pid%d/dev%u", hex, td->pid,
-            td->gpu_id);
-   td->clock_id = gc_global_clock_id(td->clock_name);
+    char hex[2 * VK_UUID_SIZE + 1];
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
+        snprintf(hex + 2 * i, 3, "%02x", td->uuid[i]);
+    snprintf(td->clock_name, sizeof td->clock_name, "gputrace/vk/%s/pid%d/dev%u", hex, td->pid,
+             td->gpu_id);
+    td->clock_id = gc_global_clock_id(td->clock_name);
 }
 
-VkResult
-tl_device_create(gt_device *dev)
+VkResult tl_device_create(gt_device *dev)
 {
-   tl_device *td =
-      gt_zalloc(&dev->alloc, sizeof *td, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
-   if (!td)
-      return VK_ERROR_OUT_OF_HOST_MEMORY;
-   const gt_instance *inst = dev->instance;
-   td->gt = dev;
-   td->pid = tl_session_pid();
-   td->gpu_id = atomic_fetch_add(&gpu_counter, 1);
-   inst->vk.GetPhysicalDeviceProperties(dev->physical_device, &td->props);
-   inst->vk.GetPhysicalDeviceQueueFamilyProperties(dev->physical_device, &td->nfamilies, NULL);
-   td->families = tl_alloc(td, (size_t)(td->nfamilies ? td->nfamilies : 1) *
-                                  sizeof *td->families);
-   if (!td->families) {
-      gt_free(&dev->alloc, td);
-      return VK_ERROR_OUT_OF_HOST_MEMORY;
-   }
-   inst->vk.GetPhysicalDeviceQueueFamilyProperties(dev->physical_device, &td->nfamilies,
-                                                   td->families);
-   switch (dev->host_query_reset) {
-   case GT_HOST_QUERY_RESET_CORE:
-      td->reset_query_pool = dev->vk.ResetQueryPool;
-      break;
-   case GT_HOST_QUERY_RESET_EXT:
-      td->reset_query_pool = (PFN_vkResetQueryPool)dev->vk.ResetQueryPoolEXT;
-      break;
-   case GT_HOST_QUERY_RESET_NONE:
-      break;
-   }
-   if (!gt_config_get()->host_query_reset)
-      td->reset_query_pool = NULL;
-   td->host_reset = td->reset_query_pool != NULL;
-   td->llvmpipe = td->props.vendorID == VK_VENDOR_ID_MESA &&
-                  strncmp(td->props.deviceName, "llvmpipe", 8) == 0;
-   td->readback_copy = readback_copy(td);
-   read_uuid(td);
-   choose_clock(td);
+    tl_device *td = gt_zalloc(&dev->alloc, sizeof *td, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
+    if (!td)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    const gt_instance *inst = dev->instance;
+    td->gt = dev;
+    td->pid = tl_session_pid();
+    td->gpu_id = atomic_fetch_add(&gpu_counter, 1);
+    inst->vk.GetPhysicalDeviceProperties(dev->physical_device, &td->props);
+    inst->vk.GetPhysicalDeviceQueueFamilyProperties(dev->physical_device, &td->nfamilies, NULL);
+    td->families = tl_alloc(td, (size_t)(td->nfamilies ? td->nfamilies : 1) * sizeof *td->families);
+    if (!td->families) {
+        gt_free(&dev->alloc, td);
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    inst->vk.GetPhysicalDeviceQueueFamilyProperties(dev->physical_device, &td->nfamilies,
+                                                    td->families);
+    switch (dev->host_query_reset) {
+    case GT_HOST_QUERY_RESET_CORE:
+        td->reset_query_pool = dev->vk.ResetQueryPool;
+        break;
+    case GT_HOST_QUERY_RESET_EXT:
+        td->reset_query_pool = (PFN_vkResetQueryPool)dev->vk.ResetQueryPoolEXT;
+        break;
+    case GT_HOST_QUERY_RESET_NONE:
+        break;
+    }
+    if (!gt_config_get()->host_query_reset)
+        td->reset_query_pool = NULL;
+    td->host_reset = td->reset_query_pool != NULL;
+    td->llvmpipe = td->props.vendorID == VK_VENDOR_ID_MESA &&
+                   strncmp(td->props.deviceName, "llvmpipe", 8) == 0;
+    td->readback_copy = readback_copy(td);
+    read_uuid(td);
+    choose_clock(td);
 
-   pthread_mutex_init(&td->lock, NULL);
-   pthread_mutex_init(&td->fence_lock, NULL);
-   pthread_mutex_init(&td->pool_lock, NULL);
-   ht_init(&td->cbs, &dev->alloc);
-   ht_init(&td->pools, &dev->alloc);
-   tl_queries_init(&td->queries);
-   td->client.stop = client_stop;
-   td->client.clear_incremental_state = client_clear;
-   dev->timeline = td;
+    pthread_mutex_init(&td->lock, NULL);
+    pthread_mutex_init(&td->fence_lock, NULL);
+    pthread_mutex_init(&td->pool_lock, NULL);
+    ht_init(&td->cbs, &dev->alloc);
+    ht_init(&td->pools, &dev->alloc);
+    tl_queries_init(&td->queries);
+    td->client.stop = client_stop;
+    td->client.clear_incremental_state = client_clear;
+    dev->timeline = td;
 
-   /* May begin the session (first device of the process). */
-   tl_session_add_client(&td->client);
-   if (tl_session_tracing())
-      tl_device_ensure_started(td);
-   return VK_SUCCESS;
+    /* May begin the session (first device of the process). */
+    tl_session_add_client(&td->client);
+    if (tl_session_tracing())
+        tl_device_ensure_started(td);
+    return VK_SUCCESS;
 }
 
-void
-tl_device_destroy(gt_device *dev)
+void tl_device_destroy(gt_device *dev)
 {
-   tl_device *td = tl_device_of(dev);
-   if (!td)
-      return;
-   tl_session_remove_client(&td->client);
-   /* The application waited for its work (vkDestroyDevice requires it), so
+    tl_device *td = tl_device_of(dev);
+    if (!td)
+        return;
+    tl_session_remove_client(&td->client);
+    /* The application waited for its work (vkDestroyDevice requires it), so
     * this drains quickly. */
-   if (td->collector)
-      col_destroy(td->collector, false);
-   td->collector = NULL;
+    if (td->collector)
+        col_destroy(td->collector, false);
+    td->collector = NULL;
 
-   uint32_t n = atomic_load(&td->nqueues);
-   for (uint32_t i = 0; i < n; i++) {
-      tl_queue *q = td->queues[i];
-      tl_queue_release_writer(q);
-      tl_own_finish(td, q);
-      pthread_mutex_destroy(&q->writer_lock);
-      pthread_mutex_destroy(&q->own_lock);
-      tl_free(td, q);
-   }
-   for (uint32_t i = 0; i < td->cbs.capacity; i++) {
-      tl_cb *tcb = td->cbs.slots[i].value;
-      if (td->cbs.slots[i].key && tcb) {
-         tl_cb_drop_recording(tcb);
-         tl_free(td, tcb);
-      }
-   }
-   for (uint32_t i = 0; i < td->pools.capacity; i++) {
-      if (td->pools.slots[i].key)
-         tl_free(td, td->pools.slots[i].value);
-   }
-   ht_finish(&td->cbs);
-   ht_finish(&td->pools);
-   invalidate_cb_caches();
+    uint32_t n = atomic_load(&td->nqueues);
+    for (uint32_t i = 0; i < n; i++) {
+        tl_queue *q = td->queues[i];
+        tl_queue_release_writer(q);
+        tl_own_finish(td, q);
+        pthread_mutex_destroy(&q->writer_lock);
+        pthread_mutex_destroy(&q->own_lock);
+        tl_free(td, q);
+    }
+    for (uint32_t i = 0; i < td->cbs.capacity; i++) {
+        tl_cb *tcb = td->cbs.slots[i].value;
+        if (td->cbs.slots[i].key && tcb) {
+            tl_cb_drop_recording(tcb);
+            tl_free(td, tcb);
+        }
+    }
+    for (uint32_t i = 0; i < td->pools.capacity; i++) {
+        if (td->pools.slots[i].key)
+            tl_free(td, td->pools.slots[i].value);
+    }
+    ht_finish(&td->cbs);
+    ht_finish(&td->pools);
+    invalidate_cb_caches();
 
-   for (uint32_t i = 0; i < td->nfree_fences; i++)
-      dev->vk.DestroyFence(dev->handle, td->free_fences[i], tl_vk_alloc(td));
-   tl_free(td, td->free_fences);
-   tl_pools_finish(td);
-   tl_queries_finish(td);
-   pthread_mutex_destroy(&td->lock);
-   pthread_mutex_destroy(&td->fence_lock);
-   pthread_mutex_destroy(&td->pool_lock);
-   tl_free(td, td->families);
-   dev->timeline = NULL;
-   gt_free(&dev->alloc, td);
+    for (uint32_t i = 0; i < td->nfree_fences; i++)
+        dev->vk.DestroyFence(dev->handle, td->free_fences[i], tl_vk_alloc(td));
+    tl_free(td, td->free_fences);
+    tl_pools_finish(td);
+    tl_queries_finish(td);
+    pthread_mutex_destroy(&td->lock);
+    pthread_mutex_destroy(&td->fence_lock);
+    pthread_mutex_destroy(&td->pool_lock);
+    tl_free(td, td->families);
+    dev->timeline = NULL;
+    gt_free(&dev->alloc, td);
 }

@@ -90,25 +90,23 @@ static _Thread_local uint32_t pending_region;
  * synchronization command, or a resuming vkCmdBeginRendering. A primary
  * executing a secondary needs to know which (suspended rendering). */
 enum tl_starts {
-   TL_STARTS_NONE,
-   TL_STARTS_ACTION,
-   TL_STARTS_RESUME,
+    TL_STARTS_NONE,
+    TL_STARTS_ACTION,
+    TL_STARTS_RESUME,
 };
 
-static uint32_t
-popcount32(uint32_t v)
+static uint32_t popcount32(uint32_t v)
 {
-   return (uint32_t)__builtin_popcount(v);
+    return (uint32_t)__builtin_popcount(v);
 }
 
-static const void *
-find_in_chain(const void *next, VkStructureType type)
+static const void *find_in_chain(const void *next, VkStructureType type)
 {
-   for (const VkBaseInStructure *s = next; s; s = s->pNext) {
-      if (s->sType == type)
-         return s;
-   }
-   return NULL;
+    for (const VkBaseInStructure *s = next; s; s = s->pNext) {
+        if (s->sType == type)
+            return s;
+    }
+    return NULL;
 }
 
 /* ---- render passes ------------------------------------------------------------ */
@@ -116,312 +114,295 @@ find_in_chain(const void *next, VkStructureType type)
 /* What the layer keeps of a VkRenderPass: the view mask of each subpass. */
 typedef struct tl_rp_info tl_rp_info;
 struct tl_rp_info {
-   uint32_t nsubpasses;
-   uint32_t view_masks[];
+    uint32_t nsubpasses;
+    uint32_t view_masks[];
 };
 
-void
-tl_render_passes_init(tl_device *td)
+void tl_render_passes_init(tl_device *td)
 {
-   pthread_mutex_init(&td->rp_lock, NULL);
-   ht_init(&td->render_passes, &td->gt->alloc);
+    pthread_mutex_init(&td->rp_lock, NULL);
+    ht_init(&td->render_passes, &td->gt->alloc);
 }
 
-void
-tl_render_passes_finish(tl_device *td)
+void tl_render_passes_finish(tl_device *td)
 {
-   /* Render passes the application did not destroy. */
-   ht_table *t = &td->render_passes;
-   for (uint32_t i = 0; i < t->capacity; i++) {
-      if (t->slots[i].key)
-         tl_free(td, t->slots[i].value);
-   }
-   ht_finish(t);
-   pthread_mutex_destroy(&td->rp_lock);
+    /* Render passes the application did not destroy. */
+    ht_table *t = &td->render_passes;
+    for (uint32_t i = 0; i < t->capacity; i++) {
+        if (t->slots[i].key)
+            tl_free(td, t->slots[i].value);
+    }
+    ht_finish(t);
+    pthread_mutex_destroy(&td->rp_lock);
 }
 
-void
-tl_render_pass_add(tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
-                   const VkRenderPassCreateInfo2 *info2)
+void tl_render_pass_add(tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
+                        const VkRenderPassCreateInfo2 *info2)
 {
-   if (rp == VK_NULL_HANDLE)
-      return;
-   const uint32_t n = info ? info->subpassCount : info2 ? info2->subpassCount : 0;
-   tl_rp_info *ri = NULL;
-   if (n) {
-      ri = tl_alloc(td, sizeof *ri + (size_t)n * sizeof ri->view_masks[0]);
-      if (ri) {
-         ri->nsubpasses = n;
-         if (info2) {
-            for (uint32_t i = 0; i < n; i++)
-               ri->view_masks[i] = info2->pSubpasses[i].viewMask;
-         } else {
-            /* Without it, or with subpassCount 0 in it, every mask is 0. */
-            const VkRenderPassMultiviewCreateInfo *mv =
-               find_in_chain(info->pNext, VK_STRUCTURE_TYPE_RENDER_PASS_MULTIVIEW_CREATE_INFO);
-            for (uint32_t i = 0; mv && mv->pViewMasks && i < n && i < mv->subpassCount; i++)
-               ri->view_masks[i] = mv->pViewMasks[i];
-         }
-      }
-   }
-   pthread_mutex_lock(&td->rp_lock);
-   /* A handle the driver reuses replaces what we had; when the new entry
+    if (rp == VK_NULL_HANDLE)
+        return;
+    const uint32_t n = info ? info->subpassCount : info2 ? info2->subpassCount : 0;
+    tl_rp_info *ri = NULL;
+    if (n) {
+        ri = tl_alloc(td, sizeof *ri + (size_t)n * sizeof ri->view_masks[0]);
+        if (ri) {
+            ri->nsubpasses = n;
+            if (info2) {
+                for (uint32_t i = 0; i < n; i++)
+                    ri->view_masks[i] = info2->pSubpasses[i].viewMask;
+            } else {
+                /* Without it, or with subpassCount 0 in it, every mask is 0. */
+                const VkRenderPassMultiviewCreateInfo *mv =
+                    find_in_chain(info->pNext, VK_STRUCTURE_TYPE_RENDER_PASS_MULTIVIEW_CREATE_INFO);
+                for (uint32_t i = 0; mv && mv->pViewMasks && i < n && i < mv->subpassCount; i++)
+                    ri->view_masks[i] = mv->pViewMasks[i];
+            }
+        }
+    }
+    pthread_mutex_lock(&td->rp_lock);
+    /* A handle the driver reuses replaces what we had; when the new entry
     * cannot be stored the render pass is simply unknown (not timed inside). */
-   void *old = ht_remove(&td->render_passes, (uint64_t)rp);
-   bool stored = ri && ht_put(&td->render_passes, (uint64_t)rp, ri);
-   pthread_mutex_unlock(&td->rp_lock);
-   tl_free(td, old);
-   if (!stored) {
-      tl_free(td, ri);
-      if (n)
-         tl_warn_once(td, TL_WARN_OOM, "out of memory; some render passes stay untimed inside");
-   }
+    void *old = ht_remove(&td->render_passes, (uint64_t)rp);
+    bool stored = ri && ht_put(&td->render_passes, (uint64_t)rp, ri);
+    pthread_mutex_unlock(&td->rp_lock);
+    tl_free(td, old);
+    if (!stored) {
+        tl_free(td, ri);
+        if (n)
+            tl_warn_once(td, TL_WARN_OOM, "out of memory; some render passes stay untimed inside");
+    }
 }
 
-void
-tl_render_pass_remove(tl_device *td, VkRenderPass rp)
+void tl_render_pass_remove(tl_device *td, VkRenderPass rp)
 {
-   pthread_mutex_lock(&td->rp_lock);
-   void *old = ht_remove(&td->render_passes, (uint64_t)rp);
-   pthread_mutex_unlock(&td->rp_lock);
-   tl_free(td, old);
+    pthread_mutex_lock(&td->rp_lock);
+    void *old = ht_remove(&td->render_passes, (uint64_t)rp);
+    pthread_mutex_unlock(&td->rp_lock);
+    tl_free(td, old);
 }
 
 /* Copies the render pass's view masks into the recording: the render pass
  * may be destroyed while the recording is still in use. */
-static void
-copy_view_masks(tl_device *td, tl_recording *rec, VkRenderPass rp)
+static void copy_view_masks(tl_device *td, tl_recording *rec, VkRenderPass rp)
 {
-   rec->rp_nmasks = 0;
-   if (!rec->timing || rp == VK_NULL_HANDLE)
-      return;
-   pthread_mutex_lock(&td->rp_lock);
-   const tl_rp_info *ri = ht_get(&td->render_passes, (uint64_t)rp);
-   if (ri && tl_grow(td, (void **)&rec->rp_masks, &rec->rp_masks_cap, ri->nsubpasses,
-                     sizeof *rec->rp_masks)) {
-      memcpy(rec->rp_masks, ri->view_masks, ri->nsubpasses * sizeof *rec->rp_masks);
-      rec->rp_nmasks = ri->nsubpasses;
-   }
-   pthread_mutex_unlock(&td->rp_lock);
+    rec->rp_nmasks = 0;
+    if (!rec->timing || rp == VK_NULL_HANDLE)
+        return;
+    pthread_mutex_lock(&td->rp_lock);
+    const tl_rp_info *ri = ht_get(&td->render_passes, (uint64_t)rp);
+    if (ri && tl_grow(td, (void **)&rec->rp_masks, &rec->rp_masks_cap, ri->nsubpasses,
+                      sizeof *rec->rp_masks)) {
+        memcpy(rec->rp_masks, ri->view_masks, ri->nsubpasses * sizeof *rec->rp_masks);
+        rec->rp_nmasks = ri->nsubpasses;
+    }
+    pthread_mutex_unlock(&td->rp_lock);
 }
 
 /* Whether commands of the current subpass are recorded here, and how many
  * queries a timestamp takes in it. */
-static void
-enter_subpass(tl_recording *rec, VkSubpassContents contents)
+static void enter_subpass(tl_recording *rec, VkSubpassContents contents)
 {
-   const bool known = rec->subpass < rec->rp_nmasks;
-   const uint32_t mask = known ? rec->rp_masks[rec->subpass] : 0;
-   rec->subpass_inline = known && contents == VK_SUBPASS_CONTENTS_INLINE;
-   rec->views = (uint16_t)(mask ? popcount32(mask) : 1);
+    const bool known = rec->subpass < rec->rp_nmasks;
+    const uint32_t mask = known ? rec->rp_masks[rec->subpass] : 0;
+    rec->subpass_inline = known && contents == VK_SUBPASS_CONTENTS_INLINE;
+    rec->views = (uint16_t)(mask ? popcount32(mask) : 1);
 }
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
-static void
-recording_clear(tl_recording *rec)
+static void recording_clear(tl_recording *rec)
 {
-   tl_device *td = rec->td;
-   for (uint32_t i = 0; i < rec->nchunks; i++)
-      tl_query_give(td, rec->chunks[i], rec->used);
-   for (uint32_t i = 0; i < rec->nexecuted; i++)
-      tl_recording_unref(rec->executed[i]);
-   rec->nchunks = rec->nslots = rec->nregions = rec->names_len = rec->nexecuted = 0;
-   rec->nlabels = 0;
-   rec->rp_region = TL_NO_SLOT;
-   rec->rp_instance = rec->rp_counter = 0;
-   rec->in_render_pass = rec->subpass_inline = false;
-   rec->in_rendering = rec->rendering_inline = false;
-   rec->views = 1;
-   rec->rp_nmasks = rec->subpass = 0;
-   rec->rp_handle = rec->rp_target = 0;
-   rec->rendering_flags = 0;
-   rec->maybe_suspended = rec->start_pending = false;
-   rec->starts = TL_STARTS_NONE;
-   rec->suspend_slot = TL_NO_SLOT;
-   rec->last_stamp = TL_NO_SLOT;
-   rec->work_since_stamp = true;
-   rec->exhausted = false;
-   rec->copied = rec->multiview_stamps = false;
-   rec->pending = NULL;
-   rec->used = false;
+    tl_device *td = rec->td;
+    for (uint32_t i = 0; i < rec->nchunks; i++)
+        tl_query_give(td, rec->chunks[i], rec->used);
+    for (uint32_t i = 0; i < rec->nexecuted; i++)
+        tl_recording_unref(rec->executed[i]);
+    rec->nchunks = rec->nslots = rec->nregions = rec->names_len = rec->nexecuted = 0;
+    rec->nlabels = 0;
+    rec->rp_region = TL_NO_SLOT;
+    rec->rp_instance = rec->rp_counter = 0;
+    rec->in_render_pass = rec->subpass_inline = false;
+    rec->in_rendering = rec->rendering_inline = false;
+    rec->views = 1;
+    rec->rp_nmasks = rec->subpass = 0;
+    rec->rp_handle = rec->rp_target = 0;
+    rec->rendering_flags = 0;
+    rec->maybe_suspended = rec->start_pending = false;
+    rec->starts = TL_STARTS_NONE;
+    rec->suspend_slot = TL_NO_SLOT;
+    rec->last_stamp = TL_NO_SLOT;
+    rec->work_since_stamp = true;
+    rec->exhausted = false;
+    rec->copied = rec->multiview_stamps = false;
+    rec->pending = NULL;
+    rec->used = false;
 }
 
-static void
-recording_destroy(tl_recording *rec)
+static void recording_destroy(tl_recording *rec)
 {
-   tl_device *td = rec->td;
-   recording_clear(rec);
-   atomic_fetch_sub_explicit(&td->live_recordings, 1, memory_order_relaxed);
-   pthread_mutex_lock(&td->pool_lock);
-   if (td->nfree_recordings < TL_POOL_KEEP) {
-      /* Kept with its arrays for the next recording. */
-      rec->next_free = td->free_recordings;
-      td->free_recordings = rec;
-      td->nfree_recordings++;
-      rec = NULL;
-   }
-   pthread_mutex_unlock(&td->pool_lock);
-   if (!rec)
-      return;
-   tl_free(td, rec->chunks);
-   tl_free(td, rec->regions);
-   tl_free(td, rec->names);
-   tl_free(td, rec->executed);
-   tl_free(td, rec->rp_masks);
-   pthread_mutex_destroy(&rec->lock);
-   tl_free(td, rec);
+    tl_device *td = rec->td;
+    recording_clear(rec);
+    atomic_fetch_sub_explicit(&td->live_recordings, 1, memory_order_relaxed);
+    pthread_mutex_lock(&td->pool_lock);
+    if (td->nfree_recordings < TL_POOL_KEEP) {
+        /* Kept with its arrays for the next recording. */
+        rec->next_free = td->free_recordings;
+        td->free_recordings = rec;
+        td->nfree_recordings++;
+        rec = NULL;
+    }
+    pthread_mutex_unlock(&td->pool_lock);
+    if (!rec)
+        return;
+    tl_free(td, rec->chunks);
+    tl_free(td, rec->regions);
+    tl_free(td, rec->names);
+    tl_free(td, rec->executed);
+    tl_free(td, rec->rp_masks);
+    pthread_mutex_destroy(&rec->lock);
+    tl_free(td, rec);
 }
 
-void
-tl_pools_finish(tl_device *td)
+void tl_pools_finish(tl_device *td)
 {
-   while (td->free_recordings) {
-      tl_recording *rec = td->free_recordings;
-      td->free_recordings = rec->next_free;
-      tl_free(td, rec->chunks);
-      tl_free(td, rec->regions);
-      tl_free(td, rec->names);
-      tl_free(td, rec->executed);
-      tl_free(td, rec->rp_masks);
-      pthread_mutex_destroy(&rec->lock);
-      tl_free(td, rec);
-   }
-   td->nfree_recordings = 0;
-   while (td->free_submissions) {
-      tl_submission *sub = td->free_submissions;
-      td->free_submissions = sub->next;
-      tl_free(td, sub->results);
-      tl_free(td, sub->entries);
-      tl_free(td, sub->values);
-      tl_free(td, sub);
-   }
-   td->nfree_submissions = 0;
+    while (td->free_recordings) {
+        tl_recording *rec = td->free_recordings;
+        td->free_recordings = rec->next_free;
+        tl_free(td, rec->chunks);
+        tl_free(td, rec->regions);
+        tl_free(td, rec->names);
+        tl_free(td, rec->executed);
+        tl_free(td, rec->rp_masks);
+        pthread_mutex_destroy(&rec->lock);
+        tl_free(td, rec);
+    }
+    td->nfree_recordings = 0;
+    while (td->free_submissions) {
+        tl_submission *sub = td->free_submissions;
+        td->free_submissions = sub->next;
+        tl_free(td, sub->results);
+        tl_free(td, sub->entries);
+        tl_free(td, sub->values);
+        tl_free(td, sub);
+    }
+    td->nfree_submissions = 0;
 }
 
-void
-tl_recording_ref(tl_recording *rec)
+void tl_recording_ref(tl_recording *rec)
 {
-   atomic_fetch_add_explicit(&rec->refs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rec->refs, 1, memory_order_relaxed);
 }
 
-void
-tl_recording_unref(tl_recording *rec)
+void tl_recording_unref(tl_recording *rec)
 {
-   if (rec && atomic_fetch_sub_explicit(&rec->refs, 1, memory_order_acq_rel) == 1)
-      recording_destroy(rec);
+    if (rec && atomic_fetch_sub_explicit(&rec->refs, 1, memory_order_acq_rel) == 1)
+        recording_destroy(rec);
 }
 
-void
-tl_cb_drop_recording(tl_cb *tcb)
+void tl_cb_drop_recording(tl_cb *tcb)
 {
-   tl_recording *rec = tcb->rec;
-   tcb->rec = NULL;
-   if (pending_rec == rec)
-      pending_rec = NULL;
-   tl_recording_unref(rec);
+    tl_recording *rec = tcb->rec;
+    tcb->rec = NULL;
+    if (pending_rec == rec)
+        pending_rec = NULL;
+    tl_recording_unref(rec);
 }
 
 /* A recording for a new vkBeginCommandBuffer: the previous one reused in
  * place when nothing else refers to it (no submission waiting to be read,
  * no primary executing it), else a fresh one. */
-static tl_recording *
-recording_for(tl_device *td, tl_cb *tcb)
+static tl_recording *recording_for(tl_device *td, tl_cb *tcb)
 {
-   tl_recording *rec = tcb->rec;
-   if (rec && atomic_load_explicit(&rec->refs, memory_order_acquire) == 1) {
-      if (pending_rec == rec)
-         pending_rec = NULL;
-      recording_clear(rec);
-      return rec;
-   }
-   tl_cb_drop_recording(tcb);
-   pthread_mutex_lock(&td->pool_lock);
-   rec = td->free_recordings;
-   if (rec) {
-      td->free_recordings = rec->next_free;
-      td->nfree_recordings--;
-   }
-   pthread_mutex_unlock(&td->pool_lock);
-   if (!rec) {
-      rec = tl_alloc(td, sizeof *rec);
-      if (!rec) {
-         tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
-         return NULL;
-      }
-      pthread_mutex_init(&rec->lock, NULL);
-   }
-   atomic_init(&rec->refs, 1);
-   rec->td = td;
-   rec->cb = tcb->handle;
-   rec->next_free = NULL;
-   recording_clear(rec);
-   atomic_fetch_add_explicit(&td->live_recordings, 1, memory_order_relaxed);
-   tcb->rec = rec;
-   return rec;
+    tl_recording *rec = tcb->rec;
+    if (rec && atomic_load_explicit(&rec->refs, memory_order_acquire) == 1) {
+        if (pending_rec == rec)
+            pending_rec = NULL;
+        recording_clear(rec);
+        return rec;
+    }
+    tl_cb_drop_recording(tcb);
+    pthread_mutex_lock(&td->pool_lock);
+    rec = td->free_recordings;
+    if (rec) {
+        td->free_recordings = rec->next_free;
+        td->nfree_recordings--;
+    }
+    pthread_mutex_unlock(&td->pool_lock);
+    if (!rec) {
+        rec = tl_alloc(td, sizeof *rec);
+        if (!rec) {
+            tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
+            return NULL;
+        }
+        pthread_mutex_init(&rec->lock, NULL);
+    }
+    atomic_init(&rec->refs, 1);
+    rec->td = td;
+    rec->cb = tcb->handle;
+    rec->next_free = NULL;
+    recording_clear(rec);
+    atomic_fetch_add_explicit(&td->live_recordings, 1, memory_order_relaxed);
+    tcb->rec = rec;
+    return rec;
 }
 
 /* ---- slots and regions ------------------------------------------------------- */
 
-static bool
-can_stamp(const tl_recording *rec)
+static bool can_stamp(const tl_recording *rec)
 {
-   return rec->timing && !rec->maybe_suspended &&
-          (!rec->in_render_pass || rec->subpass_inline) &&
-          (!rec->in_rendering || rec->rendering_inline);
+    return rec->timing && !rec->maybe_suspended && (!rec->in_render_pass || rec->subpass_inline) &&
+           (!rec->in_rendering || rec->rendering_inline);
 }
 
 /* `n` consecutive slots (one timestamp of an n-view instance), never
  * straddling two chunks. */
-static bool
-take_slots(tl_device *td, tl_recording *rec, uint32_t n, uint32_t *out)
+static bool take_slots(tl_device *td, tl_recording *rec, uint32_t n, uint32_t *out)
 {
-   if (rec->exhausted)
-      return false;
-   uint32_t start = rec->nslots;
-   if (start + n > rec->nchunks * TL_CHUNK_QUERIES) {
-      if (rec->nchunks * TL_CHUNK_QUERIES + n > TL_MAX_SLOTS) {
-         rec->exhausted = true;
-         return false;
-      }
-      /* A fresh chunk needs a recorded reset without host reset, and that
+    if (rec->exhausted)
+        return false;
+    uint32_t start = rec->nslots;
+    if (start + n > rec->nchunks * TL_CHUNK_QUERIES) {
+        if (rec->nchunks * TL_CHUNK_QUERIES + n > TL_MAX_SLOTS) {
+            rec->exhausted = true;
+            return false;
+        }
+        /* A fresh chunk needs a recorded reset without host reset, and that
        * is not allowed inside a render pass instance: wait for the end. */
-      if (!td->host_reset && (rec->in_render_pass || rec->in_rendering))
-         return false;
-      if (!tl_grow(td, (void **)&rec->chunks, &rec->chunks_cap, rec->nchunks + 1,
-                   sizeof *rec->chunks)) {
-         rec->exhausted = true;
-         return false;
-      }
-      tl_qchunk *chunk = tl_query_take(td);
-      if (!chunk) {
-         rec->exhausted = true;
-         return false;
-      }
-      if (!td->host_reset) {
-         /* This reset runs again with every execution of the recording,
+        if (!td->host_reset && (rec->in_render_pass || rec->in_rendering))
+            return false;
+        if (!tl_grow(td, (void **)&rec->chunks, &rec->chunks_cap, rec->nchunks + 1,
+                     sizeof *rec->chunks)) {
+            rec->exhausted = true;
+            return false;
+        }
+        tl_qchunk *chunk = tl_query_take(td);
+        if (!chunk) {
+            rec->exhausted = true;
+            return false;
+        }
+        if (!td->host_reset) {
+            /* This reset runs again with every execution of the recording,
           * right after the last one's timestamps were written. */
-         if (td->llvmpipe)
-            tl_full_barrier(td, rec->cb);
-         td->gt->vk.CmdResetQueryPool(rec->cb, chunk->pool, chunk->first, TL_CHUNK_QUERIES);
-      }
-      rec->chunks[rec->nchunks++] = chunk;
-      start = (rec->nchunks - 1) * TL_CHUNK_QUERIES;
-   }
-   rec->nslots = start + n;
-   *out = start;
-   return true;
+            if (td->llvmpipe)
+                tl_full_barrier(td, rec->cb);
+            td->gt->vk.CmdResetQueryPool(rec->cb, chunk->pool, chunk->first, TL_CHUNK_QUERIES);
+        }
+        rec->chunks[rec->nchunks++] = chunk;
+        start = (rec->nchunks - 1) * TL_CHUNK_QUERIES;
+    }
+    rec->nslots = start + n;
+    *out = start;
+    return true;
 }
 
-static bool
-stamp(tl_device *td, tl_recording *rec, uint32_t views, uint32_t *slot)
+static bool stamp(tl_device *td, tl_recording *rec, uint32_t views, uint32_t *slot)
 {
-   const bool inside = rec->in_render_pass || rec->in_rendering;
-   if (!rec->work_since_stamp && !inside && views == 1 && rec->last_stamp != TL_NO_SLOT) {
-      *slot = rec->last_stamp;
-      return true;
-   }
-   /* lavapipe (Mesa 22.3) keeps a fence per rasterizer scene and frees it
+    const bool inside = rec->in_render_pass || rec->in_rendering;
+    if (!rec->work_since_stamp && !inside && views == 1 && rec->last_stamp != TL_NO_SLOT) {
+        *slot = rec->last_stamp;
+        return true;
+    }
+    /* lavapipe (Mesa 22.3) keeps a fence per rasterizer scene and frees it
     * with its last reference, checking the fence done without its lock:
     * the rasterizer's last thread counts itself done, then broadcasts and
     * unlocks. A reference dropped in between (the scene recycled, the
@@ -437,214 +418,202 @@ stamp(tl_device *td, tl_recording *rec, uint32_t views, uint32_t *slot)
     * after the draws binned before it, like bottom-of-pipe); its query
     * holds the scene's fence until reset, which waits until later work is
     * known complete (tl_queries). */
-   VkPipelineStageFlagBits where = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT;
-   if (td->llvmpipe && inside)
-      where = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
-   else if (td->llvmpipe)
-      tl_full_barrier(td, rec->cb);
-   if (!take_slots(td, rec, views, slot))
-      return false;
-   const tl_qchunk *chunk = rec->chunks[*slot / TL_CHUNK_QUERIES];
-   td->gt->vk.CmdWriteTimestamp(rec->cb, where, chunk->pool,
-                                chunk->first + *slot % TL_CHUNK_QUERIES);
-   rec->last_stamp = views == 1 ? *slot : TL_NO_SLOT;
-   rec->work_since_stamp = false;
-   rec->multiview_stamps |= views > 1;
-   return true;
+    VkPipelineStageFlagBits where = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT;
+    if (td->llvmpipe && inside)
+        where = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
+    else if (td->llvmpipe)
+        tl_full_barrier(td, rec->cb);
+    if (!take_slots(td, rec, views, slot))
+        return false;
+    const tl_qchunk *chunk = rec->chunks[*slot / TL_CHUNK_QUERIES];
+    td->gt->vk.CmdWriteTimestamp(rec->cb, where, chunk->pool,
+                                 chunk->first + *slot % TL_CHUNK_QUERIES);
+    rec->last_stamp = views == 1 ? *slot : TL_NO_SLOT;
+    rec->work_since_stamp = false;
+    rec->multiview_stamps |= views > 1;
+    return true;
 }
 
-static tl_region *
-add_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api,
-           uint32_t *index)
+static tl_region *add_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api,
+                             uint32_t *index)
 {
-   if (!tl_grow(td, (void **)&rec->regions, &rec->regions_cap, rec->nregions + 1,
-                sizeof *rec->regions)) {
-      rec->exhausted = true;
-      return NULL;
-   }
-   *index = rec->nregions++;
-   tl_region *r = &rec->regions[*index];
-   memset(r, 0, sizeof *r);
-   r->begin = r->end = TL_NO_SLOT;
-   r->stage = (uint8_t)stage;
-   r->views = 1;
-   r->api = api;
-   r->rp_instance = rec->rp_instance;
-   if (rec->in_render_pass || rec->in_rendering) {
-      r->handle = rec->rp_handle;
-      r->target = rec->rp_target;
-   }
-   return r;
+    if (!tl_grow(td, (void **)&rec->regions, &rec->regions_cap, rec->nregions + 1,
+                 sizeof *rec->regions)) {
+        rec->exhausted = true;
+        return NULL;
+    }
+    *index = rec->nregions++;
+    tl_region *r = &rec->regions[*index];
+    memset(r, 0, sizeof *r);
+    r->begin = r->end = TL_NO_SLOT;
+    r->stage = (uint8_t)stage;
+    r->views = 1;
+    r->api = api;
+    r->rp_instance = rec->rp_instance;
+    if (rec->in_render_pass || rec->in_rendering) {
+        r->handle = rec->rp_handle;
+        r->target = rec->rp_target;
+    }
+    return r;
 }
 
 /* Opens a region with its start timestamp; TL_NO_SLOT when not timed. */
-static uint32_t
-open_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api)
+static uint32_t open_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api)
 {
-   if (!can_stamp(rec) || rec->exhausted)
-      return TL_NO_SLOT;
-   const uint32_t views = rec->views;
-   uint32_t slot, index;
-   if (!stamp(td, rec, views, &slot))
-      return TL_NO_SLOT;
-   tl_region *r = add_region(td, rec, stage, api, &index);
-   if (!r)
-      return TL_NO_SLOT;
-   r->begin = slot;
-   r->views = (uint16_t)views;
-   return index;
+    if (!can_stamp(rec) || rec->exhausted)
+        return TL_NO_SLOT;
+    const uint32_t views = rec->views;
+    uint32_t slot, index;
+    if (!stamp(td, rec, views, &slot))
+        return TL_NO_SLOT;
+    tl_region *r = add_region(td, rec, stage, api, &index);
+    if (!r)
+        return TL_NO_SLOT;
+    r->begin = slot;
+    r->views = (uint16_t)views;
+    return index;
 }
 
-static void
-close_region(tl_device *td, tl_recording *rec, uint32_t index)
+static void close_region(tl_device *td, tl_recording *rec, uint32_t index)
 {
-   if (index == TL_NO_SLOT || index >= rec->nregions)
-      return;
-   tl_region *r = &rec->regions[index];
-   const uint32_t views = rec->views;
-   uint32_t slot;
-   if (!can_stamp(rec) || r->rp_instance != rec->rp_instance || views != r->views ||
-       !stamp(td, rec, views, &slot)) {
-      r->dropped = true;
-      return;
-   }
-   r->end = slot;
+    if (index == TL_NO_SLOT || index >= rec->nregions)
+        return;
+    tl_region *r = &rec->regions[index];
+    const uint32_t views = rec->views;
+    uint32_t slot;
+    if (!can_stamp(rec) || r->rp_instance != rec->rp_instance || views != r->views ||
+        !stamp(td, rec, views, &slot)) {
+        r->dropped = true;
+        return;
+    }
+    r->end = slot;
 }
 
-static uint32_t
-copy_name(tl_device *td, tl_recording *rec, const char *name)
+static uint32_t copy_name(tl_device *td, tl_recording *rec, const char *name)
 {
-   if (!name)
-      return 0;
-   size_t len = strnlen(name, 255);
-   if (!tl_grow(td, (void **)&rec->names, &rec->names_cap, rec->names_len + (uint32_t)len + 1,
-                1))
-      return 0;
-   uint32_t offset = rec->names_len;
-   memcpy(rec->names + offset, name, len);
-   rec->names[offset + len] = '\0';
-   rec->names_len += (uint32_t)len + 1;
-   return offset + 1;
+    if (!name)
+        return 0;
+    size_t len = strnlen(name, 255);
+    if (!tl_grow(td, (void **)&rec->names, &rec->names_cap, rec->names_len + (uint32_t)len + 1, 1))
+        return 0;
+    uint32_t offset = rec->names_len;
+    memcpy(rec->names + offset, name, len);
+    rec->names[offset + len] = '\0';
+    rec->names_len += (uint32_t)len + 1;
+    return offset + 1;
 }
 
 /* ---- suspended rendering ---------------------------------------------------- */
 
 /* Region 0 of a primary, while its start is written and its end is not. */
-static tl_region *
-open_command_buffer_region(tl_recording *rec)
+static tl_region *open_command_buffer_region(tl_recording *rec)
 {
-   if (!rec->primary || !rec->nregions)
-      return NULL;
-   tl_region *r = &rec->regions[0];
-   if (r->stage != TL_STAGE_COMMAND_BUFFER || r->dropped || r->begin == TL_NO_SLOT ||
-       r->end != TL_NO_SLOT)
-      return NULL;
-   return r;
+    if (!rec->primary || !rec->nregions)
+        return NULL;
+    tl_region *r = &rec->regions[0];
+    if (r->stage != TL_STAGE_COMMAND_BUFFER || r->dropped || r->begin == TL_NO_SLOT ||
+        r->end != TL_NO_SLOT)
+        return NULL;
+    return r;
 }
 
 /* The deferred command-buffer start, here or never. */
-static void
-write_start(tl_device *td, tl_recording *rec)
+static void write_start(tl_device *td, tl_recording *rec)
 {
-   rec->start_pending = false;
-   tl_region *r = &rec->regions[0];
-   uint32_t slot;
-   if (can_stamp(rec) && stamp(td, rec, rec->views, &slot))
-      r->begin = slot;
-   else
-      r->dropped = true;
+    rec->start_pending = false;
+    tl_region *r = &rec->regions[0];
+    uint32_t slot;
+    if (can_stamp(rec) && stamp(td, rec, rec->views, &slot))
+        r->begin = slot;
+    else
+        r->dropped = true;
 }
 
 /* The application records an action or synchronization command here. As
  * Vulkan allows none between a suspended rendering instance and its
  * resumption, this point is not in such a gap: timestamps may go here, the
  * deferred command-buffer start first. */
-static void
-not_suspended(tl_device *td, tl_recording *rec)
+static void not_suspended(tl_device *td, tl_recording *rec)
 {
-   if (!rec->maybe_suspended)
-      return;
-   rec->maybe_suspended = false;
-   rec->suspend_slot = TL_NO_SLOT;
-   if (rec->starts == TL_STARTS_NONE)
-      rec->starts = TL_STARTS_ACTION;
-   if (rec->start_pending)
-      write_start(td, rec);
+    if (!rec->maybe_suspended)
+        return;
+    rec->maybe_suspended = false;
+    rec->suspend_slot = TL_NO_SLOT;
+    if (rec->starts == TL_STARTS_NONE)
+        rec->starts = TL_STARTS_ACTION;
+    if (rec->start_pending)
+        write_start(td, rec);
 }
 
 /* Just after a resuming vkCmdBeginRendering, inside the instance: the gap
  * is over, and the first timestamp may be written here. */
-static void
-resumed(tl_device *td, tl_recording *rec)
+static void resumed(tl_device *td, tl_recording *rec)
 {
-   rec->maybe_suspended = false;
-   rec->suspend_slot = TL_NO_SLOT;
-   if (rec->starts == TL_STARTS_NONE)
-      rec->starts = TL_STARTS_RESUME;
-   if (rec->start_pending)
-      write_start(td, rec);
+    rec->maybe_suspended = false;
+    rec->suspend_slot = TL_NO_SLOT;
+    if (rec->starts == TL_STARTS_NONE)
+        rec->starts = TL_STARTS_RESUME;
+    if (rec->start_pending)
+        write_start(td, rec);
 }
 
 /* Before a suspending vkCmdEndRendering: the last point where a command
  * buffer that ends suspended can still write its end (inside the instance,
  * after all of its work). Only used if it does end suspended. */
-static void
-before_suspension(tl_device *td, tl_recording *rec)
+static void before_suspension(tl_device *td, tl_recording *rec)
 {
-   rec->suspend_slot = TL_NO_SLOT;
-   uint32_t slot;
-   if (open_command_buffer_region(rec) && can_stamp(rec) && stamp(td, rec, rec->views, &slot))
-      rec->suspend_slot = slot;
+    rec->suspend_slot = TL_NO_SLOT;
+    uint32_t slot;
+    if (open_command_buffer_region(rec) && can_stamp(rec) && stamp(td, rec, rec->views, &slot))
+        rec->suspend_slot = slot;
 }
 
 /* The first executed secondary that starts with anything decides: an
  * action proves there is no gap before it; a resumption (or a secondary we
  * know nothing about) means nothing of ours may be written before it, and
  * the primary cannot write inside the secondary, so its start is lost. */
-static void
-before_execute(tl_device *td, tl_recording *rec, uint32_t count,
-               const VkCommandBuffer *buffers)
+static void before_execute(tl_device *td, tl_recording *rec, uint32_t count,
+                           const VkCommandBuffer *buffers)
 {
-   if (!rec->maybe_suspended)
-      return;
-   for (uint32_t i = 0; i < count; i++) {
-      const tl_cb *sec = tl_cb_find(td, buffers[i]);
-      const tl_recording *s = sec ? sec->rec : NULL;
-      if (s ? s->starts == TL_STARTS_NONE : sec && !sec->untracked_suspend)
-         continue; /* says nothing (a secondary recorded while not tracing
+    if (!rec->maybe_suspended)
+        return;
+    for (uint32_t i = 0; i < count; i++) {
+        const tl_cb *sec = tl_cb_find(td, buffers[i]);
+        const tl_recording *s = sec ? sec->rec : NULL;
+        if (s ? s->starts == TL_STARTS_NONE : sec && !sec->untracked_suspend)
+            continue; /* says nothing (a secondary recorded while not tracing
                     * without suspended rendering in it neither) */
-      if (s && s->starts == TL_STARTS_ACTION) {
-         not_suspended(td, rec);
-         return;
-      }
-      if (rec->start_pending) {
-         rec->start_pending = false;
-         rec->regions[0].dropped = true;
-      }
-      return;
-   }
+        if (s && s->starts == TL_STARTS_ACTION) {
+            not_suspended(td, rec);
+            return;
+        }
+        if (rec->start_pending) {
+            rec->start_pending = false;
+            rec->regions[0].dropped = true;
+        }
+        return;
+    }
 }
 
 /* After vkCmdExecuteCommands outside render pass instances: the primary is
  * where the last secondary that did anything left it (suspended or not). */
-static void
-after_execute(tl_device *td, tl_recording *rec, uint32_t count,
-              const VkCommandBuffer *buffers)
+static void after_execute(tl_device *td, tl_recording *rec, uint32_t count,
+                          const VkCommandBuffer *buffers)
 {
-   bool suspended = rec->maybe_suspended;
-   for (uint32_t i = 0; i < count; i++) {
-      const tl_cb *sec = tl_cb_find(td, buffers[i]);
-      const tl_recording *s = sec ? sec->rec : NULL;
-      if (!s) {
-         if (!sec || sec->untracked_suspend)
-            suspended = true; /* unknown: assume the worst */
-      } else if (s->starts != TL_STARTS_NONE) {
-         suspended = s->maybe_suspended;
-      }
-   }
-   if (suspended && !rec->maybe_suspended)
-      rec->suspend_slot = TL_NO_SLOT;
-   rec->maybe_suspended = suspended;
+    bool suspended = rec->maybe_suspended;
+    for (uint32_t i = 0; i < count; i++) {
+        const tl_cb *sec = tl_cb_find(td, buffers[i]);
+        const tl_recording *s = sec ? sec->rec : NULL;
+        if (!s) {
+            if (!sec || sec->untracked_suspend)
+                suspended = true; /* unknown: assume the worst */
+        } else if (s->starts != TL_STARTS_NONE) {
+            suspended = s->maybe_suspended;
+        }
+    }
+    if (suspended && !rec->maybe_suspended)
+        rec->suspend_slot = TL_NO_SLOT;
+    rec->maybe_suspended = suspended;
 }
 
 /* Results travel with the command buffer: at its end, a copy of every
@@ -657,399 +626,389 @@ after_execute(tl_device *td, tl_recording *rec, uint32_t count,
  * stall a re-submitting application thread. The wait in the copy is safe
  * because every slot a recording takes is written by the timestamp that
  * took it. */
-static void
-copy_results(tl_device *td, tl_recording *rec)
+static void copy_results(tl_device *td, tl_recording *rec)
 {
-   /* Multiview timestamps fill several queries each; the validation layer
+    /* Multiview timestamps fill several queries each; the validation layer
     * (1.3.239) counts only the first as written and would report a copy
     * waiting for the others, so those recordings are read the slow way. */
-   if (!rec->nslots || rec->in_render_pass || rec->in_rendering || rec->multiview_stamps ||
-       atomic_load_explicit(&td->copies_unseen, memory_order_relaxed))
-      return;
-   /* vkCmdCopyQueryPoolResults needs a graphics or compute queue. */
-   const VkQueueFlags family_flags =
-      rec->family < td->nfamilies ? td->families[rec->family].queueFlags : 0;
-   if (!(family_flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
-      return;
-   for (uint32_t c = 0; c < rec->nchunks; c++) {
-      if (!rec->chunks[c]->results)
-         return;
-   }
-   /* Executed secondaries with timestamps of their own are read with
+    if (!rec->nslots || rec->in_render_pass || rec->in_rendering || rec->multiview_stamps ||
+        atomic_load_explicit(&td->copies_unseen, memory_order_relaxed))
+        return;
+    /* vkCmdCopyQueryPoolResults needs a graphics or compute queue. */
+    const VkQueueFlags family_flags =
+        rec->family < td->nfamilies ? td->families[rec->family].queueFlags : 0;
+    if (!(family_flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
+        return;
+    for (uint32_t c = 0; c < rec->nchunks; c++) {
+        if (!rec->chunks[c]->results)
+            return;
+    }
+    /* Executed secondaries with timestamps of their own are read with
     * vkGetQueryPoolResults: they may run inside several primaries. */
-   for (uint32_t i = 0; i < rec->nexecuted; i++) {
-      if (rec->executed[i]->nslots)
-         return;
-   }
-   const gt_device_dispatch *vk = &td->gt->vk;
-   /* After earlier executions' copies into the same words (WAW). */
-   const VkMemoryBarrier before = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-      .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-   };
-   vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                          0, 1, &before, 0, NULL, 0, NULL);
-   for (uint32_t c = 0; c < rec->nchunks; c++) {
-      const uint32_t first = c * TL_CHUNK_QUERIES;
-      if (first >= rec->nslots)
-         break;
-      uint32_t n = rec->nslots - first;
-      if (n > TL_CHUNK_QUERIES)
-         n = TL_CHUNK_QUERIES;
-      const tl_qchunk *chunk = rec->chunks[c];
-      vk->CmdCopyQueryPoolResults(rec->cb, chunk->pool, chunk->first, n, chunk->buffer,
-                                  chunk->offset, 2 * sizeof(uint64_t),
-                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
-                                     VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-   }
-   const VkMemoryBarrier after = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-      .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-   };
-   vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                          1, &after, 0, NULL, 0, NULL);
-   rec->copied = true;
+    for (uint32_t i = 0; i < rec->nexecuted; i++) {
+        if (rec->executed[i]->nslots)
+            return;
+    }
+    const gt_device_dispatch *vk = &td->gt->vk;
+    /* After earlier executions' copies into the same words (WAW). */
+    const VkMemoryBarrier before = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                           0, 1, &before, 0, NULL, 0, NULL);
+    for (uint32_t c = 0; c < rec->nchunks; c++) {
+        const uint32_t first = c * TL_CHUNK_QUERIES;
+        if (first >= rec->nslots)
+            break;
+        uint32_t n = rec->nslots - first;
+        if (n > TL_CHUNK_QUERIES)
+            n = TL_CHUNK_QUERIES;
+        const tl_qchunk *chunk = rec->chunks[c];
+        vk->CmdCopyQueryPoolResults(rec->cb, chunk->pool, chunk->first, n, chunk->buffer,
+                                    chunk->offset, 2 * sizeof(uint64_t),
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
+                                        VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    }
+    const VkMemoryBarrier after = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                           1, &after, 0, NULL, 0, NULL);
+    rec->copied = true;
 }
 
 /* ---- hooks -------------------------------------------------------------------- */
 
-void
-tl_record_begin(tl_device *td, tl_cb *tcb, const VkCommandBufferBeginInfo *info)
+void tl_record_begin(tl_device *td, tl_cb *tcb, const VkCommandBufferBeginInfo *info)
 {
-   tl_recording *rec = recording_for(td, tcb);
-   if (!rec)
-      return;
-   tcb->untracked_suspend = false;
-   const VkCommandBufferUsageFlags flags = info ? info->flags : 0;
-   rec->primary = tcb->primary;
-   rec->family = tcb->pool ? tcb->pool->family : 0;
-   rec->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
-   bool family_times = rec->family < td->nfamilies &&
-                       td->families[rec->family].timestampValidBits != 0;
-   rec->timing = family_times && !rec->simultaneous;
-   const bool continues =
-      !tcb->primary && (flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT);
-   if (continues) {
-      /* Inside a render pass instance from the start, with the views of the
+    tl_recording *rec = recording_for(td, tcb);
+    if (!rec)
+        return;
+    tcb->untracked_suspend = false;
+    const VkCommandBufferUsageFlags flags = info ? info->flags : 0;
+    rec->primary = tcb->primary;
+    rec->family = tcb->pool ? tcb->pool->family : 0;
+    rec->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    bool family_times =
+        rec->family < td->nfamilies && td->families[rec->family].timestampValidBits != 0;
+    rec->timing = family_times && !rec->simultaneous;
+    const bool continues =
+        !tcb->primary && (flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT);
+    if (continues) {
+        /* Inside a render pass instance from the start, with the views of the
        * subpass (or rendering) it continues; untimed when that is unknown. */
-      const VkCommandBufferInheritanceInfo *inherit = info->pInheritanceInfo;
-      rec->rp_instance = ++rec->rp_counter;
-      if (inherit && inherit->renderPass != VK_NULL_HANDLE) {
-         rec->in_render_pass = true;
-         rec->rp_handle = (uint64_t)inherit->renderPass;
-         rec->rp_target = (uint64_t)inherit->framebuffer;
-         copy_view_masks(td, rec, inherit->renderPass);
-         rec->subpass = inherit->subpass;
-         enter_subpass(rec, VK_SUBPASS_CONTENTS_INLINE);
-      } else {
-         const VkCommandBufferInheritanceRenderingInfo *ri =
-            inherit ? find_in_chain(inherit->pNext,
-                                    VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_RENDERING_INFO)
-                    : NULL;
-         rec->in_rendering = true;
-         rec->rendering_inline = ri != NULL;
-         rec->views = (uint16_t)(ri && ri->viewMask ? popcount32(ri->viewMask) : 1);
-      }
-      return;
-   }
-   /* It may be executed right after a suspended rendering instance: the
+        const VkCommandBufferInheritanceInfo *inherit = info->pInheritanceInfo;
+        rec->rp_instance = ++rec->rp_counter;
+        if (inherit && inherit->renderPass != VK_NULL_HANDLE) {
+            rec->in_render_pass = true;
+            rec->rp_handle = (uint64_t)inherit->renderPass;
+            rec->rp_target = (uint64_t)inherit->framebuffer;
+            copy_view_masks(td, rec, inherit->renderPass);
+            rec->subpass = inherit->subpass;
+            enter_subpass(rec, VK_SUBPASS_CONTENTS_INLINE);
+        } else {
+            const VkCommandBufferInheritanceRenderingInfo *ri =
+                inherit ? find_in_chain(inherit->pNext,
+                                        VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_RENDERING_INFO)
+                        : NULL;
+            rec->in_rendering = true;
+            rec->rendering_inline = ri != NULL;
+            rec->views = (uint16_t)(ri && ri->viewMask ? popcount32(ri->viewMask) : 1);
+        }
+        return;
+    }
+    /* It may be executed right after a suspended rendering instance: the
     * start timestamp waits (see "Suspended rendering" above). */
-   rec->maybe_suspended = true;
-   uint32_t index;
-   if (rec->primary && rec->timing &&
-       add_region(td, rec, TL_STAGE_COMMAND_BUFFER, "vkBeginCommandBuffer", &index))
-      rec->start_pending = true;
+    rec->maybe_suspended = true;
+    uint32_t index;
+    if (rec->primary && rec->timing &&
+        add_region(td, rec, TL_STAGE_COMMAND_BUFFER, "vkBeginCommandBuffer", &index))
+        rec->start_pending = true;
 }
 
 static void close_command_buffer(tl_device *td, tl_recording *rec);
 
-void
-tl_record_end(tl_device *td, tl_cb *tcb)
+void tl_record_end(tl_device *td, tl_cb *tcb)
 {
-   tl_recording *rec = tcb->rec;
-   if (!rec)
-      return;
-   rec->copied = false;
-   if (!rec->primary || !rec->nregions)
-      return;
-   /* Nothing may follow a suspension, and a recording without any action
+    tl_recording *rec = tcb->rec;
+    if (!rec)
+        return;
+    rec->copied = false;
+    if (!rec->primary || !rec->nregions)
+        return;
+    /* Nothing may follow a suspension, and a recording without any action
     * command may lie wholly between a suspension and its resumption. */
-   const bool may_append = !rec->maybe_suspended && !rec->start_pending;
-   close_command_buffer(td, rec);
-   if (may_append)
-      copy_results(td, rec);
+    const bool may_append = !rec->maybe_suspended && !rec->start_pending;
+    close_command_buffer(td, rec);
+    if (may_append)
+        copy_results(td, rec);
 }
 
-static void
-close_command_buffer(tl_device *td, tl_recording *rec)
+static void close_command_buffer(tl_device *td, tl_recording *rec)
 {
-   tl_region *r = &rec->regions[0];
-   if (r->stage != TL_STAGE_COMMAND_BUFFER || r->end != TL_NO_SLOT || r->dropped)
-      return;
-   if (rec->start_pending || r->begin == TL_NO_SLOT) {
-      /* No action command at all: all of it may lie between a suspension
+    tl_region *r = &rec->regions[0];
+    if (r->stage != TL_STAGE_COMMAND_BUFFER || r->end != TL_NO_SLOT || r->dropped)
+        return;
+    if (rec->start_pending || r->begin == TL_NO_SLOT) {
+        /* No action command at all: all of it may lie between a suspension
        * and its resumption, where nothing of ours may be written. */
-      rec->start_pending = false;
-      r->dropped = true;
-   } else if (rec->maybe_suspended) {
-      /* Ends suspended: the end can only be the timestamp written before
+        rec->start_pending = false;
+        r->dropped = true;
+    } else if (rec->maybe_suspended) {
+        /* Ends suspended: the end can only be the timestamp written before
        * the suspension. */
-      if (rec->suspend_slot != TL_NO_SLOT)
-         r->end = rec->suspend_slot;
-      else
-         r->dropped = true;
-   } else {
-      close_region(td, rec, 0);
-   }
+        if (rec->suspend_slot != TL_NO_SLOT)
+            r->end = rec->suspend_slot;
+        else
+            r->dropped = true;
+    } else {
+        close_region(td, rec, 0);
+    }
 }
 
-static void
-note_executed(tl_device *td, tl_recording *rec, uint32_t count,
-              const VkCommandBuffer *buffers)
+static void note_executed(tl_device *td, tl_recording *rec, uint32_t count,
+                          const VkCommandBuffer *buffers)
 {
-   for (uint32_t i = 0; i < count; i++) {
-      tl_cb *sec = tl_cb_find(td, buffers[i]);
-      if (!sec || !sec->rec)
-         continue;
-      uint32_t index;
-      if (!tl_grow(td, (void **)&rec->executed, &rec->executed_cap, rec->nexecuted + 1,
-                   sizeof *rec->executed))
-         return;
-      tl_region *r = add_region(td, rec, TL_STAGE_EXECUTE, "vkCmdExecuteCommands", &index);
-      if (!r)
-         return;
-      tl_recording_ref(sec->rec);
-      r->name = rec->nexecuted;
-      rec->executed[rec->nexecuted++] = sec->rec;
-   }
+    for (uint32_t i = 0; i < count; i++) {
+        tl_cb *sec = tl_cb_find(td, buffers[i]);
+        if (!sec || !sec->rec)
+            continue;
+        uint32_t index;
+        if (!tl_grow(td, (void **)&rec->executed, &rec->executed_cap, rec->nexecuted + 1,
+                     sizeof *rec->executed))
+            return;
+        tl_region *r = add_region(td, rec, TL_STAGE_EXECUTE, "vkCmdExecuteCommands", &index);
+        if (!r)
+            return;
+        tl_recording_ref(sec->rec);
+        r->name = rec->nexecuted;
+        rec->executed[rec->nexecuted++] = sec->rec;
+    }
 }
 
-static enum tl_stage
-stage_of(enum tl_cmd_kind kind)
+static enum tl_stage stage_of(enum tl_cmd_kind kind)
 {
-   switch (kind) {
-   case TL_CMD_DISPATCH:
-      return TL_STAGE_DISPATCH;
-   case TL_CMD_COPY:
-      return TL_STAGE_COPY;
-   case TL_CMD_BLIT:
-      return TL_STAGE_BLIT;
-   case TL_CMD_RESOLVE:
-      return TL_STAGE_RESOLVE;
-   case TL_CMD_CLEAR:
-      return TL_STAGE_CLEAR;
-   case TL_CMD_FILL:
-      return TL_STAGE_FILL;
-   case TL_CMD_UPDATE:
-      return TL_STAGE_UPDATE;
-   default:
-      return TL_STAGE_EXECUTE;
-   }
+    switch (kind) {
+    case TL_CMD_DISPATCH:
+        return TL_STAGE_DISPATCH;
+    case TL_CMD_COPY:
+        return TL_STAGE_COPY;
+    case TL_CMD_BLIT:
+        return TL_STAGE_BLIT;
+    case TL_CMD_RESOLVE:
+        return TL_STAGE_RESOLVE;
+    case TL_CMD_CLEAR:
+        return TL_STAGE_CLEAR;
+    case TL_CMD_FILL:
+        return TL_STAGE_FILL;
+    case TL_CMD_UPDATE:
+        return TL_STAGE_UPDATE;
+    default:
+        return TL_STAGE_EXECUTE;
+    }
 }
 
-static bool
-resumes(const tl_cmd *cmd)
+static bool resumes(const tl_cmd *cmd)
 {
-   return cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
-          (cmd->u.rendering->flags & VK_RENDERING_RESUMING_BIT);
+    return cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
+           (cmd->u.rendering->flags & VK_RENDERING_RESUMING_BIT);
 }
 
-void
-tl_record_cmd_pre(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
+void tl_record_cmd_pre(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
 {
-   tl_recording *rec = tcb->rec;
-   pending_rec = NULL;
-   if (!rec) {
-      if (cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
-          (cmd->u.rendering->flags & (VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT)))
-         tcb->untracked_suspend = true;
-      return;
-   }
-   if (cmd->kind == TL_CMD_EXECUTE_COMMANDS) {
-      before_execute(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
-      return;
-   }
-   /* Every other hooked command but a resumption is an action or
+    tl_recording *rec = tcb->rec;
+    pending_rec = NULL;
+    if (!rec) {
+        if (cmd->kind == TL_CMD_BEGIN_RENDERING && cmd->u.rendering &&
+            (cmd->u.rendering->flags & (VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT)))
+            tcb->untracked_suspend = true;
+        return;
+    }
+    if (cmd->kind == TL_CMD_EXECUTE_COMMANDS) {
+        before_execute(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
+        return;
+    }
+    /* Every other hooked command but a resumption is an action or
     * synchronization command. */
-   if (!resumes(cmd))
-      not_suspended(td, rec);
-   uint32_t index = TL_NO_SLOT;
-   switch (cmd->kind) {
-   case TL_CMD_BEGIN_RENDER_PASS: {
-      const VkRenderPassBeginInfo *info = cmd->u.render_pass.info;
-      index = open_region(td, rec, TL_STAGE_RENDER_PASS, cmd->api);
-      if (index != TL_NO_SLOT && info) {
-         rec->regions[index].handle = (uint64_t)info->renderPass;
-         rec->regions[index].target = (uint64_t)info->framebuffer;
-      }
-      break;
-   }
-   case TL_CMD_BEGIN_RENDERING: {
-      const VkRenderingInfo *ri = cmd->u.rendering;
-      const VkRenderingFlags susp =
-         VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT;
-      /* A suspended or resumed instance cannot be bracketed: its begin or
+    if (!resumes(cmd))
+        not_suspended(td, rec);
+    uint32_t index = TL_NO_SLOT;
+    switch (cmd->kind) {
+    case TL_CMD_BEGIN_RENDER_PASS: {
+        const VkRenderPassBeginInfo *info = cmd->u.render_pass.info;
+        index = open_region(td, rec, TL_STAGE_RENDER_PASS, cmd->api);
+        if (index != TL_NO_SLOT && info) {
+            rec->regions[index].handle = (uint64_t)info->renderPass;
+            rec->regions[index].target = (uint64_t)info->framebuffer;
+        }
+        break;
+    }
+    case TL_CMD_BEGIN_RENDERING: {
+        const VkRenderingInfo *ri = cmd->u.rendering;
+        const VkRenderingFlags susp = VK_RENDERING_SUSPENDING_BIT | VK_RENDERING_RESUMING_BIT;
+        /* A suspended or resumed instance cannot be bracketed: its begin or
        * its end lies next to a gap. */
-      if (ri && !(ri->flags & susp)) {
-         index = open_region(td, rec, TL_STAGE_RENDERING, cmd->api);
-         if (index != TL_NO_SLOT && ri->colorAttachmentCount && ri->pColorAttachments)
-            rec->regions[index].target = (uint64_t)ri->pColorAttachments[0].imageView;
-      }
-      break;
-   }
-   case TL_CMD_BEGIN_LABEL: {
-      index = open_region(td, rec, TL_STAGE_LABEL, cmd->api);
-      if (index != TL_NO_SLOT && cmd->u.label)
-         rec->regions[index].name = copy_name(td, rec, cmd->u.label->pLabelName);
-      if (rec->nlabels < TL_LABEL_DEPTH)
-         rec->labels[rec->nlabels] = index;
-      rec->nlabels++;
-      return;
-   }
-   case TL_CMD_DISPATCH:
-   case TL_CMD_COPY:
-   case TL_CMD_BLIT:
-   case TL_CMD_RESOLVE:
-   case TL_CMD_CLEAR:
-   case TL_CMD_FILL:
-   case TL_CMD_UPDATE:
-      index = open_region(td, rec, stage_of(cmd->kind), cmd->api);
-      break;
-   case TL_CMD_END_RENDERING:
-      if (rec->in_rendering && (rec->rendering_flags & VK_RENDERING_SUSPENDING_BIT))
-         before_suspension(td, rec);
-      return;
-   case TL_CMD_NEXT_SUBPASS:
-   case TL_CMD_END_RENDER_PASS:
-   case TL_CMD_END_LABEL:
-   case TL_CMD_INSERT_LABEL:
-   case TL_CMD_EXECUTE_COMMANDS:
-   case TL_CMD_BARRIER:
-      return;
-   }
-   pending_rec = rec;
-   pending_region = index;
+        if (ri && !(ri->flags & susp)) {
+            index = open_region(td, rec, TL_STAGE_RENDERING, cmd->api);
+            if (index != TL_NO_SLOT && ri->colorAttachmentCount && ri->pColorAttachments)
+                rec->regions[index].target = (uint64_t)ri->pColorAttachments[0].imageView;
+        }
+        break;
+    }
+    case TL_CMD_BEGIN_LABEL: {
+        index = open_region(td, rec, TL_STAGE_LABEL, cmd->api);
+        if (index != TL_NO_SLOT && cmd->u.label)
+            rec->regions[index].name = copy_name(td, rec, cmd->u.label->pLabelName);
+        if (rec->nlabels < TL_LABEL_DEPTH)
+            rec->labels[rec->nlabels] = index;
+        rec->nlabels++;
+        return;
+    }
+    case TL_CMD_DISPATCH:
+    case TL_CMD_COPY:
+    case TL_CMD_BLIT:
+    case TL_CMD_RESOLVE:
+    case TL_CMD_CLEAR:
+    case TL_CMD_FILL:
+    case TL_CMD_UPDATE:
+        index = open_region(td, rec, stage_of(cmd->kind), cmd->api);
+        break;
+    case TL_CMD_END_RENDERING:
+        if (rec->in_rendering && (rec->rendering_flags & VK_RENDERING_SUSPENDING_BIT))
+            before_suspension(td, rec);
+        return;
+    case TL_CMD_NEXT_SUBPASS:
+    case TL_CMD_END_RENDER_PASS:
+    case TL_CMD_END_LABEL:
+    case TL_CMD_INSERT_LABEL:
+    case TL_CMD_EXECUTE_COMMANDS:
+    case TL_CMD_BARRIER:
+        return;
+    }
+    pending_rec = rec;
+    pending_region = index;
 }
 
 /* Leaves a render pass or rendering instance; its region (begun outside)
  * is closed outside too. */
-static void
-leave_instance(tl_device *td, tl_recording *rec)
+static void leave_instance(tl_device *td, tl_recording *rec)
 {
-   uint32_t open = rec->rp_region;
-   rec->in_render_pass = rec->subpass_inline = false;
-   rec->in_rendering = rec->rendering_inline = false;
-   rec->views = 1;
-   rec->rp_region = TL_NO_SLOT;
-   rec->rp_instance = 0;
-   rec->rp_nmasks = rec->subpass = 0;
-   rec->rp_handle = rec->rp_target = 0;
-   rec->rendering_flags = 0;
-   if (open != TL_NO_SLOT) {
-      rec->regions[open].rp_instance = 0;
-      close_region(td, rec, open);
-   }
+    uint32_t open = rec->rp_region;
+    rec->in_render_pass = rec->subpass_inline = false;
+    rec->in_rendering = rec->rendering_inline = false;
+    rec->views = 1;
+    rec->rp_region = TL_NO_SLOT;
+    rec->rp_instance = 0;
+    rec->rp_nmasks = rec->subpass = 0;
+    rec->rp_handle = rec->rp_target = 0;
+    rec->rendering_flags = 0;
+    if (open != TL_NO_SLOT) {
+        rec->regions[open].rp_instance = 0;
+        close_region(td, rec, open);
+    }
 }
 
-void
-tl_record_cmd_post(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
+void tl_record_cmd_post(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
 {
-   tl_recording *rec = tcb->rec;
-   if (!rec)
-      return;
-   const bool mine = pending_rec == rec;
-   const uint32_t index = mine ? pending_region : TL_NO_SLOT;
-   pending_rec = NULL;
-   switch (cmd->kind) {
-   case TL_CMD_END_LABEL:
-   case TL_CMD_INSERT_LABEL:
-   case TL_CMD_BEGIN_LABEL:
-   case TL_CMD_BARRIER:
-      break;
-   default:
-      /* Everything else did work the next timestamp must come after. */
-      rec->work_since_stamp = true;
-      break;
-   }
-   switch (cmd->kind) {
-   case TL_CMD_BEGIN_RENDER_PASS: {
-      const VkRenderPassBeginInfo *info = cmd->u.render_pass.info;
-      rec->in_render_pass = true;
-      rec->rp_instance = ++rec->rp_counter;
-      rec->rp_region = index;
-      rec->rp_handle = info ? (uint64_t)info->renderPass : 0;
-      rec->rp_target = info ? (uint64_t)info->framebuffer : 0;
-      rec->subpass = 0;
-      copy_view_masks(td, rec, info ? info->renderPass : VK_NULL_HANDLE);
-      enter_subpass(rec, cmd->u.render_pass.contents);
-      break;
-   }
-   case TL_CMD_NEXT_SUBPASS:
-      if (!rec->in_render_pass)
-         break;
-      rec->subpass++;
-      /* Multiview timestamps compare only within one subpass: a new scope,
+    tl_recording *rec = tcb->rec;
+    if (!rec)
+        return;
+    const bool mine = pending_rec == rec;
+    const uint32_t index = mine ? pending_region : TL_NO_SLOT;
+    pending_rec = NULL;
+    switch (cmd->kind) {
+    case TL_CMD_END_LABEL:
+    case TL_CMD_INSERT_LABEL:
+    case TL_CMD_BEGIN_LABEL:
+    case TL_CMD_BARRIER:
+        break;
+    default:
+        /* Everything else did work the next timestamp must come after. */
+        rec->work_since_stamp = true;
+        break;
+    }
+    switch (cmd->kind) {
+    case TL_CMD_BEGIN_RENDER_PASS: {
+        const VkRenderPassBeginInfo *info = cmd->u.render_pass.info;
+        rec->in_render_pass = true;
+        rec->rp_instance = ++rec->rp_counter;
+        rec->rp_region = index;
+        rec->rp_handle = info ? (uint64_t)info->renderPass : 0;
+        rec->rp_target = info ? (uint64_t)info->framebuffer : 0;
+        rec->subpass = 0;
+        copy_view_masks(td, rec, info ? info->renderPass : VK_NULL_HANDLE);
+        enter_subpass(rec, cmd->u.render_pass.contents);
+        break;
+    }
+    case TL_CMD_NEXT_SUBPASS:
+        if (!rec->in_render_pass)
+            break;
+        rec->subpass++;
+        /* Multiview timestamps compare only within one subpass: a new scope,
        * so no region spans two. */
-      if (rec->subpass < rec->rp_nmasks && rec->rp_masks[rec->subpass])
-         rec->rp_instance = ++rec->rp_counter;
-      enter_subpass(rec, cmd->u.contents);
-      break;
-   case TL_CMD_BEGIN_RENDERING: {
-      const VkRenderingInfo *ri = cmd->u.rendering;
-      const VkRenderingFlags flags = ri ? ri->flags : 0;
-      rec->in_rendering = true;
-      rec->rendering_flags = flags;
-      rec->rendering_inline = ri && !(flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT);
-      rec->views = (uint16_t)(ri && ri->viewMask ? popcount32(ri->viewMask) : 1);
-      rec->rp_instance = ++rec->rp_counter;
-      rec->rp_region = index;
-      rec->rp_handle = 0;
-      rec->rp_target = ri && ri->colorAttachmentCount && ri->pColorAttachments
-                          ? (uint64_t)ri->pColorAttachments[0].imageView
-                          : 0;
-      if (flags & VK_RENDERING_RESUMING_BIT)
-         resumed(td, rec);
-      break;
-   }
-   case TL_CMD_END_RENDER_PASS:
-      leave_instance(td, rec);
-      break;
-   case TL_CMD_END_RENDERING: {
-      const bool suspends =
-         rec->in_rendering && (rec->rendering_flags & VK_RENDERING_SUSPENDING_BIT);
-      leave_instance(td, rec);
-      if (suspends)
-         rec->maybe_suspended = true; /* until the resumption */
-      break;
-   }
-   case TL_CMD_END_LABEL:
-      /* An end without a begin in this command buffer closes a label
+        if (rec->subpass < rec->rp_nmasks && rec->rp_masks[rec->subpass])
+            rec->rp_instance = ++rec->rp_counter;
+        enter_subpass(rec, cmd->u.contents);
+        break;
+    case TL_CMD_BEGIN_RENDERING: {
+        const VkRenderingInfo *ri = cmd->u.rendering;
+        const VkRenderingFlags flags = ri ? ri->flags : 0;
+        rec->in_rendering = true;
+        rec->rendering_flags = flags;
+        rec->rendering_inline =
+            ri && !(flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT);
+        rec->views = (uint16_t)(ri && ri->viewMask ? popcount32(ri->viewMask) : 1);
+        rec->rp_instance = ++rec->rp_counter;
+        rec->rp_region = index;
+        rec->rp_handle = 0;
+        rec->rp_target = ri && ri->colorAttachmentCount && ri->pColorAttachments
+                             ? (uint64_t)ri->pColorAttachments[0].imageView
+                             : 0;
+        if (flags & VK_RENDERING_RESUMING_BIT)
+            resumed(td, rec);
+        break;
+    }
+    case TL_CMD_END_RENDER_PASS:
+        leave_instance(td, rec);
+        break;
+    case TL_CMD_END_RENDERING: {
+        const bool suspends =
+            rec->in_rendering && (rec->rendering_flags & VK_RENDERING_SUSPENDING_BIT);
+        leave_instance(td, rec);
+        if (suspends)
+            rec->maybe_suspended = true; /* until the resumption */
+        break;
+    }
+    case TL_CMD_END_LABEL:
+        /* An end without a begin in this command buffer closes a label
        * opened elsewhere: not a region here. */
-      if (rec->nlabels == 0)
-         break;
-      rec->nlabels--;
-      if (rec->nlabels < TL_LABEL_DEPTH)
-         close_region(td, rec, rec->labels[rec->nlabels]);
-      break;
-   case TL_CMD_EXECUTE_COMMANDS:
-      if (!rec->in_render_pass && !rec->in_rendering)
-         after_execute(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
-      note_executed(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
-      break;
-   case TL_CMD_DISPATCH:
-   case TL_CMD_COPY:
-   case TL_CMD_BLIT:
-   case TL_CMD_RESOLVE:
-   case TL_CMD_CLEAR:
-   case TL_CMD_FILL:
-   case TL_CMD_UPDATE:
-      close_region(td, rec, index);
-      break;
-   case TL_CMD_BEGIN_LABEL:
-   case TL_CMD_INSERT_LABEL:
-   case TL_CMD_BARRIER:
-      break;
-   }
+        if (rec->nlabels == 0)
+            break;
+        rec->nlabels--;
+        if (rec->nlabels < TL_LABEL_DEPTH)
+            close_region(td, rec, rec->labels[rec->nlabels]);
+        break;
+    case TL_CMD_EXECUTE_COMMANDS:
+        if (!rec->in_render_pass && !rec->in_rendering)
+            after_execute(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
+        note_executed(td, rec, cmd->u.execute.count, cmd->u.execute.buffers);
+        break;
+    case TL_CMD_DISPATCH:
+    case TL_CMD_COPY:
+    case TL_CMD_BLIT:
+    case TL_CMD_RESOLVE:
+    case TL_CMD_CLEAR:
+    case TL_CMD_FILL:
+    case TL_CMD_UPDATE:
+        close_region(td, rec, index);
+        break;
+    case TL_CMD_BEGIN_LABEL:
+    case TL_CMD_INSERT_LABEL:
+    case TL_CMD_BARRIER:
+        break;
+    }
 }

@@ -19,7 +19,11 @@
 
 #define PROG "gputrace-check"
 
-enum { EXIT_PASS = 0, EXIT_VIOLATIONS = 1, EXIT_USAGE = 2 };
+enum {
+    EXIT_PASS = 0,
+    EXIT_VIOLATIONS = 1,
+    EXIT_USAGE = 2
+};
 
 static gboolean opt_json, opt_verbose, opt_allow_loss, opt_fatal_warnings, opt_no_progress;
 static gchar *opt_junit, *opt_plot, *opt_clock_names_file;
@@ -36,54 +40,57 @@ static gint64 opt_max_inflated = (gint64)TK_INFLATE_DEFAULT_MAX_BYTES;
 static gint64 opt_max_inflate_ratio = TK_INFLATE_DEFAULT_MAX_RATIO;
 
 static const GOptionEntry entries[] = {
-    {"json", 'j', 0, G_OPTION_ARG_NONE, &opt_json,
-     "Print the report as JSON (schema gputrace-check/1) instead of the summary", NULL},
-    {"junit", 0, 0, G_OPTION_ARG_FILENAME, &opt_junit,
-     "Also write a JUnit XML report (one test case per file and check)", "FILE"},
-    {"plot", 0, 0, G_OPTION_ARG_FILENAME, &opt_plot,
-     "Also write an SVG plot of each custom clock's offset and residual", "FILE.svg"},
-    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose,
-     "Summary: list builtin clocks, every non-zero stat and the throughput", NULL},
-    {"max-error-ns", 0, 0, G_OPTION_ARG_INT64, &opt_max_error_ns,
-     "Largest allowed conversion error bound of a custom clock (default 1000000; <0 off)", "NS"},
-    {"max-drift-ppm", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_drift_ppm,
-     "Largest allowed drift of a custom clock between two snapshots (default 500; <0 off)",
-     "PPM"},
-    {"max-snapshot-gap-ns", 0, 0, G_OPTION_ARG_INT64, &opt_max_gap_ns,
-     "Warn when two snapshots of a custom clock are further apart (default 20 s; <0 off)", "NS"},
-    {"ooo-window-ns", 0, 0, G_OPTION_ARG_INT64, &opt_ooo_window_ns,
-     "Warn about packets older than an earlier packet by more than this (default 5 s; <0 off)",
-     "NS"},
-    {"max-submit-latency-ns", 0, 0, G_OPTION_ARG_INT64, &opt_max_latency_ns,
-     "Warn about GPU stages starting this long after their submission ended (default 10 s; "
-     "<0 off)", "NS"},
-    {"submit-tolerance-ns", 0, 0, G_OPTION_ARG_INT64, &opt_tolerance_ns,
-     "How far a GPU stage may start before its vkQueueSubmit (default 0)", "NS"},
-    {"allow-loss", 0, 0, G_OPTION_ARG_NONE, &opt_allow_loss,
-     "Data loss (overwritten chunks, dropped packets, ...) does not fail the check", NULL},
-    {"fatal-warnings", 0, 0, G_OPTION_ARG_NONE, &opt_fatal_warnings,
-     "Warnings fail the check too", NULL},
-    {"expect-gpu-events", 0, 0, G_OPTION_ARG_INT64, &opt_expect_gpu,
-     "Fail unless at least N GPU render stage events would be imported", "N"},
-    {"clock-name", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_clock_names,
-     "Declare a global clock domain name, optionally with the id it uses (repeatable)",
-     "[ID=]NAME"},
-    {"clock-names", 0, 0, G_OPTION_ARG_FILENAME, &opt_clock_names_file,
-     "Read clock names from FILE, one [ID=]NAME per line, # comments", "FILE"},
-    {"clock-deviation", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_deviations,
-     "Add a recorded deviation to a clock's error bound (repeatable)", "ID=NS"},
-    {"max-packet-size", 0, 0, G_OPTION_ARG_INT64, &opt_max_packet,
-     "Reject packets larger than this (default 33554432)", "BYTES"},
-    {"max-inflated-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflated,
-     "Reject a file whose compressed_packets inflate to more than this in total "
-     "(default 1073741824; 0 no limit)", "BYTES"},
-    {"max-inflate-ratio", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflate_ratio,
-     "Reject a file whose compressed_packets inflate to more than N times their size, "
-     "beyond the first 16 MiB (default 100; 0 no limit)", "N"},
-    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress,
-     "Never print the progress line on a terminal", NULL},
-    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE…"},
-    {NULL, 0, 0, 0, NULL, NULL, NULL},
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json,
+      "Print the report as JSON (schema gputrace-check/1) instead of the summary", NULL },
+    { "junit", 0, 0, G_OPTION_ARG_FILENAME, &opt_junit,
+      "Also write a JUnit XML report (one test case per file and check)", "FILE" },
+    { "plot", 0, 0, G_OPTION_ARG_FILENAME, &opt_plot,
+      "Also write an SVG plot of each custom clock's offset and residual", "FILE.svg" },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose,
+      "Summary: list builtin clocks, every non-zero stat and the throughput", NULL },
+    { "max-error-ns", 0, 0, G_OPTION_ARG_INT64, &opt_max_error_ns,
+      "Largest allowed conversion error bound of a custom clock (default 1000000; <0 off)", "NS" },
+    { "max-drift-ppm", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_drift_ppm,
+      "Largest allowed drift of a custom clock between two snapshots (default 500; <0 off)",
+      "PPM" },
+    { "max-snapshot-gap-ns", 0, 0, G_OPTION_ARG_INT64, &opt_max_gap_ns,
+      "Warn when two snapshots of a custom clock are further apart (default 20 s; <0 off)", "NS" },
+    { "ooo-window-ns", 0, 0, G_OPTION_ARG_INT64, &opt_ooo_window_ns,
+      "Warn about packets older than an earlier packet by more than this (default 5 s; <0 off)",
+      "NS" },
+    { "max-submit-latency-ns", 0, 0, G_OPTION_ARG_INT64, &opt_max_latency_ns,
+      "Warn about GPU stages starting this long after their submission ended (default 10 s; "
+      "<0 off)",
+      "NS" },
+    { "submit-tolerance-ns", 0, 0, G_OPTION_ARG_INT64, &opt_tolerance_ns,
+      "How far a GPU stage may start before its vkQueueSubmit (default 0)", "NS" },
+    { "allow-loss", 0, 0, G_OPTION_ARG_NONE, &opt_allow_loss,
+      "Data loss (overwritten chunks, dropped packets, ...) does not fail the check", NULL },
+    { "fatal-warnings", 0, 0, G_OPTION_ARG_NONE, &opt_fatal_warnings, "Warnings fail the check too",
+      NULL },
+    { "expect-gpu-events", 0, 0, G_OPTION_ARG_INT64, &opt_expect_gpu,
+      "Fail unless at least N GPU render stage events would be imported", "N" },
+    { "clock-name", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_clock_names,
+      "Declare a global clock domain name, optionally with the id it uses (repeatable)",
+      "[ID=]NAME" },
+    { "clock-names", 0, 0, G_OPTION_ARG_FILENAME, &opt_clock_names_file,
+      "Read clock names from FILE, one [ID=]NAME per line, # comments", "FILE" },
+    { "clock-deviation", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_deviations,
+      "Add a recorded deviation to a clock's error bound (repeatable)", "ID=NS" },
+    { "max-packet-size", 0, 0, G_OPTION_ARG_INT64, &opt_max_packet,
+      "Reject packets larger than this (default 33554432)", "BYTES" },
+    { "max-inflated-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflated,
+      "Reject a file whose compressed_packets inflate to more than this in total "
+      "(default 1073741824; 0 no limit)",
+      "BYTES" },
+    { "max-inflate-ratio", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflate_ratio,
+      "Reject a file whose compressed_packets inflate to more than N times their size, "
+      "beyond the first 16 MiB (default 100; 0 no limit)",
+      "N" },
+    { "no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress,
+      "Never print the progress line on a terminal", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE…" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
 };
 
 static const char description[] =
@@ -217,9 +224,9 @@ int main(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = g_option_context_new("FILE… — check Perfetto traces");
     g_autoptr(GError) error = NULL;
-    g_option_context_set_summary(ctx,
-        "Check GPU traces for clock correlation and data loss, as Perfetto's\n"
-        "trace_processor would import them and beyond.");
+    g_option_context_set_summary(
+        ctx, "Check GPU traces for clock correlation and data loss, as Perfetto's\n"
+             "trace_processor would import them and beyond.");
     g_option_context_set_description(ctx, description);
     g_option_context_add_main_entries(ctx, entries, NULL);
     if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
@@ -227,8 +234,8 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (!opt_files || !opt_files[0]) {
-        fprintf(stderr, PROG ": no input file (use - for standard input)\nTry '" PROG
-                " --help'.\n");
+        fprintf(stderr,
+                PROG ": no input file (use - for standard input)\nTry '" PROG " --help'.\n");
         return EXIT_USAGE;
     }
     if (opt_max_packet < 64) {
@@ -237,7 +244,7 @@ int main(int argc, char **argv)
     }
     if (opt_max_inflated < 0 || opt_max_inflate_ratio < 0 || opt_max_inflate_ratio > UINT32_MAX) {
         fprintf(stderr, PROG ": --max-inflated-bytes and --max-inflate-ratio take 0 (no limit) "
-                "or a positive number\n");
+                             "or a positive number\n");
         return EXIT_USAGE;
     }
 
@@ -321,7 +328,7 @@ int main(int argc, char **argv)
             continue;
         }
         struct stat st;
-        progress pr = {.path = f->path};
+        progress pr = { .path = f->path };
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
             pr.size = (uint64_t)st.st_size;
         if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {

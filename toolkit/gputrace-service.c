@@ -18,10 +18,10 @@
 #include "tracing/service_output.h"
 #include "tracing/ipc/service_session.h"
 
-#define PROG "gputrace-service"
+#define PROG             "gputrace-service"
 #define MAX_DATA_SOURCES 64
 
-static int g_stop_pipe[2] = {-1, -1};
+static int g_stop_pipe[2] = { -1, -1 };
 
 static void on_signal(int sig)
 {
@@ -35,42 +35,41 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: " PROG " --output FILE --data-source NAME [--data-source NAME ...]\n"
-            "       [--socket PATH] [--socket-mode MODE] [--buffer-kb N]\n"
-            "       [--fill-policy ring|discard] [--duration-ms N] [--slow-ms N]\n"
-            "       [--flush-timeout-ms N] [--max-producers N] [--max-per-uid N]\n"
-            "       [--max-smb-kb N] [--handshake-timeout-ms N] [--idle-timeout-ms N]\n"
-            "       [--send-timeout-ms N] [--verbose]\n"
-            "\n"
-            "Records the named data sources of every producer that connects to the\n"
-            "producer socket (default: as Perfetto resolves it, honouring\n"
-            "PERFETTO_PRODUCER_SOCK_NAME) until --duration-ms elapses (0: no limit) or\n"
-            "SIGINT/SIGTERM, then writes a .pftrace to FILE (opened only once the\n"
-            "socket listens; never a symbolic link, FIFO, device or directory; a FILE\n"
-            "another process is writing is left alone and FILE's stem.PID.ext written\n"
-            "beside it).\n"
-            "  --socket-mode MODE  permissions of the socket file, octal (default 0600:\n"
-            "                      the owner's producers only; 0660 adds the group,\n"
-            "                      0666 everyone)\n"
-            "  --buffer-kb N       central buffer size (default 32768)\n"
-            "  --fill-policy P     ring (overwrite oldest, default) or discard (drop new)\n"
-            "  --slow-ms N         sleep N ms before handling each CommitData (loss tests)\n"
-            "Limits (producers are untrusted):\n"
-            "  --max-producers N   connections at once (default 64)\n"
-            "  --max-per-uid N     connections at once from one user (default 32, or\n"
-            "                      --max-producers when smaller); beyond a limit a new\n"
-            "                      connection replaces the oldest one of that limit\n"
-            "                      still in its handshake, or is closed\n"
-            "  --max-smb-kb N      shared memory buffer a producer gets, at most\n"
-            "                      (multiple of 32, 32..32768, default 4096)\n"
-            "  --handshake-timeout-ms N  close a connection that has not completed\n"
-            "                      InitializeConnection by then (default 5000)\n"
-            "  --idle-timeout-ms N close a producer that has no data source in the\n"
-            "                      session and sent nothing for N ms (default 60000)\n"
-            "  --send-timeout-ms N close a producer that reads nothing of what is\n"
-            "                      queued for it for N ms (default 10000); at most\n"
-            "                      1 MiB may be queued for one producer\n");
+    fprintf(f, "usage: " PROG " --output FILE --data-source NAME [--data-source NAME ...]\n"
+               "       [--socket PATH] [--socket-mode MODE] [--buffer-kb N]\n"
+               "       [--fill-policy ring|discard] [--duration-ms N] [--slow-ms N]\n"
+               "       [--flush-timeout-ms N] [--max-producers N] [--max-per-uid N]\n"
+               "       [--max-smb-kb N] [--handshake-timeout-ms N] [--idle-timeout-ms N]\n"
+               "       [--send-timeout-ms N] [--verbose]\n"
+               "\n"
+               "Records the named data sources of every producer that connects to the\n"
+               "producer socket (default: as Perfetto resolves it, honouring\n"
+               "PERFETTO_PRODUCER_SOCK_NAME) until --duration-ms elapses (0: no limit) or\n"
+               "SIGINT/SIGTERM, then writes a .pftrace to FILE (opened only once the\n"
+               "socket listens; never a symbolic link, FIFO, device or directory; a FILE\n"
+               "another process is writing is left alone and FILE's stem.PID.ext written\n"
+               "beside it).\n"
+               "  --socket-mode MODE  permissions of the socket file, octal (default 0600:\n"
+               "                      the owner's producers only; 0660 adds the group,\n"
+               "                      0666 everyone)\n"
+               "  --buffer-kb N       central buffer size (default 32768)\n"
+               "  --fill-policy P     ring (overwrite oldest, default) or discard (drop new)\n"
+               "  --slow-ms N         sleep N ms before handling each CommitData (loss tests)\n"
+               "Limits (producers are untrusted):\n"
+               "  --max-producers N   connections at once (default 64)\n"
+               "  --max-per-uid N     connections at once from one user (default 32, or\n"
+               "                      --max-producers when smaller); beyond a limit a new\n"
+               "                      connection replaces the oldest one of that limit\n"
+               "                      still in its handshake, or is closed\n"
+               "  --max-smb-kb N      shared memory buffer a producer gets, at most\n"
+               "                      (multiple of 32, 32..32768, default 4096)\n"
+               "  --handshake-timeout-ms N  close a connection that has not completed\n"
+               "                      InitializeConnection by then (default 5000)\n"
+               "  --idle-timeout-ms N close a producer that has no data source in the\n"
+               "                      session and sent nothing for N ms (default 60000)\n"
+               "  --send-timeout-ms N close a producer that reads nothing of what is\n"
+               "                      queued for it for N ms (default 10000); at most\n"
+               "                      1 MiB may be queued for one producer\n");
 }
 
 static bool parse_u32(const char *s, uint32_t *out)
@@ -87,28 +86,28 @@ static bool parse_u32(const char *s, uint32_t *out)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"data-source", required_argument, NULL, 'd'},
-        {"socket", required_argument, NULL, 's'},
-        {"buffer-kb", required_argument, NULL, 'b'},
-        {"fill-policy", required_argument, NULL, 'f'},
-        {"duration-ms", required_argument, NULL, 't'},
-        {"slow-ms", required_argument, NULL, 'w'},
-        {"flush-timeout-ms", required_argument, NULL, 'F'},
-        {"socket-mode", required_argument, NULL, 'm'},
-        {"max-producers", required_argument, NULL, 'P'},
-        {"max-per-uid", required_argument, NULL, 'U'},
-        {"max-smb-kb", required_argument, NULL, 'S'},
-        {"handshake-timeout-ms", required_argument, NULL, 'H'},
-        {"idle-timeout-ms", required_argument, NULL, 'I'},
-        {"send-timeout-ms", required_argument, NULL, 'W'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        { "output", required_argument, NULL, 'o' },
+        { "data-source", required_argument, NULL, 'd' },
+        { "socket", required_argument, NULL, 's' },
+        { "buffer-kb", required_argument, NULL, 'b' },
+        { "fill-policy", required_argument, NULL, 'f' },
+        { "duration-ms", required_argument, NULL, 't' },
+        { "slow-ms", required_argument, NULL, 'w' },
+        { "flush-timeout-ms", required_argument, NULL, 'F' },
+        { "socket-mode", required_argument, NULL, 'm' },
+        { "max-producers", required_argument, NULL, 'P' },
+        { "max-per-uid", required_argument, NULL, 'U' },
+        { "max-smb-kb", required_argument, NULL, 'S' },
+        { "handshake-timeout-ms", required_argument, NULL, 'H' },
+        { "idle-timeout-ms", required_argument, NULL, 'I' },
+        { "send-timeout-ms", required_argument, NULL, 'W' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     const char *output = NULL, *socket_path = NULL;
     const char *data_sources[MAX_DATA_SOURCES];
-    gts_config cfg = {.buffer_size = 32u << 20, .fill_policy = CB_RING_BUFFER};
+    gts_config cfg = { .buffer_size = 32u << 20, .fill_policy = CB_RING_BUFFER };
     mode_t socket_mode = 0600;
     uint32_t v;
     int c;
@@ -163,8 +162,10 @@ int main(int argc, char **argv)
             errno = 0;
             unsigned long m = strtoul(optarg, &end, 8);
             if (errno || *optarg == '\0' || *end != '\0' || m > 0777) {
-                fprintf(stderr, PROG ": --socket-mode: expected octal permission bits like "
-                                "0600, got '%s'\n", optarg);
+                fprintf(stderr,
+                        PROG ": --socket-mode: expected octal permission bits like "
+                             "0600, got '%s'\n",
+                        optarg);
                 return 2;
             }
             socket_mode = (mode_t)m;
@@ -224,7 +225,7 @@ int main(int argc, char **argv)
         perror(PROG ": pipe");
         return 1;
     }
-    struct sigaction sa = {.sa_handler = on_signal};
+    struct sigaction sa = { .sa_handler = on_signal };
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -271,13 +272,13 @@ int main(int argc, char **argv)
         unlink(socket_path);
     fprintf(stderr,
             PROG ": %s: %llu packets from %llu producers (%llu commits, %llu chunks, "
-            "%llu chunks discarded, %llu protocol errors)\n",
+                 "%llu chunks discarded, %llu protocol errors)\n",
             output, (unsigned long long)st.packets_written, (unsigned long long)st.producers_seen,
             (unsigned long long)st.commits, (unsigned long long)st.chunks_moved,
             (unsigned long long)st.chunks_discarded, (unsigned long long)st.protocol_errors);
     fprintf(stderr,
             PROG ": connections: %llu accepted, %llu refused, %llu evicted in handshake, "
-            "%llu handshake timeouts, %llu idle timeouts, %llu send timeouts\n",
+                 "%llu handshake timeouts, %llu idle timeouts, %llu send timeouts\n",
             (unsigned long long)st.connections, (unsigned long long)st.connections_refused,
             (unsigned long long)st.connections_evicted, (unsigned long long)st.handshake_timeouts,
             (unsigned long long)st.idle_timeouts, (unsigned long long)st.send_timeouts);

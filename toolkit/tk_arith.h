@@ -58,7 +58,10 @@ static inline int64_t tk_sat_sub(int64_t a, int64_t b)
 
 /* An unsigned 64-bit value read from the wire (a duration, a count) as a
  * non-negative int64_t, clamped. */
-static inline int64_t tk_sat_from_u64(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+static inline int64_t tk_sat_from_u64(uint64_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
 
 static inline uint64_t tk_abs_u64(int64_t v)
 {

@@ -26,10 +26,10 @@
 #include "toolkit/tk_map.h"
 #include "toolkit/tk_schema.h"
 
-#define SUBMIT_SLOTS (1u << 14)
-#define MAX_MACHINES 64
+#define SUBMIT_SLOTS         (1u << 14)
+#define MAX_MACHINES         64
 #define MAX_INTERNED_PER_SEQ (1u << 16)
-#define MAX_FAILED_CLOCKS 4096
+#define MAX_FAILED_CLOCKS    4096
 
 /* ---- names ------------------------------------------------------------------ */
 
@@ -37,13 +37,19 @@ static const struct {
     const char *name;
     tk_severity sev;
 } violation_desc[TK_V_COUNT] = {
-#define TK_VIOLATION_DESC(code, sev) {#code, sev},
+#define TK_VIOLATION_DESC(code, sev) { #code, sev },
     TK_VIOLATION_LIST(TK_VIOLATION_DESC)
 #undef TK_VIOLATION_DESC
 };
 
-const char *tk_violation_name(tk_violation_code c) { return violation_desc[c].name; }
-tk_severity tk_violation_severity(tk_violation_code c) { return violation_desc[c].sev; }
+const char *tk_violation_name(tk_violation_code c)
+{
+    return violation_desc[c].name;
+}
+tk_severity tk_violation_severity(tk_violation_code c)
+{
+    return violation_desc[c].sev;
+}
 
 const char *tk_severity_name(tk_severity s)
 {
@@ -63,10 +69,10 @@ const char *tk_severity_name(tk_severity s)
 void tk_check_options_default(tk_check_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->max_error_ns = 1000000;           /* 1 ms */
-    o->max_drift_ppm = 500;              /* beyond any NTP slew */
+    o->max_error_ns = 1000000;            /* 1 ms */
+    o->max_drift_ppm = 500;               /* beyond any NTP slew */
     o->max_snapshot_gap_ns = 20000000000; /* twice traced's 10 s period */
-    o->ooo_window_ns = 5000000000;       /* default file_write_period_ms */
+    o->ooo_window_ns = 5000000000;        /* default file_write_period_ms */
     o->max_submit_latency_ns = 10000000000;
     o->submit_tolerance_ns = 0;
     o->expect_gpu_events = -1;
@@ -357,22 +363,21 @@ typedef struct pkt {
     bool incremental_state_cleared;
     bool previous_packet_dropped;
     uint64_t timestamp;
-    pb_bytes snapshot, stats, gpu, vk, interned, defaults, compressed, ftrace_stats,
-        ftrace_events;
+    pb_bytes snapshot, stats, gpu, vk, interned, defaults, compressed, ftrace_stats, ftrace_events;
 } pkt;
 
-#define LEN_FIELD(bit, dst)                   \
-    if (f.wire_type == PB_WIRE_LEN) {         \
-        p->has |= (bit);                      \
-        p->dst = pb_field_bytes(&f);          \
-    }                                         \
+#define LEN_FIELD(bit, dst)           \
+    if (f.wire_type == PB_WIRE_LEN) { \
+        p->has |= (bit);              \
+        p->dst = pb_field_bytes(&f);  \
+    }                                 \
     break
 
-#define VARINT_FIELD(bit, stmt)               \
-    if (f.wire_type == PB_WIRE_VARINT) {      \
-        p->has |= (bit);                      \
-        stmt;                                 \
-    }                                         \
+#define VARINT_FIELD(bit, stmt)          \
+    if (f.wire_type == PB_WIRE_VARINT) { \
+        p->has |= (bit);                 \
+        stmt;                            \
+    }                                    \
     break
 
 /* Top level of one TracePacket; nested payloads are only located here.
@@ -638,8 +643,8 @@ static void intern(tk_checker *c, seq_state *s, pb_bytes b)
  * counts interned_data_tokenizer_errors. A full set answers "known". */
 static PB_ALWAYS_INLINE bool lookup_interned(tk_checker *c, iid_set *set, uint64_t iid)
 {
-    if (PB_LIKELY(set->n_recent && (set->recent[0] == iid ||
-                                    (set->n_recent > 1 && set->recent[1] == iid))))
+    if (PB_LIKELY(set->n_recent &&
+                  (set->recent[0] == iid || (set->n_recent > 1 && set->recent[1] == iid))))
         return true;
     if (tk_map_find(&set->map, iid) || set->full) {
         set->recent[1] = set->recent[0];
@@ -657,7 +662,7 @@ static PB_ALWAYS_INLINE bool lookup_interned(tk_checker *c, iid_set *set, uint64
 static void handle_clock_snapshot(tk_checker *c, machine *m, pb_bytes b, uint32_t seq_id,
                                   uint64_t offset)
 {
-    tk_snapshot_clock stack_clocks[16] = {{0}};
+    tk_snapshot_clock stack_clocks[16] = { { 0 } };
     tk_snapshot_clock *clocks = stack_clocks;
     size_t n = 0, cap = 16;
     pb_reader r;
@@ -795,25 +800,26 @@ static void handle_trace_stats(tk_checker *c, machine *m, pb_bytes b)
                 tk_stat_id stat;
                 uint64_t value;
             } rows[] = {
-                {TK_STAT_traced_buf_buffer_size, bs.buffer_size},
-                {TK_STAT_traced_buf_bytes_written, bs.bytes_written},
-                {TK_STAT_traced_buf_bytes_overwritten, bs.bytes_overwritten},
-                {TK_STAT_traced_buf_bytes_read, bs.bytes_read},
-                {TK_STAT_traced_buf_padding_bytes_written, bs.padding_bytes_written},
-                {TK_STAT_traced_buf_padding_bytes_cleared, bs.padding_bytes_cleared},
-                {TK_STAT_traced_buf_chunks_written, bs.chunks_written},
-                {TK_STAT_traced_buf_chunks_rewritten, bs.chunks_rewritten},
-                {TK_STAT_traced_buf_chunks_overwritten, bs.chunks_overwritten},
-                {TK_STAT_traced_buf_chunks_discarded, bs.chunks_discarded},
-                {TK_STAT_traced_buf_chunks_read, bs.chunks_read},
-                {TK_STAT_traced_buf_chunks_committed_out_of_order, bs.chunks_committed_out_of_order},
-                {TK_STAT_traced_buf_write_wrap_count, bs.write_wrap_count},
-                {TK_STAT_traced_buf_patches_succeeded, bs.patches_succeeded},
-                {TK_STAT_traced_buf_patches_failed, bs.patches_failed},
-                {TK_STAT_traced_buf_readaheads_succeeded, bs.readaheads_succeeded},
-                {TK_STAT_traced_buf_readaheads_failed, bs.readaheads_failed},
-                {TK_STAT_traced_buf_abi_violations, bs.abi_violations},
-                {TK_STAT_traced_buf_trace_writer_packet_loss, bs.trace_writer_packet_loss},
+                { TK_STAT_traced_buf_buffer_size, bs.buffer_size },
+                { TK_STAT_traced_buf_bytes_written, bs.bytes_written },
+                { TK_STAT_traced_buf_bytes_overwritten, bs.bytes_overwritten },
+                { TK_STAT_traced_buf_bytes_read, bs.bytes_read },
+                { TK_STAT_traced_buf_padding_bytes_written, bs.padding_bytes_written },
+                { TK_STAT_traced_buf_padding_bytes_cleared, bs.padding_bytes_cleared },
+                { TK_STAT_traced_buf_chunks_written, bs.chunks_written },
+                { TK_STAT_traced_buf_chunks_rewritten, bs.chunks_rewritten },
+                { TK_STAT_traced_buf_chunks_overwritten, bs.chunks_overwritten },
+                { TK_STAT_traced_buf_chunks_discarded, bs.chunks_discarded },
+                { TK_STAT_traced_buf_chunks_read, bs.chunks_read },
+                { TK_STAT_traced_buf_chunks_committed_out_of_order,
+                  bs.chunks_committed_out_of_order },
+                { TK_STAT_traced_buf_write_wrap_count, bs.write_wrap_count },
+                { TK_STAT_traced_buf_patches_succeeded, bs.patches_succeeded },
+                { TK_STAT_traced_buf_patches_failed, bs.patches_failed },
+                { TK_STAT_traced_buf_readaheads_succeeded, bs.readaheads_succeeded },
+                { TK_STAT_traced_buf_readaheads_failed, bs.readaheads_failed },
+                { TK_STAT_traced_buf_abi_violations, bs.abi_violations },
+                { TK_STAT_traced_buf_trace_writer_packet_loss, bs.trace_writer_packet_loss },
             };
             for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
                 tk_stats_set_indexed(&c->st, rows[i].stat, buf_num, (int64_t)rows[i].value);
@@ -840,11 +846,10 @@ static void handle_trace_stats(tk_checker *c, machine *m, pb_bytes b)
             const int32_t buffer = (int32_t)ws.buffer;
             int64_t sum = 0;
             if (pass == 1)
-                tk_stats_get_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer,
-                                     &sum);
-            tk_stats_set_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer,
-                                 pass == 0 ? 0
-                                           : tk_sat_add(sum, tk_sat_from_u64(m->seqs[*idx].data_loss)));
+                tk_stats_get_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer, &sum);
+            tk_stats_set_indexed(
+                &c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer,
+                pass == 0 ? 0 : tk_sat_add(sum, tk_sat_from_u64(m->seqs[*idx].data_loss)));
         }
     }
 }
@@ -888,13 +893,27 @@ static void handle_ftrace_stats(tk_checker *c, machine *m, pb_bytes b, uint32_t 
         pb_reader_init(&cr, f.data, (size_t)f.value);
         while (pb_reader_next(&cr, &g)) {
             switch (g.id) {
-            case TK_FCS_CPU: cpu = g.value; break;
-            case TK_FCS_ENTRIES: entries = g.value; break;
-            case TK_FCS_OVERRUN: overrun = g.value; break;
-            case TK_FCS_COMMIT_OVERRUN: commit = g.value; break;
-            case TK_FCS_BYTES_READ: bytes = g.value; break;
-            case TK_FCS_DROPPED_EVENTS: dropped = g.value; break;
-            case TK_FCS_READ_EVENTS: read = g.value; break;
+            case TK_FCS_CPU:
+                cpu = g.value;
+                break;
+            case TK_FCS_ENTRIES:
+                entries = g.value;
+                break;
+            case TK_FCS_OVERRUN:
+                overrun = g.value;
+                break;
+            case TK_FCS_COMMIT_OVERRUN:
+                commit = g.value;
+                break;
+            case TK_FCS_BYTES_READ:
+                bytes = g.value;
+                break;
+            case TK_FCS_DROPPED_EVENTS:
+                dropped = g.value;
+                break;
+            case TK_FCS_READ_EVENTS:
+                read = g.value;
+                break;
             case TK_FCS_NOW_TS:
                 if (g.wire_type == PB_WIRE_FIXED64)
                     now = pb_field_double(&g);
@@ -911,16 +930,18 @@ static void handle_ftrace_stats(tk_checker *c, machine *m, pb_bytes b, uint32_t 
             tk_stat_id delta; /* TK_STAT_COUNT: none */
             int64_t v;
         } rows[] = {
-            {TK_STAT_ftrace_cpu_entries_begin, TK_STAT_ftrace_cpu_entries_delta, (int64_t)entries},
-            {TK_STAT_ftrace_cpu_overrun_begin, TK_STAT_ftrace_cpu_overrun_delta, (int64_t)overrun},
-            {TK_STAT_ftrace_cpu_commit_overrun_begin, TK_STAT_ftrace_cpu_commit_overrun_delta,
-             (int64_t)commit},
-            {TK_STAT_ftrace_cpu_bytes_begin, TK_STAT_ftrace_cpu_bytes_delta, (int64_t)bytes},
-            {TK_STAT_ftrace_cpu_dropped_events_begin, TK_STAT_ftrace_cpu_dropped_events_delta,
-             (int64_t)dropped},
-            {TK_STAT_ftrace_cpu_read_events_begin, TK_STAT_ftrace_cpu_read_events_delta,
-             (int64_t)read},
-            {TK_STAT_ftrace_cpu_now_ts_begin, TK_STAT_COUNT, double_ns(now)},
+            { TK_STAT_ftrace_cpu_entries_begin, TK_STAT_ftrace_cpu_entries_delta,
+              (int64_t)entries },
+            { TK_STAT_ftrace_cpu_overrun_begin, TK_STAT_ftrace_cpu_overrun_delta,
+              (int64_t)overrun },
+            { TK_STAT_ftrace_cpu_commit_overrun_begin, TK_STAT_ftrace_cpu_commit_overrun_delta,
+              (int64_t)commit },
+            { TK_STAT_ftrace_cpu_bytes_begin, TK_STAT_ftrace_cpu_bytes_delta, (int64_t)bytes },
+            { TK_STAT_ftrace_cpu_dropped_events_begin, TK_STAT_ftrace_cpu_dropped_events_delta,
+              (int64_t)dropped },
+            { TK_STAT_ftrace_cpu_read_events_begin, TK_STAT_ftrace_cpu_read_events_delta,
+              (int64_t)read },
+            { TK_STAT_ftrace_cpu_now_ts_begin, TK_STAT_COUNT, double_ns(now) },
         };
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
             /* Each *_end stat directly follows its *_begin. */
@@ -966,7 +987,8 @@ static bool handle_ftrace_bundle(tk_checker *c, pb_bytes b, uint64_t offset)
     if ((uint32_t)cpu >= 1024) {
         stop_import(c, false,
                     "packet at offset %" PRIu64 ": ftrace bundle for cpu %u (limit 1024); "
-                    "trace_processor stops here", offset, (uint32_t)cpu);
+                    "trace_processor stops here",
+                    offset, (uint32_t)cpu);
         return false;
     }
     if (lost)
@@ -1156,7 +1178,7 @@ static void count_failed_clock(machine *m, int64_t id)
     bool ins;
     if (!tk_map_insert(&m->failed_index, (uint64_t)id, m->n_failed, &ins))
         return;
-    m->failed[m->n_failed++] = (failed_clock){id, 1};
+    m->failed[m->n_failed++] = (failed_clock){ id, 1 };
 }
 
 static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint64_t offset);
@@ -1183,8 +1205,10 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
 
     if (PB_UNLIKELY(p.has & H_COMPRESSED)) {
         if (c->inflating) {
-            stop_import(c, true, "offset %" PRIu64 ": compressed_packets nested inside "
-                        "compressed_packets", offset);
+            stop_import(c, true,
+                        "offset %" PRIu64 ": compressed_packets nested inside "
+                        "compressed_packets",
+                        offset);
             return false;
         }
         tk_stats_add(&c->st, TK_STAT_compressed_packets, 1);
@@ -1285,8 +1309,10 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
 
     if (flags & TK_SEQ_NEEDS_INCREMENTAL_STATE) {
         if (!seq_id) {
-            stop_import(c, false, "packet at offset %" PRIu64 " needs incremental state but has "
-                        "no trusted_packet_sequence_id; trace_processor stops here", offset);
+            stop_import(c, false,
+                        "packet at offset %" PRIu64 " needs incremental state but has "
+                        "no trusted_packet_sequence_id; trace_processor stops here",
+                        offset);
             return false;
         }
         if (!s->incr_valid) {
@@ -1325,9 +1351,11 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
             int64_t gid = clock_id;
             if (tk_clock_is_sequence_scoped(clock_id)) {
                 if (!seq_id) {
-                    stop_import(c, false, "packet at offset %" PRIu64 " uses sequence-scoped "
+                    stop_import(c, false,
+                                "packet at offset %" PRIu64 " uses sequence-scoped "
                                 "clock %u without trusted_packet_sequence_id; trace_processor "
-                                "stops here", offset, clock_id);
+                                "stops here",
+                                offset, clock_id);
                     return false;
                 }
                 gid = tk_clock_sequence_to_global(seq_id, clock_id);
@@ -1397,7 +1425,10 @@ void tk_checker_input_error(tk_checker *c, const char *msg)
     snprintf(c->stop_msg, sizeof c->stop_msg, "%s", msg);
 }
 
-void tk_checker_set_bytes(tk_checker *c, uint64_t bytes) { c->bytes = bytes; }
+void tk_checker_set_bytes(tk_checker *c, uint64_t bytes)
+{
+    c->bytes = bytes;
+}
 
 /* ---- verdict ------------------------------------------------------------------------------ */
 
@@ -1533,11 +1564,13 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
         if (!r->info.monotonic)
             add_violation(vl, TK_V_clock_non_monotonic,
                           "%s went backwards between snapshots; it can only be a conversion "
-                          "target from then on", label);
+                          "target from then on",
+                          label);
         if (r->info.conversions > 0 && r->info.intervals == 0)
             add_violation(vl, TK_V_clock_single_snapshot,
                           "%s converted %" PRIu64 " timestamp(s) with a single usable snapshot; "
-                          "drift cannot be measured", label, r->info.conversions);
+                          "drift cannot be measured",
+                          label, r->info.conversions);
         if (o->max_snapshot_gap_ns >= 0 && r->info.max_gap_ns > o->max_snapshot_gap_ns)
             add_violation(vl, TK_V_clock_snapshot_gap,
                           "%s: %.3f s between two snapshots (limit %.3f s)", label,
@@ -1545,17 +1578,20 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
         if (o->max_drift_ppm >= 0 && fabs(r->info.max_drift_ppm) > o->max_drift_ppm)
             add_violation(vl, TK_V_clock_drift_exceeded,
                           "%s drifts %.3f ppm against the trace clock between two snapshots "
-                          "(limit %.3f ppm)", label, r->info.max_drift_ppm, o->max_drift_ppm);
+                          "(limit %.3f ppm)",
+                          label, r->info.max_drift_ppm, o->max_drift_ppm);
         if (r->info.conversions > 0) {
             if (bounded && o->max_error_ns >= 0 && err > o->max_error_ns)
                 add_violation(vl, TK_V_clock_error_exceeded,
                               "%s: converted timestamps may be off by up to %" PRId64
-                              " ns (limit %" PRId64 " ns)", label, err, o->max_error_ns);
+                              " ns (limit %" PRId64 " ns)",
+                              label, err, o->max_error_ns);
         }
         if (r->info.conversions_before_first > 0)
             add_violation(vl, TK_V_clock_used_before_first_snapshot,
                           "%s: %" PRIu64 " timestamp(s) precede its first snapshot and were "
-                          "extrapolated backwards", label, r->info.conversions_before_first);
+                          "extrapolated backwards",
+                          label, r->info.conversions_before_first);
         if (r->info.scope == TK_SCOPE_GLOBAL) {
             const uint32_t id = r->info.raw_id;
             if (!(id & 0x80000000u))
@@ -1571,12 +1607,13 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
                                   nm->name, want, want);
             }
             if (o->n_names > o->n_learned_names && !r->name)
-                add_violation(vl, TK_V_global_clock_id_unknown,
-                              "%s matches no declared clock name", label);
+                add_violation(vl, TK_V_global_clock_id_unknown, "%s matches no declared clock name",
+                              label);
             if (r->info.multi_sequence)
                 add_violation(vl, TK_V_global_clock_multiple_sequences,
                               "%s is snapshotted from more than one sequence; its readings may "
-                              "look non-monotonic in file order", label);
+                              "look non-monotonic in file order",
+                              label);
         }
     }
 
@@ -1603,11 +1640,17 @@ static void judge_clocks(tk_checker *c, machine *m, vlist *vl, tk_result *res)
     }
 }
 
-static int64_t stat_total(const tk_checker *c, tk_stat_id id) { return tk_stats_total(&c->st, id); }
+static int64_t stat_total(const tk_checker *c, tk_stat_id id)
+{
+    return tk_stats_total(&c->st, id);
+}
 
 /* For counts read from TraceStats: a value of 2^63 or more reads as
  * negative, and is no less a loss. */
-static bool stat_nonzero(const tk_checker *c, tk_stat_id id) { return tk_stats_nonzero(&c->st, id); }
+static bool stat_nonzero(const tk_checker *c, tk_stat_id id)
+{
+    return tk_stats_nonzero(&c->st, id);
+}
 
 /* The trace itself records that packets of the producers' sequences were
  * lost: buffer chunks overwritten (ring wrap), discarded, unpatched or
@@ -1667,7 +1710,7 @@ tk_result *tk_checker_finish(tk_checker *c)
         tk_checker_free(c);
         return NULL;
     }
-    vlist vl = {0};
+    vlist vl = { 0 };
     /* Clocks that named themselves in the trace join the declared names
      * and deviations (the user's first: they win where both say something). */
     tk_clock_name *merged_names = NULL;
@@ -1685,9 +1728,9 @@ tk_result *tk_checker_finish(tk_checker *c)
         size_t nn = c->o.n_names, nd = c->o.n_deviations;
         for (size_t k = 0; k < c->n_learned; k++) {
             learned_clock *lc = &c->learned[k];
-            merged_names[nn++] = (tk_clock_name){lc->has_id, lc->id, lc->name};
+            merged_names[nn++] = (tk_clock_name){ lc->has_id, lc->id, lc->name };
             if (lc->has_id && lc->deviation_ns > 0)
-                merged_devs[nd++] = (tk_clock_deviation){lc->id, lc->deviation_ns};
+                merged_devs[nd++] = (tk_clock_deviation){ lc->id, lc->deviation_ns };
             /* Ownership moves to the result, which the reports point into. */
             res->learned_names[res->n_learned_names++] = lc->name;
             lc->name = NULL;
@@ -1724,8 +1767,7 @@ tk_result *tk_checker_finish(tk_checker *c)
         tk_stats_add(&c->st, TK_STAT_clock_sync_failure, (int64_t)gc->clock_sync_failure);
         tk_stats_add(&c->st, TK_STAT_clock_sync_cache_miss, (int64_t)gc->clock_sync_cache_miss);
         tk_stats_add(&c->st, TK_STAT_invalid_clock_snapshots, (int64_t)gc->invalid_clock_snapshots);
-        tk_stats_add(&c->st, TK_STAT_timestamp_overflow,
-                     tk_sat_from_u64(gc->timestamp_overflows));
+        tk_stats_add(&c->st, TK_STAT_timestamp_overflow, tk_sat_from_u64(gc->timestamp_overflows));
         if (gc->history_misses) {
             tk_stats_add(&c->st, TK_STAT_state_limit_hits, (int64_t)gc->history_misses);
             if (!c->first_limit_reason)
@@ -1758,22 +1800,25 @@ tk_result *tk_checker_finish(tk_checker *c)
                 const int64_t id = fm->failed[k].id;
                 int w;
                 if (tk_clock_is_converted_sequence(id))
-                    w = snprintf(detail + used, sizeof detail - used, "%sclock %u of sequence %u: %"
-                                 PRIu64, shown ? ", " : "; ", (uint32_t)(id & 0xffffffff),
-                                 (uint32_t)((uint64_t)id >> 32), fm->failed[k].count);
+                    w = snprintf(detail + used, sizeof detail - used,
+                                 "%sclock %u of sequence %u: %" PRIu64, shown ? ", " : "; ",
+                                 (uint32_t)(id & 0xffffffff), (uint32_t)((uint64_t)id >> 32),
+                                 fm->failed[k].count);
                 else
-                    w = snprintf(detail + used, sizeof detail - used, "%sclock %" PRId64 ": %"
-                                 PRIu64, shown ? ", " : "; ", id, fm->failed[k].count);
+                    w = snprintf(detail + used, sizeof detail - used,
+                                 "%sclock %" PRId64 ": %" PRIu64, shown ? ", " : "; ", id,
+                                 fm->failed[k].count);
                 if (w > 0 && (size_t)w < sizeof detail - used)
                     used += (size_t)w;
                 shown++;
             }
         }
-        add_violation(&vl, TK_V_clock_sync_failure,
-                      "%" PRId64 " timestamp conversion(s) found no path to the trace clock %s%s",
-                      sync_fail, tk_clock_builtin_name(res->trace_clock)
-                                     ? tk_clock_builtin_name(res->trace_clock) : "(custom)",
-                      detail);
+        add_violation(
+            &vl, TK_V_clock_sync_failure,
+            "%" PRId64 " timestamp conversion(s) found no path to the trace clock %s%s", sync_fail,
+            tk_clock_builtin_name(res->trace_clock) ? tk_clock_builtin_name(res->trace_clock)
+                                                    : "(custom)",
+            detail);
     }
     if (stat_total(c, TK_STAT_invalid_clock_snapshots) > 0)
         add_violation(&vl, TK_V_invalid_clock_snapshots,
@@ -1851,12 +1896,13 @@ tk_result *tk_checker_finish(tk_checker *c)
     if (ftrace_overrun)
         add_violation(&vl, TK_V_ftrace_overrun,
                       "the kernel overwrote ftrace events before traced_probes read them "
-                      "(overrun %" PRId64 ")", stat_total(c, TK_STAT_ftrace_cpu_overrun_delta));
+                      "(overrun %" PRId64 ")",
+                      stat_total(c, TK_STAT_ftrace_cpu_overrun_delta));
     if (any_indexed_positive(&c->st, TK_STAT_ftrace_cpu_commit_overrun_delta) ||
         any_indexed_positive(&c->st, TK_STAT_ftrace_cpu_dropped_events_delta))
         add_violation(&vl, TK_V_ftrace_dropped_events,
-                      "ftrace dropped %" PRId64 " event(s) and had %" PRId64
-                      " commit overrun(s)", stat_total(c, TK_STAT_ftrace_cpu_dropped_events_delta),
+                      "ftrace dropped %" PRId64 " event(s) and had %" PRId64 " commit overrun(s)",
+                      stat_total(c, TK_STAT_ftrace_cpu_dropped_events_delta),
                       stat_total(c, TK_STAT_ftrace_cpu_commit_overrun_delta));
     if (any_indexed_positive(&c->st, TK_STAT_ftrace_cpu_has_data_loss))
         add_violation(&vl, TK_V_ftrace_lost_events,
@@ -1865,14 +1911,16 @@ tk_result *tk_checker_finish(tk_checker *c)
     if (stat_total(c, TK_STAT_packets_out_of_order) > 0)
         add_violation(&vl, TK_V_packets_out_of_order,
                       "%" PRId64 " packet(s) more than %.3f s older than a packet before them "
-                      "(worst %.3f s)", stat_total(c, TK_STAT_packets_out_of_order),
-                      (double)o->ooo_window_ns / 1e9, (double)c->worst_ooo_ns / 1e9);
+                      "(worst %.3f s)",
+                      stat_total(c, TK_STAT_packets_out_of_order), (double)o->ooo_window_ns / 1e9,
+                      (double)c->worst_ooo_ns / 1e9);
     if (stat_total(c, TK_STAT_timestamp_overflow) > 0)
         add_violation(&vl, TK_V_timestamp_overflow,
                       "%" PRId64 " timestamp(s) do not fit in 64 signed bits: written as 2^63 or "
                       "more, or overflowing when scaled by unit_multiplier_ns, summed as "
                       "incremental deltas or shifted by a clock offset; trace_processor wraps them "
-                      "into meaningless times", stat_total(c, TK_STAT_timestamp_overflow));
+                      "into meaningless times",
+                      stat_total(c, TK_STAT_timestamp_overflow));
     /* traced and our backends write TraceStats when a session ends: a trace
      * without one was cut short (the application or the service crashed or
      * was killed), and whatever was still buffered is lost. */
@@ -1905,7 +1953,8 @@ tk_result *tk_checker_finish(tk_checker *c)
     if (stat_total(c, TK_STAT_gpu_stage_after_submit_window) > 0)
         add_violation(&vl, TK_V_gpu_stage_after_submit_window,
                       "%" PRId64 " GPU stage(s) start more than %.3f s after their submission "
-                      "ended (worst %.3f s)", stat_total(c, TK_STAT_gpu_stage_after_submit_window),
+                      "ended (worst %.3f s)",
+                      stat_total(c, TK_STAT_gpu_stage_after_submit_window),
                       (double)o->max_submit_latency_ns / 1e9,
                       (double)c->worst_after_window_ns / 1e9);
     if (o->expect_gpu_events >= 0 && c->gpu_events < (uint64_t)o->expect_gpu_events)
@@ -1924,7 +1973,8 @@ tk_result *tk_checker_finish(tk_checker *c)
     if (stat_total(c, TK_STAT_zstd_compressed_packets) > 0)
         add_violation(&vl, TK_V_zstd_unsupported,
                       "%" PRId64 " zstd_compressed_packets field(s) not expanded (trace_processor "
-                      "v47 does not either)", stat_total(c, TK_STAT_zstd_compressed_packets));
+                      "v47 does not either)",
+                      stat_total(c, TK_STAT_zstd_compressed_packets));
     if (stat_total(c, TK_STAT_state_limit_hits) > 0)
         add_violation(&vl, TK_V_state_limit_reached,
                       "memory bounds reached %" PRId64 " time(s) (%s); results may be incomplete",
@@ -2007,7 +2057,8 @@ tk_result *tk_check_buffer(const void *data, size_t len, const tk_check_options 
     if (!c)
         return NULL;
     tk_reader rd;
-    tk_reader_config cfg = {.block_size = c->o.block_size, .max_packet_size = c->o.max_packet_size};
+    tk_reader_config cfg = { .block_size = c->o.block_size,
+                             .max_packet_size = c->o.max_packet_size };
     tk_reader_init(&rd, &cfg);
     tk_read_status st = tk_reader_parse_buffer(&rd, data, len, tk_checker_packet_cb, c);
     return finish_with_reader(c, &rd, st);
@@ -2019,7 +2070,8 @@ tk_result *tk_check_fd(int fd, const tk_check_options *o, tk_progress_cb progres
     if (!c)
         return NULL;
     tk_reader rd;
-    tk_reader_config cfg = {.block_size = c->o.block_size, .max_packet_size = c->o.max_packet_size};
+    tk_reader_config cfg = { .block_size = c->o.block_size,
+                             .max_packet_size = c->o.max_packet_size };
     tk_reader_init(&rd, &cfg);
     tk_read_status st = tk_reader_read_fd(&rd, fd, tk_checker_packet_cb, c, progress, pctx);
     return finish_with_reader(c, &rd, st);

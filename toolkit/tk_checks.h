@@ -27,53 +27,53 @@ typedef enum tk_severity {
 const char *tk_severity_name(tk_severity s);
 
 /* Every violation code, with its severity. Documented in docs/toolkit.md. */
-#define TK_VIOLATION_LIST(X)                                     \
-    X(input_error, TK_SEV_ERROR)                                 \
-    X(import_error, TK_SEV_ERROR)                                \
-    X(clock_sync_failure, TK_SEV_ERROR)                          \
-    X(invalid_clock_snapshots, TK_SEV_ERROR)                     \
-    X(trace_clock_change_ignored, TK_SEV_WARNING)                \
-    X(clock_unresolvable, TK_SEV_WARNING)                        \
-    X(clock_non_monotonic, TK_SEV_WARNING)                       \
-    X(clock_single_snapshot, TK_SEV_WARNING)                     \
-    X(clock_snapshot_gap, TK_SEV_WARNING)                        \
-    X(clock_drift_exceeded, TK_SEV_ERROR)                        \
-    X(clock_error_exceeded, TK_SEV_ERROR)                        \
-    X(clock_used_before_first_snapshot, TK_SEV_WARNING)          \
-    X(global_clock_id_not_hashed, TK_SEV_WARNING)                \
-    X(global_clock_id_unknown, TK_SEV_WARNING)                   \
-    X(global_clock_id_mismatch, TK_SEV_ERROR)                    \
-    X(global_clock_multiple_sequences, TK_SEV_WARNING)           \
-    X(buffer_chunks_overwritten, TK_SEV_DATA_LOSS)               \
-    X(buffer_chunks_discarded, TK_SEV_DATA_LOSS)                 \
-    X(buffer_patches_failed, TK_SEV_DATA_LOSS)                   \
-    X(buffer_abi_violations, TK_SEV_DATA_LOSS)                   \
-    X(writer_packet_loss, TK_SEV_DATA_LOSS)                      \
-    X(sequence_packet_loss, TK_SEV_DATA_LOSS)                    \
-    X(incremental_state_lost, TK_SEV_DATA_LOSS)                  \
-    X(incremental_state_missing, TK_SEV_ERROR)                   \
-    X(interned_data_missing, TK_SEV_WARNING)                     \
-    X(flushes_failed, TK_SEV_DATA_LOSS)                          \
-    X(final_flush_failed, TK_SEV_DATA_LOSS)                      \
-    X(ftrace_overrun, TK_SEV_DATA_LOSS)                          \
-    X(ftrace_dropped_events, TK_SEV_DATA_LOSS)                   \
-    X(ftrace_lost_events, TK_SEV_DATA_LOSS)                      \
-    X(packets_out_of_order, TK_SEV_WARNING)                      \
-    X(timestamp_overflow, TK_SEV_ERROR)                          \
-    X(no_trace_stats, TK_SEV_DATA_LOSS)                          \
-    X(gpu_render_stage_parser_errors, TK_SEV_ERROR)              \
-    X(gpu_stage_dropped, TK_SEV_WARNING)                         \
-    X(gpu_stage_before_submit, TK_SEV_ERROR)                     \
-    X(gpu_stage_after_submit_window, TK_SEV_WARNING)             \
-    X(gpu_events_missing, TK_SEV_ERROR)                          \
-    X(zstd_unsupported, TK_SEV_WARNING)                          \
+#define TK_VIOLATION_LIST(X)                            \
+    X(input_error, TK_SEV_ERROR)                        \
+    X(import_error, TK_SEV_ERROR)                       \
+    X(clock_sync_failure, TK_SEV_ERROR)                 \
+    X(invalid_clock_snapshots, TK_SEV_ERROR)            \
+    X(trace_clock_change_ignored, TK_SEV_WARNING)       \
+    X(clock_unresolvable, TK_SEV_WARNING)               \
+    X(clock_non_monotonic, TK_SEV_WARNING)              \
+    X(clock_single_snapshot, TK_SEV_WARNING)            \
+    X(clock_snapshot_gap, TK_SEV_WARNING)               \
+    X(clock_drift_exceeded, TK_SEV_ERROR)               \
+    X(clock_error_exceeded, TK_SEV_ERROR)               \
+    X(clock_used_before_first_snapshot, TK_SEV_WARNING) \
+    X(global_clock_id_not_hashed, TK_SEV_WARNING)       \
+    X(global_clock_id_unknown, TK_SEV_WARNING)          \
+    X(global_clock_id_mismatch, TK_SEV_ERROR)           \
+    X(global_clock_multiple_sequences, TK_SEV_WARNING)  \
+    X(buffer_chunks_overwritten, TK_SEV_DATA_LOSS)      \
+    X(buffer_chunks_discarded, TK_SEV_DATA_LOSS)        \
+    X(buffer_patches_failed, TK_SEV_DATA_LOSS)          \
+    X(buffer_abi_violations, TK_SEV_DATA_LOSS)          \
+    X(writer_packet_loss, TK_SEV_DATA_LOSS)             \
+    X(sequence_packet_loss, TK_SEV_DATA_LOSS)           \
+    X(incremental_state_lost, TK_SEV_DATA_LOSS)         \
+    X(incremental_state_missing, TK_SEV_ERROR)          \
+    X(interned_data_missing, TK_SEV_WARNING)            \
+    X(flushes_failed, TK_SEV_DATA_LOSS)                 \
+    X(final_flush_failed, TK_SEV_DATA_LOSS)             \
+    X(ftrace_overrun, TK_SEV_DATA_LOSS)                 \
+    X(ftrace_dropped_events, TK_SEV_DATA_LOSS)          \
+    X(ftrace_lost_events, TK_SEV_DATA_LOSS)             \
+    X(packets_out_of_order, TK_SEV_WARNING)             \
+    X(timestamp_overflow, TK_SEV_ERROR)                 \
+    X(no_trace_stats, TK_SEV_DATA_LOSS)                 \
+    X(gpu_render_stage_parser_errors, TK_SEV_ERROR)     \
+    X(gpu_stage_dropped, TK_SEV_WARNING)                \
+    X(gpu_stage_before_submit, TK_SEV_ERROR)            \
+    X(gpu_stage_after_submit_window, TK_SEV_WARNING)    \
+    X(gpu_events_missing, TK_SEV_ERROR)                 \
+    X(zstd_unsupported, TK_SEV_WARNING)                 \
     X(state_limit_reached, TK_SEV_WARNING)
 
 typedef enum tk_violation_code {
 #define TK_VIOLATION_ENUM(code, sev) TK_V_##code,
     TK_VIOLATION_LIST(TK_VIOLATION_ENUM)
 #undef TK_VIOLATION_ENUM
-        TK_V_COUNT
+    TK_V_COUNT
 } tk_violation_code;
 
 const char *tk_violation_name(tk_violation_code c);
@@ -108,9 +108,9 @@ typedef struct tk_check_options {
     int64_t ooo_window_ns;         /* <0: no check */
     int64_t max_submit_latency_ns; /* <0: no check */
     int64_t submit_tolerance_ns;
-    int64_t expect_gpu_events;     /* <0: no expectation */
-    bool allow_loss;               /* data_loss violations do not fail */
-    bool fatal_warnings;           /* warnings fail */
+    int64_t expect_gpu_events; /* <0: no expectation */
+    bool allow_loss;           /* data_loss violations do not fail */
+    bool fatal_warnings;       /* warnings fail */
     const tk_clock_name *names;
     size_t n_names;
     /* Internal: how many of `names` (at the end) the checker learned from the
@@ -134,8 +134,8 @@ typedef struct tk_check_options {
 void tk_check_options_default(tk_check_options *o);
 
 typedef struct tk_plot_point {
-    int64_t t_ns;      /* trace time of the snapshot */
-    int64_t offset_ns; /* trace time - clock reading */
+    int64_t t_ns;        /* trace time of the snapshot */
+    int64_t offset_ns;   /* trace time - clock reading */
     int64_t residual_ns; /* offset change since the previous snapshot */
 } tk_plot_point;
 
@@ -143,7 +143,7 @@ typedef struct tk_clock_report {
     tk_clock_info info;
     const char *name; /* builtin name or a declared name; may be NULL */
     bool resolvable;
-    bool error_known;     /* a conversion error bound exists */
+    bool error_known; /* a conversion error bound exists */
     int64_t max_error_ns;
     uint64_t failed_conversions; /* timestamps on this clock that could not be converted */
     tk_plot_point *points;

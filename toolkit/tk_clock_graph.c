@@ -15,9 +15,18 @@
  * trace_processor does these in int64_t and relies on two's complement
  * wrap-around for absurd inputs; we compute the same bits (tk_arith.h) and
  * note in *ovf that it happened. */
-static inline int64_t wadd(int64_t a, int64_t b, bool *ovf) { return tk_wrap_add(a, b, ovf); }
-static inline int64_t wsub(int64_t a, int64_t b, bool *ovf) { return tk_wrap_sub(a, b, ovf); }
-static inline int64_t wmul(int64_t a, int64_t b, bool *ovf) { return tk_wrap_mul(a, b, ovf); }
+static inline int64_t wadd(int64_t a, int64_t b, bool *ovf)
+{
+    return tk_wrap_add(a, b, ovf);
+}
+static inline int64_t wsub(int64_t a, int64_t b, bool *ovf)
+{
+    return tk_wrap_sub(a, b, ovf);
+}
+static inline int64_t wmul(int64_t a, int64_t b, bool *ovf)
+{
+    return tk_wrap_mul(a, b, ovf);
+}
 /* Differences of readings for our statistics: the overflow is not news. */
 static inline int64_t wdiff(int64_t a, int64_t b)
 {
@@ -205,16 +214,26 @@ const char *tk_clock_scope_name(tk_clock_scope s)
 const char *tk_clock_builtin_name(int64_t id)
 {
     switch (id) {
-    case 1: return "REALTIME";
-    case 2: return "REALTIME_COARSE";
-    case 3: return "MONOTONIC";
-    case 4: return "MONOTONIC_COARSE";
-    case 5: return "MONOTONIC_RAW";
-    case 6: return "BOOTTIME";
-    case 9: return "TSC";
-    case 10: return "PERF";
-    case 11: return "TRACE_FILE";
-    default: return NULL;
+    case 1:
+        return "REALTIME";
+    case 2:
+        return "REALTIME_COARSE";
+    case 3:
+        return "MONOTONIC";
+    case 4:
+        return "MONOTONIC_COARSE";
+    case 5:
+        return "MONOTONIC_RAW";
+    case 6:
+        return "BOOTTIME";
+    case 9:
+        return "TSC";
+    case 10:
+        return "PERF";
+    case 11:
+        return "TRACE_FILE";
+    default:
+        return NULL;
     }
 }
 
@@ -228,9 +247,15 @@ void tk_clock_limits_default(tk_clock_limits *l)
     l->min_drift_interval_ns = 1000000;
 }
 
-const tk_clock_graph_counters *tk_clock_graph_counters_get(const tk_clock_graph *g) { return &g->c; }
+const tk_clock_graph_counters *tk_clock_graph_counters_get(const tk_clock_graph *g)
+{
+    return &g->c;
+}
 
-int64_t tk_clock_graph_trace_clock(const tk_clock_graph *g) { return g->trace_clock; }
+int64_t tk_clock_graph_trace_clock(const tk_clock_graph *g)
+{
+    return g->trace_clock;
+}
 
 static uint32_t next_random(tk_clock_graph *g)
 {
@@ -254,8 +279,7 @@ static inline void elem_copy(void *dst, const void *src, uint32_t elem)
         memcpy(dst, src, sizeof(tk_clock_obs));
 }
 
-static bool ring_push(tk_clock_graph *g, ring *r, const void *elem, void *evicted,
-                      bool *did_evict)
+static bool ring_push(tk_clock_graph *g, ring *r, const void *elem, void *evicted, bool *did_evict)
 {
     if (did_evict)
         *did_evict = false;
@@ -425,8 +449,7 @@ static int64_t create_series(tk_clock_graph *g, domain *d, uint32_t hash)
         d->cap_series = ncap;
     }
     bool inserted;
-    if (!tk_map_insert(&g->series_index, series_key(dom_index(g, d), hash), d->n_series,
-                       &inserted))
+    if (!tk_map_insert(&g->series_index, series_key(dom_index(g, d), hash), d->n_series, &inserted))
         return -1;
     series *s = &d->series[d->n_series];
     memset(s, 0, sizeof *s);
@@ -528,7 +551,7 @@ static void propagate(tk_clock_graph *g, uint32_t start)
                 else
                     g->dist_dirty = true; /* cannot happen; rebuild to be safe */
             } else if (via == dy->dist) {
-                const edge e = {dx->id, ie->hash, x, ie->from_series, ie->to_series};
+                const edge e = { dx->id, ie->hash, x, ie->from_series, ie->to_series };
                 offer_next(g, ie->from_idx, &e);
             }
         }
@@ -603,11 +626,11 @@ static bool add_edge(tk_clock_graph *g, uint32_t from_idx, uint32_t target_idx, 
         to->in = ni;
         to->cap_in = ncap;
     }
-    const edge e = {to->id, hash, target_idx, from_series, to_series};
+    const edge e = { to->id, hash, target_idx, from_series, to_series };
     memmove(&from->edges[lo + 1], &from->edges[lo], (from->n_edges - lo) * sizeof(edge));
     from->edges[lo] = e;
     from->n_edges++;
-    to->in[to->n_in++] = (in_edge){from_idx, hash, from_series, to_series};
+    to->in[to->n_in++] = (in_edge){ from_idx, hash, from_series, to_series };
     g->n_edges_total++;
 
     if (g->dist_dirty || to->dist == DIST_NONE || to->dist >= TK_CLOCK_MAX_PATH)
@@ -785,7 +808,7 @@ static tk_snapshot_status add_snapshot(tk_clock_graph *g, const reading *r, size
                 drop_out_edges(g, d);
             }
         }
-        entry e = {.ts_ns = ts_ns, .snapshot_id = snapshot_id};
+        entry e = { .ts_ns = ts_ns, .snapshot_id = snapshot_id };
         entry old;
         bool evicted;
         if (!ring_push(g, &s->r, &e, &old, &evicted)) {
@@ -1005,8 +1028,8 @@ static bool convert_slow(tk_clock_graph *g, int64_t src, int64_t ts, int64_t tar
         ns = wadd(ns, adj, ovf);
         if (cacheable) {
             ce.min_ns = idx == 0 ? INT64_MIN : e->ts_ns;
-            ce.max_ns = idx + 1 == cs->r.len ? INT64_MAX
-                                              : ((const entry *)ring_at(&cs->r, idx + 1))->ts_ns;
+            ce.max_ns =
+                idx + 1 == cs->r.len ? INT64_MAX : ((const entry *)ring_at(&cs->r, idx + 1))->ts_ns;
             ce.translation = adj;
             ce.hop_series = cs;
             ce.hop_entry = e;
@@ -1025,8 +1048,7 @@ static bool convert_slow(tk_clock_graph *g, int64_t src, int64_t ts, int64_t tar
     return true;
 }
 
-static inline bool convert(tk_clock_graph *g, int64_t src, int64_t ts, int64_t target,
-                           int64_t *out)
+static inline bool convert(tk_clock_graph *g, int64_t src, int64_t ts, int64_t target, int64_t *out)
 {
     /* One count per timestamp, however many steps overflowed. */
     bool ovf = false;
@@ -1220,7 +1242,8 @@ tk_snapshot_status tk_clock_graph_add_clock_snapshot(tk_clock_graph *g, uint32_t
         if (r[i].id == g->trace_clock)
             continue;
         bool ignored = false;
-        tk_clock_obs o = {.snapshot_id = snapshot_id, .clock_ns = wmul(r[i].ts, d->unit, &ignored)};
+        tk_clock_obs o = { .snapshot_id = snapshot_id,
+                           .clock_ns = wmul(r[i].ts, d->unit, &ignored) };
         if (has_trace_reading && trace_idx != i) {
             o.has_ref = true;
             o.ref_ns = trace_reading;
@@ -1250,7 +1273,10 @@ out:
 
 /* ---- reporting ----------------------------------------------------------------- */
 
-size_t tk_clock_graph_clock_count(const tk_clock_graph *g) { return g->n_dom; }
+size_t tk_clock_graph_clock_count(const tk_clock_graph *g)
+{
+    return g->n_dom;
+}
 
 bool tk_clock_graph_index_of(tk_clock_graph *g, int64_t id, size_t *i)
 {
@@ -1271,7 +1297,7 @@ void tk_clock_graph_clock_info(const tk_clock_graph *g, size_t i, tk_clock_info 
         info->seq_id = (uint32_t)((uint64_t)d->id >> 32);
     } else {
         info->raw_id = (uint32_t)d->id;
-        info->scope = d->id <= TK_CLOCK_BUILTIN_MAX ? TK_SCOPE_BUILTIN
+        info->scope = d->id <= TK_CLOCK_BUILTIN_MAX        ? TK_SCOPE_BUILTIN
                       : tk_clock_is_sequence_scoped(d->id) ? TK_SCOPE_SEQUENCE
                                                            : TK_SCOPE_GLOBAL;
     }

@@ -46,18 +46,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TK_CLOCK_REALTIME 1
-#define TK_CLOCK_REALTIME_COARSE 2
-#define TK_CLOCK_MONOTONIC 3
+#define TK_CLOCK_REALTIME         1
+#define TK_CLOCK_REALTIME_COARSE  2
+#define TK_CLOCK_MONOTONIC        3
 #define TK_CLOCK_MONOTONIC_COARSE 4
-#define TK_CLOCK_MONOTONIC_RAW 5
-#define TK_CLOCK_BOOTTIME 6
-#define TK_CLOCK_BUILTIN_MAX 63
+#define TK_CLOCK_MONOTONIC_RAW    5
+#define TK_CLOCK_BOOTTIME         6
+#define TK_CLOCK_BUILTIN_MAX      63
 
 /* trace_processor allows paths of at most this many hops. */
 #define TK_CLOCK_MAX_PATH 4
 
-static inline bool tk_clock_is_sequence_scoped(int64_t id) { return id >= 64 && id < 128; }
+static inline bool tk_clock_is_sequence_scoped(int64_t id)
+{
+    return id >= 64 && id < 128;
+}
 
 /* The global id trace_processor gives a sequence-scoped clock. Computed with
  * unsigned arithmetic (the C++ original shifts a signed value). */
@@ -68,7 +71,10 @@ static inline int64_t tk_clock_sequence_to_global(uint32_t seq_id, uint32_t cloc
 
 /* True for ids produced by tk_clock_sequence_to_global with seq_id < 2^31
  * (the same test, and the same blind spot, as trace_processor's). */
-static inline bool tk_clock_is_converted_sequence(int64_t id) { return (id >> 32) > 0; }
+static inline bool tk_clock_is_converted_sequence(int64_t id)
+{
+    return (id >> 32) > 0;
+}
 
 /* 32-bit FNV-1a of a clock domain's fully qualified name with the top bit
  * set: the recommended global clock id (Perfetto docs/concepts/clock-sync). */
@@ -85,11 +91,11 @@ const char *tk_clock_scope_name(tk_clock_scope s);
 const char *tk_clock_builtin_name(int64_t id);
 
 typedef struct tk_clock_limits {
-    uint32_t max_domains;            /* distinct clocks */
+    uint32_t max_domains; /* distinct clocks */
     uint32_t max_clocks_per_snapshot;
-    uint32_t max_series_per_domain;  /* distinct snapshot shapes per clock */
-    uint32_t max_edges;              /* graph edges, all clocks */
-    uint64_t max_history_bytes;      /* readings + observations, all clocks */
+    uint32_t max_series_per_domain; /* distinct snapshot shapes per clock */
+    uint32_t max_edges;             /* graph edges, all clocks */
+    uint64_t max_history_bytes;     /* readings + observations, all clocks */
     /* Snapshots closer than this are not used to measure drift: the few tens
      * of ns between the readings of one snapshot would dominate. */
     int64_t min_drift_interval_ns;
@@ -182,9 +188,9 @@ typedef struct tk_clock_obs {
 } tk_clock_obs;
 
 typedef struct tk_clock_info {
-    int64_t id;          /* global form (sequence clocks: (seq << 32) | id) */
-    uint32_t raw_id;     /* as written in the trace */
-    uint32_t seq_id;     /* sequence-scoped clocks only */
+    int64_t id;      /* global form (sequence clocks: (seq << 32) | id) */
+    uint32_t raw_id; /* as written in the trace */
+    uint32_t seq_id; /* sequence-scoped clocks only */
     tk_clock_scope scope;
     bool monotonic;
     bool incremental;
@@ -199,10 +205,10 @@ typedef struct tk_clock_info {
     /* Between consecutive snapshots with a trace-time reference, at least
      * min_drift_interval_ns apart. */
     uint64_t intervals;
-    double drift_ppm;      /* overall: offset change / clock span, first to last */
-    double max_drift_ppm;  /* largest |drift| of one interval, sign kept */
+    double drift_ppm;        /* overall: offset change / clock span, first to last */
+    double max_drift_ppm;    /* largest |drift| of one interval, sign kept */
     int64_t max_residual_ns; /* largest |offset change| of one interval, sign kept */
-    int64_t max_gap_ns;    /* longest trace-time span between two snapshots */
+    int64_t max_gap_ns;      /* longest trace-time span between two snapshots */
     int64_t first_ref_ns, last_ref_ns;
     bool has_ref;
 } tk_clock_info;

@@ -8,9 +8,9 @@
 
 enum {
     /* TracePacket fields outside protos/perfetto/trace/trace_packet.proto */
-    TK_PKT_FTRACE_EVENTS = 1,   /* FtraceEventBundle */
-    TK_PKT_CHROME_EVENTS = 5,   /* timestamps implicitly MONOTONIC upstream */
-    TK_PKT_FTRACE_STATS = 34,   /* FtraceStats */
+    TK_PKT_FTRACE_EVENTS = 1, /* FtraceEventBundle */
+    TK_PKT_CHROME_EVENTS = 5, /* timestamps implicitly MONOTONIC upstream */
+    TK_PKT_FTRACE_STATS = 34, /* FtraceStats */
     TK_PKT_CHROME_METADATA = 51,
     TK_PKT_EXTENSION_DESCRIPTOR = 72,
     TK_PKT_REMOTE_CLOCK_SYNC = 107,

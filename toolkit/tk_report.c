@@ -61,7 +61,10 @@ static void json_double(FILE *out, double v)
         fprintf(out, "%.6g", v);
 }
 
-static bool is_custom(const tk_clock_report *c) { return c->info.scope != TK_SCOPE_BUILTIN; }
+static bool is_custom(const tk_clock_report *c)
+{
+    return c->info.scope != TK_SCOPE_BUILTIN;
+}
 
 static void totals(const tk_file_result *files, size_t n, uint64_t *bytes, uint64_t *packets,
                    uint64_t *sequences, uint64_t *gpu, uint64_t *vk)
@@ -117,9 +120,11 @@ static void human_clock(FILE *out, const tk_clock_report *c, int64_t trace_clock
         fputs(", non-monotonic", out);
     fputc('\n', out);
     if (c->info.id != trace_clock && c->info.intervals > 0)
-        fprintf(out, "      drift %.3f ppm (worst interval %.3f ppm), residual up to %" PRId64
-                " ns, snapshots up to %.3f s apart", c->info.drift_ppm, c->info.max_drift_ppm,
-                c->info.max_residual_ns, (double)c->info.max_gap_ns / 1e9);
+        fprintf(out,
+                "      drift %.3f ppm (worst interval %.3f ppm), residual up to %" PRId64
+                " ns, snapshots up to %.3f s apart",
+                c->info.drift_ppm, c->info.max_drift_ppm, c->info.max_residual_ns,
+                (double)c->info.max_gap_ns / 1e9);
     if (c->info.id != trace_clock && c->info.intervals > 0) {
         if (c->error_known)
             fprintf(out, ", conversion error <= %" PRId64 " ns\n", c->max_error_ns);
@@ -132,7 +137,7 @@ void tk_report_human(FILE *out, const tk_file_result *files, size_t n, const tk_
                      bool verbose)
 {
     size_t fails = 0;
-    size_t counts[4] = {0};
+    size_t counts[4] = { 0 };
     for (size_t i = 0; i < n; i++) {
         const tk_file_result *f = &files[i];
         const tk_result *r = f->result;
@@ -142,7 +147,8 @@ void tk_report_human(FILE *out, const tk_file_result *files, size_t n, const tk_
             continue;
         }
         char tc[32];
-        fprintf(out, "%s: %" PRIu64 " bytes, %" PRIu64 " packets, %" PRIu64 " sequences, %" PRIu64
+        fprintf(out,
+                "%s: %" PRIu64 " bytes, %" PRIu64 " packets, %" PRIu64 " sequences, %" PRIu64
                 " GPU render stages, %" PRIu64 " Vulkan API events; trace clock %s",
                 f->path, r->bytes, r->packets, r->sequences, r->gpu_render_stage_events,
                 r->vulkan_api_events, tk_clock_display_name(r->trace_clock, tc, sizeof tc));
@@ -168,12 +174,12 @@ void tk_report_human(FILE *out, const tk_file_result *files, size_t n, const tk_
         for (int s = 0; s < TK_STAT_COUNT; s++) {
             const tk_stat_desc *d = tk_stat_describe((tk_stat_id)s);
             int64_t v = tk_stats_total(&r->stats, (tk_stat_id)s);
-            if (!v || (!verbose && d->severity == TK_STAT_INFO &&
-                       s != TK_STAT_traced_buf_chunks_overwritten &&
-                       s != TK_STAT_traced_buf_bytes_overwritten &&
-                       s != TK_STAT_traced_buf_chunks_discarded &&
-                       s != TK_STAT_traced_chunks_discarded &&
-                       s != TK_STAT_previous_packet_dropped))
+            if (!v ||
+                (!verbose && d->severity == TK_STAT_INFO &&
+                 s != TK_STAT_traced_buf_chunks_overwritten &&
+                 s != TK_STAT_traced_buf_bytes_overwritten &&
+                 s != TK_STAT_traced_buf_chunks_discarded && s != TK_STAT_traced_chunks_discarded &&
+                 s != TK_STAT_previous_packet_dropped))
                 continue;
             fprintf(out, "%s%s=%" PRId64, first ? "  stats: " : " ", d->name, v);
             first = false;
@@ -193,9 +199,11 @@ void tk_report_human(FILE *out, const tk_file_result *files, size_t n, const tk_
                     (double)r->bytes / 1e6 / f->seconds);
         fprintf(out, "  %s\n", failed ? "FAIL" : "pass");
     }
-    fprintf(out, "verdict: %s (%zu file(s), %zu failed; %zu error(s), %zu data loss, %zu "
-            "warning(s))\n", fails ? "FAIL" : "pass", n, fails, counts[TK_SEV_ERROR],
-            counts[TK_SEV_DATA_LOSS], counts[TK_SEV_WARNING]);
+    fprintf(out,
+            "verdict: %s (%zu file(s), %zu failed; %zu error(s), %zu data loss, %zu "
+            "warning(s))\n",
+            fails ? "FAIL" : "pass", n, fails, counts[TK_SEV_ERROR], counts[TK_SEV_DATA_LOSS],
+            counts[TK_SEV_WARNING]);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -222,9 +230,10 @@ static void json_clock(FILE *out, const tk_clock_report *c, const char *path, in
             c->resolvable ? "true" : "false");
     fprintf(out, ", \"unit_multiplier_ns\": %" PRId64 ", \"incremental\": %s",
             c->info.unit_multiplier_ns, c->info.incremental ? "true" : "false");
-    fprintf(out, ", \"conversions\": %" PRIu64 ", \"conversions_before_first_snapshot\": %" PRIu64
-            ", \"failed_conversions\": %" PRIu64, c->info.conversions,
-            c->info.conversions_before_first, c->failed_conversions);
+    fprintf(out,
+            ", \"conversions\": %" PRIu64 ", \"conversions_before_first_snapshot\": %" PRIu64
+            ", \"failed_conversions\": %" PRIu64,
+            c->info.conversions, c->info.conversions_before_first, c->failed_conversions);
     fputs(", \"multiple_sequences\": ", out);
     fputs(c->info.multi_sequence ? "true" : "false", out);
     fputs(", \"drift_ppm\": ", out);
@@ -265,10 +274,11 @@ void tk_report_json(FILE *out, const tk_file_result *files, size_t n, const tk_c
         fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", out);
         tk_json_string(out, f->path);
         char tc[32];
-        fprintf(out, ", \"verdict\": \"%s\", \"readable\": %s, \"bytes\": %" PRIu64
+        fprintf(out,
+                ", \"verdict\": \"%s\", \"readable\": %s, \"bytes\": %" PRIu64
                 ", \"packets\": %" PRIu64 ", \"trace_clock\": ",
-                tk_file_failed(f, o) ? "fail" : "pass",
-                r && !r->input_error ? "true" : "false", r ? r->bytes : 0, r ? r->packets : 0);
+                tk_file_failed(f, o) ? "fail" : "pass", r && !r->input_error ? "true" : "false",
+                r ? r->bytes : 0, r ? r->packets : 0);
         if (r)
             tk_json_string(out, tk_clock_display_name(r->trace_clock, tc, sizeof tc));
         else
@@ -280,9 +290,11 @@ void tk_report_json(FILE *out, const tk_file_result *files, size_t n, const tk_c
             fputs(", \"first_ts\": null, \"last_ts\": null}", out);
     }
     fputs(n ? "\n  ],\n" : "],\n", out);
-    fprintf(out, "  \"bytes\": %" PRIu64 ",\n  \"packets\": %" PRIu64 ",\n  \"sequences\": %" PRIu64
+    fprintf(out,
+            "  \"bytes\": %" PRIu64 ",\n  \"packets\": %" PRIu64 ",\n  \"sequences\": %" PRIu64
             ",\n  \"gpu_render_stage_events\": %" PRIu64 ",\n  \"vulkan_api_events\": %" PRIu64
-            ",\n", bytes, packets, sequences, gpu, vk);
+            ",\n",
+            bytes, packets, sequences, gpu, vk);
 
     fputs("  \"clocks\": [", out);
     bool first = true;
@@ -306,8 +318,8 @@ void tk_report_json(FILE *out, const tk_file_result *files, size_t n, const tk_c
             tk_stats_merge(&sum, &files[i].result->stats);
     fputs("  \"stats\": {", out);
     for (int s = 0; s < TK_STAT_COUNT; s++)
-        fprintf(out, "%s\n    \"%s\": %" PRId64, s ? "," : "", tk_stat_describe((tk_stat_id)s)->name,
-                tk_stats_total(&sum, (tk_stat_id)s));
+        fprintf(out, "%s\n    \"%s\": %" PRId64, s ? "," : "",
+                tk_stat_describe((tk_stat_id)s)->name, tk_stats_total(&sum, (tk_stat_id)s));
     fputs("\n  },\n", out);
     tk_stats_free(&sum);
 
@@ -346,11 +358,21 @@ static void xml_text(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
         default:
             if (*p < 0x20 && *p != '\n' && *p != '\t')
                 fputc(' ', out);
@@ -389,9 +411,10 @@ bool tk_report_junit(const char *path, const tk_file_result *files, size_t n,
             failures += fail;
         }
     }
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites name=\"gputrace-check\" tests=\"%zu\" failures=\"%zu\">\n", tests,
-            failures);
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites name=\"gputrace-check\" tests=\"%zu\" failures=\"%zu\">\n",
+            tests, failures);
     for (size_t i = 0; i < n; i++) {
         const tk_file_result *f = &files[i];
         fputs("  <testsuite name=\"", out);

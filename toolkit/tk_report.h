@@ -13,7 +13,7 @@ typedef struct tk_file_result {
     const char *path;  /* as given on the command line ("-" for stdin) */
     tk_result *result; /* NULL only if the file could not be opened */
     const char *open_error;
-    double seconds;    /* wall time of the check */
+    double seconds; /* wall time of the check */
 } tk_file_result;
 
 /* "pass" or "fail" for one file (an unreadable file fails). */

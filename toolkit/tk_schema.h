@@ -42,7 +42,8 @@ enum {
     /* TraceStats */
     TK_TS_BUFFER_STATS = perfetto_protos_TraceStats_FIELD_buffer_stats,
     TK_TS_WRITER_STATS = perfetto_protos_TraceStats_FIELD_writer_stats,
-    TK_TS_FINAL_FLUSH_SUCCEEDED = perfetto_protos_TraceStats_FinalFlushOutcome_FINAL_FLUSH_SUCCEEDED,
+    TK_TS_FINAL_FLUSH_SUCCEEDED =
+        perfetto_protos_TraceStats_FinalFlushOutcome_FINAL_FLUSH_SUCCEEDED,
     TK_TS_FINAL_FLUSH_FAILED = perfetto_protos_TraceStats_FinalFlushOutcome_FINAL_FLUSH_FAILED,
     TK_FS_BYTES_DISCARDED_PER_BUFFER =
         perfetto_protos_TraceStats_FilterStats_FIELD_bytes_discarded_per_buffer,

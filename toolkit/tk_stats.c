@@ -8,12 +8,15 @@
 #include "toolkit/tk_arith.h"
 
 static const tk_stat_desc descs[TK_STAT_COUNT] = {
-#define TK_STAT_DESC(name, indexed, sev, src) {#name, indexed, sev, src},
+#define TK_STAT_DESC(name, indexed, sev, src) { #name, indexed, sev, src },
     TK_STAT_LIST(TK_STAT_DESC)
 #undef TK_STAT_DESC
 };
 
-const tk_stat_desc *tk_stat_describe(tk_stat_id id) { return &descs[id]; }
+const tk_stat_desc *tk_stat_describe(tk_stat_id id)
+{
+    return &descs[id];
+}
 
 const char *tk_stat_severity_name(tk_stat_severity s)
 {
@@ -44,7 +47,10 @@ void tk_stats_free(tk_stats *s)
     tk_stats_init(s);
 }
 
-static inline bool is_direct(int32_t idx) { return idx >= 0 && idx < TK_STAT_MAX_INDICES; }
+static inline bool is_direct(int32_t idx)
+{
+    return idx >= 0 && idx < TK_STAT_MAX_INDICES;
+}
 
 static inline uint64_t slot_key(tk_stat_id id, int32_t idx)
 {

@@ -7,12 +7,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#define PANEL_W 460
-#define PANEL_H 200
+#define PANEL_W  460
+#define PANEL_H  200
 #define MARGIN_L 70
 #define MARGIN_T 40
-#define PLOT_W (PANEL_W - MARGIN_L - 20)
-#define PLOT_H (PANEL_H - MARGIN_T - 40)
+#define PLOT_W   (PANEL_W - MARGIN_L - 20)
+#define PLOT_H   (PANEL_H - MARGIN_T - 40)
 
 static void xml_text(FILE *out, const char *s)
 {
@@ -29,8 +29,14 @@ static void xml_text(FILE *out, const char *s)
 }
 
 typedef int64_t (*value_fn)(const tk_plot_point *p);
-static int64_t get_offset(const tk_plot_point *p) { return p->offset_ns; }
-static int64_t get_residual(const tk_plot_point *p) { return p->residual_ns; }
+static int64_t get_offset(const tk_plot_point *p)
+{
+    return p->offset_ns;
+}
+static int64_t get_residual(const tk_plot_point *p)
+{
+    return p->residual_ns;
+}
 
 static void plot(FILE *out, const tk_clock_report *c, int x0, int y0, const char *title,
                  value_fn value, const char *colour)
@@ -38,10 +44,14 @@ static void plot(FILE *out, const tk_clock_report *c, int x0, int y0, const char
     int64_t tmin = c->points[0].t_ns, tmax = tmin, vmin = value(&c->points[0]), vmax = vmin;
     for (size_t i = 1; i < c->n_points; i++) {
         const tk_plot_point *p = &c->points[i];
-        if (p->t_ns < tmin) tmin = p->t_ns;
-        if (p->t_ns > tmax) tmax = p->t_ns;
-        if (value(p) < vmin) vmin = value(p);
-        if (value(p) > vmax) vmax = value(p);
+        if (p->t_ns < tmin)
+            tmin = p->t_ns;
+        if (p->t_ns > tmax)
+            tmax = p->t_ns;
+        if (value(p) < vmin)
+            vmin = value(p);
+        if (value(p) > vmax)
+            vmax = value(p);
     }
     double tspan = tmax > tmin ? (double)tmax - (double)tmin : 1.0;
     double vspan = vmax > vmin ? (double)vmax - (double)vmin : 1.0;
@@ -57,12 +67,14 @@ static void plot(FILE *out, const tk_clock_report *c, int x0, int y0, const char
             (double)tmin / 1e9);
     fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"a\" text-anchor=\"end\">%.3f s</text>\n",
             px + PLOT_W, py + PLOT_H + 14, (double)tmax / 1e9);
-    fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"a\" text-anchor=\"middle\">trace time; "
-            "values in ns</text>\n", px + PLOT_W / 2, py + PLOT_H + 28);
+    fprintf(out,
+            "<text x=\"%d\" y=\"%d\" class=\"a\" text-anchor=\"middle\">trace time; "
+            "values in ns</text>\n",
+            px + PLOT_W / 2, py + PLOT_H + 28);
     if (vmin < 0 && vmax > 0) {
         double zy = py + PLOT_H - ((0 - (double)vmin) / vspan) * PLOT_H;
-        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" class=\"zero\"/>\n", px,
-                zy, px + PLOT_W, zy);
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" class=\"zero\"/>\n", px, zy,
+                px + PLOT_W, zy);
     }
     fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" points=\"", colour);
     for (size_t i = 0; i < c->n_points; i++) {
@@ -93,15 +105,19 @@ bool tk_svg_write(const char *path, const tk_file_result *files, size_t n)
     if (!out)
         return false;
     int height = panels ? (int)panels * (PANEL_H + 30) + 20 : 80;
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\">\n", 2 * PANEL_W, height, 2 * PANEL_W, height);
+            "viewBox=\"0 0 %d %d\">\n",
+            2 * PANEL_W, height, 2 * PANEL_W, height);
     fputs("<style>text{font-family:sans-serif;font-size:11px}.t{font-weight:bold;font-size:12px}"
           ".a{fill:#555}.frame{fill:none;stroke:#999}.zero{stroke:#ccc;stroke-dasharray:3 3}"
-          "</style>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", out);
+          "</style>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+          out);
     if (!panels)
         fputs("<text x=\"20\" y=\"40\">no custom clock with two or more snapshots against the "
-              "trace clock</text>\n", out);
+              "trace clock</text>\n",
+              out);
     int y = 10;
     for (size_t i = 0; i < n; i++) {
         const tk_result *r = files[i].result;

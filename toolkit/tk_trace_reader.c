@@ -45,7 +45,10 @@ void tk_reader_free(tk_reader *r)
     r->len = r->cap = 0;
 }
 
-const char *tk_reader_error(const tk_reader *r) { return r->err[0] ? r->err : "no error"; }
+const char *tk_reader_error(const tk_reader *r)
+{
+    return r->err[0] ? r->err : "no error";
+}
 
 /* Delivers every complete record of [p, p+n), which starts at input offset
  * `base`. Returns the bytes consumed; an incomplete record at the end is left
@@ -222,18 +225,19 @@ tk_read_status tk_reader_finish(tk_reader *r)
 {
     if (r->len || r->skip_remaining) {
         if (r->need)
-            set_err(r->err, "truncated: input ends inside the packet record at offset %" PRIu64
-                    " (%zu of its %zu bytes present)", r->offset, r->len, r->need);
+            set_err(r->err,
+                    "truncated: input ends inside the packet record at offset %" PRIu64
+                    " (%zu of its %zu bytes present)",
+                    r->offset, r->len, r->need);
         else
-            set_err(r->err, "truncated: input ends inside a record at offset %" PRIu64,
-                    r->offset);
+            set_err(r->err, "truncated: input ends inside a record at offset %" PRIu64, r->offset);
         return TK_READ_ERR_TRUNCATED;
     }
     return TK_READ_OK;
 }
 
-tk_read_status tk_reader_parse_buffer(tk_reader *r, const void *data, size_t len,
-                                      tk_packet_cb cb, void *ctx)
+tk_read_status tk_reader_parse_buffer(tk_reader *r, const void *data, size_t len, tk_packet_cb cb,
+                                      void *ctx)
 {
     tk_read_status st;
     size_t used = tokenize(r, data, len, r->offset, cb, ctx, &st);
@@ -319,7 +323,10 @@ tk_inflater *tk_inflater_new(size_t max_packet_size)
     return z;
 }
 
-void tk_inflater_set_limits(tk_inflater *z, const tk_inflate_limits *l) { z->lim = *l; }
+void tk_inflater_set_limits(tk_inflater *z, const tk_inflate_limits *l)
+{
+    z->lim = *l;
+}
 
 /* Inflated bytes allowed in total now, given the compressed bytes seen. */
 static uint64_t inflate_allowance(const tk_inflater *z)
@@ -341,11 +348,13 @@ static uint64_t inflate_allowance(const tk_inflater *z)
 static void set_limit_err(tk_inflater *z, uint64_t offset)
 {
     if (z->lim.max_bytes && z->total_out > z->lim.max_bytes)
-        set_err(z->err, "compressed_packets at offset %" PRIu64 ": the inflated data exceeds "
-                "%" PRIu64 " bytes (--max-inflated-bytes); not checked further", offset,
-                z->lim.max_bytes);
+        set_err(z->err,
+                "compressed_packets at offset %" PRIu64 ": the inflated data exceeds "
+                "%" PRIu64 " bytes (--max-inflated-bytes); not checked further",
+                offset, z->lim.max_bytes);
     else
-        set_err(z->err, "compressed_packets at offset %" PRIu64 ": inflates to more than %u "
+        set_err(z->err,
+                "compressed_packets at offset %" PRIu64 ": inflates to more than %u "
                 "times its compressed size (over %" PRIu64 " bytes from %" PRIu64
                 " compressed; --max-inflate-ratio): a decompression bomb? not checked further",
                 offset, z->lim.max_ratio, z->total_out - 1, z->total_in);
@@ -361,7 +370,10 @@ void tk_inflater_free(tk_inflater *z)
     free(z);
 }
 
-const char *tk_inflater_error(const tk_inflater *z) { return z->err[0] ? z->err : "no error"; }
+const char *tk_inflater_error(const tk_inflater *z)
+{
+    return z->err[0] ? z->err : "no error";
+}
 
 /* Delivers the complete records in z->out; keeps the rest. With `done`,
  * anything but up to two trailing bytes must be complete. */
@@ -374,8 +386,10 @@ static tk_read_status drain_records(tk_inflater *z, bool done, uint64_t offset, 
     while (z->len - pos > 2) {
         const uint8_t *q = z->out + pos;
         if (*q != TRACE_PACKET_TAG) {
-            set_err(z->err, "compressed_packets at offset %" PRIu64
-                    ": expected a packet tag in the inflated data", offset);
+            set_err(z->err,
+                    "compressed_packets at offset %" PRIu64
+                    ": expected a packet tag in the inflated data",
+                    offset);
             st = TK_READ_ERR_FORMAT;
             break;
         }
@@ -391,8 +405,10 @@ static tk_read_status drain_records(tk_inflater *z, bool done, uint64_t offset, 
             break;
         }
         if (size > z->max_packet) {
-            set_err(z->err, "compressed_packets at offset %" PRIu64 ": packet of %" PRIu64
-                    " bytes exceeds the limit of %zu bytes", offset, size, z->max_packet);
+            set_err(z->err,
+                    "compressed_packets at offset %" PRIu64 ": packet of %" PRIu64
+                    " bytes exceeds the limit of %zu bytes",
+                    offset, size, z->max_packet);
             st = TK_READ_ERR_TOO_BIG;
             break;
         }
@@ -458,8 +474,9 @@ tk_read_status tk_inflate_packets(tk_inflater *z, const uint8_t *data, size_t le
                 ncap = z->max_packet + 16;
             uint8_t *no = ncap > z->cap ? realloc(z->out, ncap) : NULL;
             if (!no) {
-                set_err(z->err, "compressed_packets at offset %" PRIu64
-                        ": inflated packet too large", offset);
+                set_err(z->err,
+                        "compressed_packets at offset %" PRIu64 ": inflated packet too large",
+                        offset);
                 return TK_READ_ERR_TOO_BIG;
             }
             z->out = no;
@@ -487,8 +504,9 @@ tk_read_status tk_inflate_packets(tk_inflater *z, const uint8_t *data, size_t le
         bool done = zr == Z_STREAM_END;
         if (zr != Z_OK && zr != Z_STREAM_END) {
             if (zr == Z_BUF_ERROR)
-                set_err(z->err, "compressed_packets at offset %" PRIu64
-                        ": compressed stream is truncated", offset);
+                set_err(z->err,
+                        "compressed_packets at offset %" PRIu64 ": compressed stream is truncated",
+                        offset);
             else
                 set_err(z->err, "compressed_packets at offset %" PRIu64 ": %s", offset,
                         z->zs.msg ? z->zs.msg : "inflate failed");

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TK_READER_DEFAULT_BLOCK (4u << 20)
+#define TK_READER_DEFAULT_BLOCK      (4u << 20)
 #define TK_READER_DEFAULT_MAX_PACKET (32u << 20)
 
 typedef enum tk_read_status {
@@ -32,7 +32,7 @@ typedef enum tk_read_status {
     TK_READ_ERR_TRUNCATED, /* input ended inside a record */
     TK_READ_ERR_TOO_BIG,   /* a packet above max_packet_size */
     TK_READ_ERR_NOMEM,
-    TK_READ_ERR_ABORTED,   /* the packet callback asked to stop */
+    TK_READ_ERR_ABORTED,       /* the packet callback asked to stop */
     TK_READ_ERR_INFLATE_LIMIT, /* compressed_packets expand beyond tk_inflate_limits */
 } tk_read_status;
 
@@ -51,7 +51,7 @@ typedef struct tk_reader_config {
 
 typedef struct tk_reader {
     tk_reader_config cfg;
-    uint8_t *buf;  /* pending bytes of an incomplete record (push mode, fd mode) */
+    uint8_t *buf; /* pending bytes of an incomplete record (push mode, fd mode) */
     size_t len;
     size_t cap;
     uint64_t offset;         /* input offset of buf[0] / of the next byte */
@@ -74,8 +74,8 @@ tk_read_status tk_reader_feed(tk_reader *r, const void *data, size_t len, tk_pac
 tk_read_status tk_reader_finish(tk_reader *r);
 
 /* Whole input in memory: feed + finish without copying. */
-tk_read_status tk_reader_parse_buffer(tk_reader *r, const void *data, size_t len,
-                                      tk_packet_cb cb, void *ctx);
+tk_read_status tk_reader_parse_buffer(tk_reader *r, const void *data, size_t len, tk_packet_cb cb,
+                                      void *ctx);
 
 /* Reads `fd` to the end in blocks. `progress` may be NULL. */
 tk_read_status tk_reader_read_fd(tk_reader *r, int fd, tk_packet_cb cb, void *ctx,
@@ -89,13 +89,13 @@ tk_read_status tk_reader_read_fd(tk_reader *r, int fd, tk_packet_cb cb, void *ct
  * keeps the checker busy for minutes. With the ratio bound the inflated
  * total, and so the work, stays proportional to the input's size. */
 typedef struct tk_inflate_limits {
-    uint64_t max_bytes;  /* inflated bytes in total; 0 = no limit */
-    uint32_t max_ratio;  /* inflated total <= max_ratio x compressed total; 0 = no limit */
+    uint64_t max_bytes;   /* inflated bytes in total; 0 = no limit */
+    uint32_t max_ratio;   /* inflated total <= max_ratio x compressed total; 0 = no limit */
     uint64_t ratio_floor; /* inflated bytes allowed whatever the ratio */
 } tk_inflate_limits;
 
-#define TK_INFLATE_DEFAULT_MAX_BYTES (1ull << 30)
-#define TK_INFLATE_DEFAULT_MAX_RATIO 100u
+#define TK_INFLATE_DEFAULT_MAX_BYTES   (1ull << 30)
+#define TK_INFLATE_DEFAULT_MAX_RATIO   100u
 #define TK_INFLATE_DEFAULT_RATIO_FLOOR (16ull << 20)
 
 void tk_inflate_limits_default(tk_inflate_limits *l);

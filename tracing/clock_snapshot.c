@@ -35,10 +35,14 @@ void clk_take_snapshot(clk_snapshot *s)
         uint64_t window = read_ns(CLOCK_BOOTTIME) - boot;
         if (window < best_window) {
             best_window = window;
-            s->clocks[0] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_BOOTTIME, boot};
-            s->clocks[1] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC, mono};
-            s->clocks[2] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC_RAW, raw};
-            s->clocks[3] = (clk_reading){perfetto_protos_BuiltinClock_BUILTIN_CLOCK_REALTIME, real};
+            s->clocks[0] =
+                (clk_reading){ perfetto_protos_BuiltinClock_BUILTIN_CLOCK_BOOTTIME, boot };
+            s->clocks[1] =
+                (clk_reading){ perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC, mono };
+            s->clocks[2] =
+                (clk_reading){ perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC_RAW, raw };
+            s->clocks[3] =
+                (clk_reading){ perfetto_protos_BuiltinClock_BUILTIN_CLOCK_REALTIME, real };
             s->count = CLK_NUM_BUILTIN;
         }
     }

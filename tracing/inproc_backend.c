@@ -69,10 +69,11 @@ struct inproc_backend {
     bool failing;
 };
 
-static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt,
+                   ...) __attribute__((format(printf, 3, 4)));
 
-static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt, ...)
+static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt,
+                   ...)
 {
     if (!be->cfg.report)
         return;
@@ -177,8 +178,7 @@ static void read_out(inproc_backend *be, bool final_read)
  * ring from overwriting data the file never saw. */
 static bool ring_half_full(const inproc_backend *be)
 {
-    return cb_get_stats(be->cb)->bytes_written - be->written_at_last_read >
-           be->cfg.buffer_size / 2;
+    return cb_get_stats(be->cb)->bytes_written - be->written_at_last_read > be->cfg.buffer_size / 2;
 }
 
 /* Everything committed or finished so far, into the file. Draining twice
@@ -256,7 +256,7 @@ static void *service_main(void *arg)
             wake_at = next_write;
         if (next_snapshot < wake_at)
             wake_at = next_snapshot;
-        struct timespec ts = {(time_t)(wake_at / 1000), (long)(wake_at % 1000) * 1000000L};
+        struct timespec ts = { (time_t)(wake_at / 1000), (long)(wake_at % 1000) * 1000000L };
         while (sem_clockwait(&be->wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR)
             ;
         /* One pass serves every wake-up so far. */
@@ -377,8 +377,8 @@ static bool open_output(inproc_backend *be)
     }
     if (f.fell_back)
         report(be, INPROC_BACKEND_REPORT_INFO,
-               "trace file %s is being written by another process; writing %s instead",
-               expanded, f.path);
+               "trace file %s is being written by another process; writing %s instead", expanded,
+               f.path);
     svc_out_init(&be->out, f.fd);
     be->out_open = true;
     return true;
@@ -393,7 +393,7 @@ static int start_thread(inproc_backend *be)
 {
     sigset_t all, old;
     sigfillset(&all);
-    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
         sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -471,7 +471,7 @@ inproc_backend *inproc_backend_create(const inproc_backend_config *cfg)
     be->thread_running = true;
     return be;
 
-fail: {
+fail : {
     int err = errno;
     if (be->out_open) {
         svc_out_close(&be->out);
@@ -561,7 +561,7 @@ bool inproc_backend_finish_from_signal(inproc_backend *be, bool last, uint32_t t
         if (now.tv_sec > until.tv_sec ||
             (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
             return false;
-        struct timespec nap = {0, 1000000L};
+        struct timespec nap = { 0, 1000000L };
         nanosleep(&nap, NULL);
     }
 }

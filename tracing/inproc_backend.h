@@ -31,7 +31,8 @@ typedef enum inproc_backend_report_level {
     INPROC_BACKEND_REPORT_INFO,
 } inproc_backend_report_level;
 
-typedef void (*inproc_backend_report_fn)(void *ctx, inproc_backend_report_level level, const char *msg);
+typedef void (*inproc_backend_report_fn)(void *ctx, inproc_backend_report_level level,
+                                         const char *msg);
 
 typedef struct inproc_backend_config {
     /* The trace file; may hold the escapes of svc_out_expand_path() (%p,

@@ -61,7 +61,7 @@ static bool take_dropped_mark(svc_out *o, uint32_t seq)
     return true;
 }
 
-#define TAIL_RING (sizeof ((svc_out *)0)->tail_ends / sizeof ((svc_out *)0)->tail_ends[0])
+#define TAIL_RING (sizeof((svc_out *)0)->tail_ends / sizeof((svc_out *)0)->tail_ends[0])
 
 /* Records [0, n) of the buffer are in the file now, from `base` on. */
 static void note_tail(svc_out *o, uint64_t base, size_t n)
@@ -264,7 +264,11 @@ static const char *kind_refused(mode_t mode)
     return "is not a regular file";
 }
 
-enum open_outcome { OPEN_OK, OPEN_BUSY, OPEN_FAILED };
+enum open_outcome {
+    OPEN_OK,
+    OPEN_BUSY,
+    OPEN_FAILED
+};
 
 static enum open_outcome open_locked(const char *path, svc_out_file *res)
 {
@@ -405,7 +409,7 @@ static void end_record(svc_out *o, size_t start, uint32_t sequence_id)
         mark_dropped(o, sequence_id);
         return;
     }
-    o->records[o->num_records++] = (struct svc_out_record){o->len, sequence_id};
+    o->records[o->num_records++] = (struct svc_out_record){ o->len, sequence_id };
 }
 
 /* Trace.packet (field 1) framing. */
@@ -492,7 +496,7 @@ void svc_out_clock_snapshot(svc_out *o)
 
 void svc_out_trace_uuid(svc_out *o)
 {
-    uint64_t r[2] = {0, 0};
+    uint64_t r[2] = { 0, 0 };
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
         r[0] = clk_boottime_ns() ^ ((uint64_t)getpid() << 32);
         r[1] = clk_monotonic_ns() * 0x9E3779B97F4A7C15ull;
@@ -521,8 +525,10 @@ void svc_out_trace_stats(svc_out *o, const cb_buffer *cb, const svc_session_stat
     perfetto_protos_TraceStats_BufferStats_set_bytes_written(&bs, st->bytes_written);
     perfetto_protos_TraceStats_BufferStats_set_bytes_overwritten(&bs, st->bytes_overwritten);
     perfetto_protos_TraceStats_BufferStats_set_bytes_read(&bs, st->bytes_read);
-    perfetto_protos_TraceStats_BufferStats_set_padding_bytes_written(&bs, st->padding_bytes_written);
-    perfetto_protos_TraceStats_BufferStats_set_padding_bytes_cleared(&bs, st->padding_bytes_cleared);
+    perfetto_protos_TraceStats_BufferStats_set_padding_bytes_written(&bs,
+                                                                     st->padding_bytes_written);
+    perfetto_protos_TraceStats_BufferStats_set_padding_bytes_cleared(&bs,
+                                                                     st->padding_bytes_cleared);
     perfetto_protos_TraceStats_BufferStats_set_chunks_written(&bs, st->chunks_written);
     perfetto_protos_TraceStats_BufferStats_set_chunks_rewritten(&bs, st->chunks_rewritten);
     perfetto_protos_TraceStats_BufferStats_set_chunks_overwritten(&bs, st->chunks_overwritten);
@@ -549,10 +555,10 @@ void svc_out_trace_stats(svc_out *o, const cb_buffer *cb, const svc_session_stat
         perfetto_protos_TraceStats_begin_writer_stats(&ts, &ws);
         perfetto_protos_TraceStats_WriterStats_set_sequence_id(&ws, w.sequence_id);
         perfetto_protos_TraceStats_WriterStats_set_buffer(&ws, 0);
-        perfetto_protos_TraceStats_WriterStats_set_chunk_payload_histogram_counts(
-            &ws, w.counts, CB_HIST_BUCKETS);
+        perfetto_protos_TraceStats_WriterStats_set_chunk_payload_histogram_counts(&ws, w.counts,
+                                                                                  CB_HIST_BUCKETS);
         perfetto_protos_TraceStats_WriterStats_set_chunk_payload_histogram_sum(&ws, w.sums,
-                                                                            CB_HIST_BUCKETS);
+                                                                               CB_HIST_BUCKETS);
         perfetto_protos_TraceStats_WriterStats_end(&ws);
     }
     perfetto_protos_TraceStats_set_producers_connected(&ts, s->producers_connected);

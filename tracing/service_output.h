@@ -36,7 +36,7 @@ typedef struct svc_out {
     uint64_t write_failures; /* write-outs that failed */
     uint64_t bytes_dropped;  /* what they could not write */
     uint64_t packets_dropped;
-    int last_error;          /* errno of the last one */
+    int last_error; /* errno of the last one */
     /* The file could not be cut back (ftruncate failed too): nothing more
      * is written, since what follows would not parse. */
     bool broken;
@@ -44,7 +44,7 @@ typedef struct svc_out {
     struct svc_out_record {
         size_t end;
         uint32_t sequence_id;
-    } *records;
+    } * records;
     size_t num_records, records_cap;
     /* File offsets where the last records in the file end (a ring), so
      * whole records can be cut off the end: svc_out_make_room(). */
@@ -84,8 +84,8 @@ bool svc_out_make_room(svc_out *o, size_t bytes);
 bool svc_out_expand_path(const char *pattern, char *out, size_t cap, unsigned *unknown);
 
 typedef struct svc_out_file {
-    int fd;          /* -1 on failure (errno set) */
-    bool fell_back;  /* the requested path was busy: `path` is the per-pid name */
+    int fd;         /* -1 on failure (errno set) */
+    bool fell_back; /* the requested path was busy: `path` is the per-pid name */
     /* On failure, why the requested path was refused, or NULL when open(2)
      * itself failed (errno says why). */
     const char *refused;

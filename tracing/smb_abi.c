@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-const uint8_t smb_num_chunks_for_layout[SMB_NUM_PAGE_LAYOUTS] = {0, 1, 2, 4, 7, 14, 0, 0};
+const uint8_t smb_num_chunks_for_layout[SMB_NUM_PAGE_LAYOUTS] = { 0, 1, 2, 4, 7, 14, 0, 0 };
 
 bool smb_abi_init(smb_abi *abi, void *start, size_t size, size_t page_size)
 {
@@ -35,8 +35,7 @@ bool smb_chunk_at(const smb_abi *abi, size_t page_idx, uint32_t bitmap, size_t c
     if (page_idx >= abi->num_pages || chunk_idx >= smb_num_chunks_for_layout[layout])
         return false;
     uint16_t csize = abi->chunk_sizes[layout];
-    out->begin = abi->start + page_idx * abi->page_size + SMB_PAGE_HEADER_SIZE +
-                 chunk_idx * csize;
+    out->begin = abi->start + page_idx * abi->page_size + SMB_PAGE_HEADER_SIZE + chunk_idx * csize;
     out->size = csize;
     out->chunk_idx = (uint8_t)chunk_idx;
     out->page_idx = (uint32_t)page_idx;
@@ -52,8 +51,8 @@ bool smb_try_partition_page(const smb_abi *abi, size_t page_idx, smb_page_layout
     /* acq_rel: acquire pairs with the service's release when it freed the
      * last chunk of the page (so its reads are done); release is harmless. */
     return atomic_compare_exchange_strong_explicit(
-        &smb_page_header_at(abi, page_idx)->header_bitmap, &expected, next,
-        memory_order_acq_rel, memory_order_relaxed);
+        &smb_page_header_at(abi, page_idx)->header_bitmap, &expected, next, memory_order_acq_rel,
+        memory_order_relaxed);
 }
 
 uint32_t smb_free_chunks(const smb_abi *abi, size_t page_idx)
@@ -71,8 +70,8 @@ uint32_t smb_free_chunks(const smb_abi *abi, size_t page_idx)
  * of the same page change underneath. Returns the bitmap that was replaced,
  * or sets *ok = false when the chunk is not in `from` (or the page layout is
  * not what it was). */
-static bool transition(const smb_abi *abi, size_t page_idx, size_t chunk_idx,
-                       smb_chunk_state from, smb_chunk_state to, uint32_t *old_bitmap)
+static bool transition(const smb_abi *abi, size_t page_idx, size_t chunk_idx, smb_chunk_state from,
+                       smb_chunk_state to, uint32_t *old_bitmap)
 {
     _Atomic uint32_t *word = &smb_page_header_at(abi, page_idx)->header_bitmap;
     uint32_t cur = atomic_load_explicit(word, memory_order_acquire);
@@ -139,8 +138,7 @@ bool smb_release_chunk_as_free(const smb_abi *abi, const smb_chunk *c)
     atomic_store_explicit(&h->chunk_id, 0, memory_order_relaxed);
     atomic_store_explicit(&h->packets, 0, memory_order_release);
     uint32_t old;
-    return transition(abi, c->page_idx, c->chunk_idx, SMB_CHUNK_BEING_READ, SMB_CHUNK_FREE,
-                      &old);
+    return transition(abi, c->page_idx, c->chunk_idx, SMB_CHUNK_BEING_READ, SMB_CHUNK_FREE, &old);
 }
 
 size_t smb_fragments_extent(const uint8_t *payload, size_t payload_size, uint32_t nfrag)

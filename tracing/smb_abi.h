@@ -38,13 +38,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SMB_MIN_PAGE_SIZE 4096u
-#define SMB_MAX_PAGE_SIZE 65536u /* chunk sizes must fit the u16 they travel in */
+#define SMB_MIN_PAGE_SIZE       4096u
+#define SMB_MAX_PAGE_SIZE       65536u /* chunk sizes must fit the u16 they travel in */
 #define SMB_MAX_CHUNKS_PER_PAGE 14u
-#define SMB_PAGE_HEADER_SIZE 8u
-#define SMB_CHUNK_HEADER_SIZE 8u
-#define SMB_CHUNK_ALIGNMENT 4u
-#define SMB_PACKET_HEADER_SIZE 4u
+#define SMB_PAGE_HEADER_SIZE    8u
+#define SMB_CHUNK_HEADER_SIZE   8u
+#define SMB_CHUNK_ALIGNMENT     4u
+#define SMB_PACKET_HEADER_SIZE  4u
 /* Ten bits of packet count in the chunk header. */
 #define SMB_MAX_PACKETS_PER_CHUNK 1023u
 /* A fragment size no chunk can hold (the largest 4-byte varint): a writer
@@ -76,9 +76,9 @@ typedef enum smb_page_layout {
 
 #define SMB_CHUNK_STATE_BITS 2u
 #define SMB_CHUNK_STATE_MASK 0x3u
-#define SMB_LAYOUT_SHIFT 28u
-#define SMB_LAYOUT_MASK 0x70000000u
-#define SMB_ALL_CHUNKS_MASK 0x0FFFFFFFu
+#define SMB_LAYOUT_SHIFT     28u
+#define SMB_LAYOUT_MASK      0x70000000u
+#define SMB_ALL_CHUNKS_MASK  0x0FFFFFFFu
 
 /* Chunk header flags (the 6-bit field above the packet count). */
 enum {
@@ -90,7 +90,7 @@ enum {
     SMB_CHUNK_NEEDS_PATCHING = 1u << 2,
     SMB_CHUNK_FLAGS_MASK = 0x7u,
 };
-#define SMB_PACKETS_COUNT_MASK 0x3FFu
+#define SMB_PACKETS_COUNT_MASK  0x3FFu
 #define SMB_PACKETS_FLAGS_SHIFT 10u
 
 typedef struct smb_page_header {
@@ -189,8 +189,7 @@ static inline uint32_t smb_num_chunks_of(uint32_t bitmap)
 
 static inline smb_chunk_state smb_chunk_state_of(uint32_t bitmap, uint32_t chunk_idx)
 {
-    return (smb_chunk_state)((bitmap >> (chunk_idx * SMB_CHUNK_STATE_BITS)) &
-                             SMB_CHUNK_STATE_MASK);
+    return (smb_chunk_state)((bitmap >> (chunk_idx * SMB_CHUNK_STATE_BITS)) & SMB_CHUNK_STATE_MASK);
 }
 
 /* Relaxed read: a hint only, the page may change right after. */
@@ -274,8 +273,7 @@ bool smb_chunk_at(const smb_abi *abi, size_t page_idx, uint32_t bitmap, size_t c
 
 /* Parses a fragment header at p (at most 4 varint bytes, never past end).
  * Returns the header length, or 0 when it is not a terminated varint. */
-static inline size_t smb_read_fragment_header(const uint8_t *p, const uint8_t *end,
-                                              uint32_t *size)
+static inline size_t smb_read_fragment_header(const uint8_t *p, const uint8_t *end, uint32_t *size)
 {
     uint32_t v = 0;
     for (size_t i = 0; i < SMB_PACKET_HEADER_SIZE && p + i < end; i++) {

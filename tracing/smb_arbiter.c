@@ -155,8 +155,8 @@ smb_arbiter *smb_arbiter_create(const smb_arbiter_config *cfg)
 {
     if (cfg->smb_size == 0)
         return NULL;
-    void *mem = mmap(NULL, cfg->smb_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    void *mem =
+        mmap(NULL, cfg->smb_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
         return NULL;
     smb_arbiter *arb = smb_arbiter_create_on(mem, cfg);
@@ -225,8 +225,7 @@ uint32_t smb_arbiter_writer_gen(smb_arbiter *arb, uint16_t id)
 
 /* ---- chunks ------------------------------------------------------------- */
 
-static bool find_chunk_locked(smb_arbiter *arb, const smb_chunk_header_value *hdr,
-                              smb_chunk *out)
+static bool find_chunk_locked(smb_arbiter *arb, const smb_chunk_header_value *hdr, smb_chunk *out)
 {
     const smb_abi *abi = &arb->abi;
     for (size_t i = 0; i < abi->num_pages; i++) {
@@ -266,7 +265,7 @@ bool smb_arbiter_get_new_chunk(smb_arbiter *arb, const smb_chunk_header_value *h
                                smb_exhausted_policy policy, uint32_t stall_timeout_ms,
                                smb_chunk *out)
 {
-    struct timespec deadline = {0, 0};
+    struct timespec deadline = { 0, 0 };
     bool stalled = false;
     pthread_mutex_lock(&arb->mu);
     for (;;) {

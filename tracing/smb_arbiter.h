@@ -96,9 +96,9 @@ void smb_commit_batch_free(smb_commit_batch *b);
 typedef struct smb_arbiter smb_arbiter;
 
 typedef struct smb_arbiter_config {
-    size_t smb_size;         /* bytes, a multiple of page_size */
-    size_t page_size;        /* 4 KiB multiple, 4..64 KiB */
-    smb_page_layout layout;  /* how free pages are partitioned */
+    size_t smb_size;        /* bytes, a multiple of page_size */
+    size_t page_size;       /* 4 KiB multiple, 4..64 KiB */
+    smb_page_layout layout; /* how free pages are partitioned */
     /* Called without the arbiter lock held, from writer threads, when the
      * commit queue should be drained: `urgent` when a writer is stalled or
      * flushing. May be NULL (the owner polls). */

@@ -14,8 +14,8 @@
 #include "protos/pb/pb_reader.h"
 #include "protos/perfetto/trace_packet.pbc.h"
 
-#define REC_HDR 16u
-#define MIN_BUFFER 4096u
+#define REC_HDR           16u
+#define MIN_BUFFER        4096u
 #define MAX_CHUNK_PAYLOAD (SMB_MAX_PAGE_SIZE - SMB_PAGE_HEADER_SIZE - SMB_CHUNK_HEADER_SIZE)
 
 const int64_t cb_hist_thresholds[CB_HIST_BUCKETS] = {
@@ -82,7 +82,7 @@ struct cb_buffer {
     cb_stats stats;
     cb_seq **seqs; /* sorted by (producer_id, writer_id) */
     size_t nseqs, cap_seqs;
-    size_t num_closed;  /* closed, not retired yet */
+    size_t num_closed; /* closed, not retired yet */
     size_t num_retired;
     uint64_t seqs_released, writer_stats_dropped;
     uint32_t next_sequence_id;
@@ -440,7 +440,7 @@ void cb_get_writer_stats(const cb_buffer *cb, size_t i, cb_writer_stats *out)
 
 static void add_padding(cb_buffer *cb, size_t size)
 {
-    cb_record r = {.size = (uint32_t)size, .is_padding = 1};
+    cb_record r = { .size = (uint32_t)size, .is_padding = 1 };
     write_rec(cb, cb->wptr, &r);
     cb->stats.padding_bytes_written += size;
 }
@@ -566,7 +566,7 @@ void cb_copy_chunk(cb_buffer *cb, uint32_t producer_id, uint16_t writer_id, uint
         /* The last fragment of a chunk still being written may be half
          * done: leave it (and the flags that describe it) for later. */
         num_fragments--;
-        flags &= (uint8_t)~(SMB_CHUNK_LAST_PACKET_CONTINUES | SMB_CHUNK_NEEDS_PATCHING);
+        flags &= (uint8_t) ~(SMB_CHUNK_LAST_PACKET_CONTINUES | SMB_CHUNK_NEEDS_PATCHING);
     }
 
     cb_seq *s = get_seq(cb, producer_id, writer_id);
@@ -673,7 +673,11 @@ bool cb_try_patch(cb_buffer *cb, uint32_t producer_id, uint16_t writer_id, uint3
 
 /* ---- reading ------------------------------------------------------------ */
 
-typedef enum { FRAG_OK, FRAG_EMPTY, FRAG_BAD } frag_result;
+typedef enum {
+    FRAG_OK,
+    FRAG_EMPTY,
+    FRAG_BAD
+} frag_result;
 
 static void chunk_fully_read(cb_buffer *cb, cb_seq *s, const cb_meta *m)
 {
@@ -798,7 +802,11 @@ static bool known_lost(const cb_buffer *cb, const cb_seq *s, uint32_t id)
     return cb->final_read || (s->has_lost && !id_before(s->lost_upto, id));
 }
 
-typedef enum { RA_OK, RA_WAIT, RA_DROPPED } ra_result;
+typedef enum {
+    RA_OK,
+    RA_WAIT,
+    RA_DROPPED
+} ra_result;
 
 /* The cursor chunk ends with a fragment that continues in the next chunks:
  * gathers the whole packet if every piece is there. */
@@ -851,7 +859,7 @@ static ra_result read_ahead(cb_buffer *cb, cb_seq *s, cb_packet *out)
         if (fr == FRAG_BAD)
             corrupt = true;
         else if (fr == FRAG_OK && !corrupt)
-            cb->slices[nslices++] = (cb_slice){d, n};
+            cb->slices[nslices++] = (cb_slice){ d, n };
     }
     if (corrupt) {
         s->loss_pending = true;
@@ -937,7 +945,7 @@ static bool read_from_seq(cb_buffer *cb, cb_seq *s, cb_packet *out)
             s->loss_pending = true;
             continue;
         }
-        cb->slices[0] = (cb_slice){d, n};
+        cb->slices[0] = (cb_slice){ d, n };
         if (emit(cb, s, out, 1))
             return true;
     }

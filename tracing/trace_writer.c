@@ -15,16 +15,16 @@
  * its fragment header plus enough for any first field's fast path, so the
  * first fragment of a packet is never empty. */
 #define TW_MIN_PACKET_ROOM (SMB_PACKET_HEADER_SIZE + 16u)
-#define TW_GARBAGE_SIZE 1024u
+#define TW_GARBAGE_SIZE    1024u
 
 struct tw_writer {
     pb_stream stream;
-    smb_chunk chunk; /* begin == NULL: none (dropping, or after a flush) */
+    smb_chunk chunk;          /* begin == NULL: none (dropping, or after a flush) */
     uint8_t *frag_size_field; /* size header of the open fragment, or NULL */
     uint8_t *frag_start;
     perfetto_protos_TracePacket *pkt;
-    bool fragmenting;     /* a packet is open */
-    bool drop_packets;    /* writing into the garbage chunk */
+    bool fragmenting;  /* a packet is open */
+    bool drop_packets; /* writing into the garbage chunk */
     bool retry_after_packet;
     bool reached_max_packets;
     /* The next chunk, acquired early while size fields of the old one were
@@ -60,7 +60,7 @@ struct tw_writer {
 
 static pb_span garbage_span(tw_writer *tw)
 {
-    return (pb_span){tw->garbage, tw->garbage + sizeof tw->garbage};
+    return (pb_span){ tw->garbage, tw->garbage + sizeof tw->garbage };
 }
 
 static bool acquire_next(tw_writer *tw, smb_chunk *out)
@@ -150,7 +150,7 @@ static pb_span switch_chunk(tw_writer *tw)
         payload += SMB_PACKET_HEADER_SIZE;
         tw->frag_start = payload;
     }
-    return (pb_span){payload, tw->chunk.begin + tw->chunk.size};
+    return (pb_span){ payload, tw->chunk.begin + tw->chunk.size };
 }
 
 static pb_span new_buffer(void *ctx, pb_stream *stream)
@@ -248,8 +248,7 @@ void tw_begin_packet(tw_writer *tw, perfetto_protos_TracePacket *pkt)
     /* Patches finished by the previous packet go out with the next commit
      * at the latest; ship them now so the service can read that chunk. */
     if (smb_patch_list_front_ready(&tw->patches))
-        smb_arbiter_commit(tw->arb, NULL, tw->id, tw->gen, tw->target_buffer, &tw->patches,
-                           false);
+        smb_arbiter_commit(tw->arb, NULL, tw->id, tw->gen, tw->target_buffer, &tw->patches, false);
 
     uint8_t *hdr = tw->stream.write_ptr;
     memset(hdr, 0, SMB_PACKET_HEADER_SIZE);
@@ -297,13 +296,13 @@ void tw_flush(tw_writer *tw)
              * chunk would look like a gap), but nothing in it is valid. */
             atomic_store_explicit(&smb_chunk_hdr(&tw->next_chunk)->packets, 0,
                                   memory_order_release);
-            smb_arbiter_commit(tw->arb, &tw->next_chunk, tw->id, tw->gen, tw->target_buffer,
-                               NULL, false);
+            smb_arbiter_commit(tw->arb, &tw->next_chunk, tw->id, tw->gen, tw->target_buffer, NULL,
+                               false);
             tw->next_chunk_id++;
         }
     }
     return_chunk(tw, true);
-    pb_stream_reset(&tw->stream, (pb_span){NULL, NULL});
+    pb_stream_reset(&tw->stream, (pb_span){ NULL, NULL });
 }
 
 uint16_t tw_writer_id(const tw_writer *tw)

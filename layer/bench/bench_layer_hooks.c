@@ -34,10 +34,10 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
-#define CBS 64
+#define CBS        64
 #define DISPATCHES 8
-#define COPIES 6
-#define FILLS 4
+#define COPIES     6
+#define FILLS      4
 /* Per command buffer: itself, one label, the commands. */
 #define REGIONS_PER_CB (1 + 1 + DISPATCHES + COPIES + FILLS)
 
@@ -47,7 +47,7 @@
  * the layer keys its state on it. */
 typedef struct fake_object fake_object;
 struct fake_object {
-   void *key;
+    void *key;
 };
 
 static void *instance_key = &instance_key;
@@ -57,509 +57,503 @@ static fake_object fake_cbs[CBS];
 static atomic_ulong handle_counter = 1000;
 static atomic_ulong query_counter;
 
-static uint64_t
-monotonic_ns(void)
+static uint64_t monotonic_ns(void)
 {
-   struct timespec ts;
-   clock_gettime(CLOCK_MONOTONIC, &ts);
-   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t
-thread_cpu_ns(void)
+static uint64_t thread_cpu_ns(void)
 {
-   struct timespec ts;
-   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- fake instance level ------------------------------------------------------- */
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_success(void)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_success(void)
 {
-   return VK_SUCCESS;
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
-                    VkInstance *out)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_CreateInstance(const VkInstanceCreateInfo *info,
+                                                          const VkAllocationCallbacks *alloc,
+                                                          VkInstance *out)
 {
-   (void)info, (void)alloc;
-   fake_instance.key = instance_key;
-   *out = (VkInstance)(void *)&fake_instance;
-   return VK_SUCCESS;
+    (void)info, (void)alloc;
+    fake_instance.key = instance_key;
+    *out = (VkInstance)(void *)&fake_instance;
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_EnumeratePhysicalDevices(VkInstance instance, uint32_t *count, VkPhysicalDevice *out)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_EnumeratePhysicalDevices(VkInstance instance,
+                                                                    uint32_t *count,
+                                                                    VkPhysicalDevice *out)
 {
-   (void)instance;
-   fake_physical.key = instance_key;
-   if (out && *count >= 1)
-      out[0] = (VkPhysicalDevice)(void *)&fake_physical;
-   *count = 1;
-   return VK_SUCCESS;
+    (void)instance;
+    fake_physical.key = instance_key;
+    if (out && *count >= 1)
+        out[0] = (VkPhysicalDevice)(void *)&fake_physical;
+    *count = 1;
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-fake_GetPhysicalDeviceProperties(VkPhysicalDevice pd, VkPhysicalDeviceProperties *p)
+static VKAPI_ATTR void VKAPI_CALL fake_GetPhysicalDeviceProperties(VkPhysicalDevice pd,
+                                                                   VkPhysicalDeviceProperties *p)
 {
-   (void)pd;
-   memset(p, 0, sizeof *p);
-   p->apiVersion = VK_API_VERSION_1_3;
-   p->limits.timestampPeriod = 1.0f;
-   p->limits.timestampComputeAndGraphics = VK_TRUE;
-   strcpy(p->deviceName, "bench fake device");
+    (void)pd;
+    memset(p, 0, sizeof *p);
+    p->apiVersion = VK_API_VERSION_1_3;
+    p->limits.timestampPeriod = 1.0f;
+    p->limits.timestampComputeAndGraphics = VK_TRUE;
+    strcpy(p->deviceName, "bench fake device");
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-fake_GetPhysicalDeviceProperties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2 *p)
+static VKAPI_ATTR void VKAPI_CALL fake_GetPhysicalDeviceProperties2(VkPhysicalDevice pd,
+                                                                    VkPhysicalDeviceProperties2 *p)
 {
-   fake_GetPhysicalDeviceProperties(pd, &p->properties);
-   for (VkBaseOutStructure *s = p->pNext; s; s = s->pNext) {
-      if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES)
-         memset(((VkPhysicalDeviceIDProperties *)(void *)s)->deviceUUID, 0xab, VK_UUID_SIZE);
-   }
+    fake_GetPhysicalDeviceProperties(pd, &p->properties);
+    for (VkBaseOutStructure *s = p->pNext; s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES)
+            memset(((VkPhysicalDeviceIDProperties *)(void *)s)->deviceUUID, 0xab, VK_UUID_SIZE);
+    }
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-fake_GetPhysicalDeviceQueueFamilyProperties(VkPhysicalDevice pd, uint32_t *count,
-                                            VkQueueFamilyProperties *out)
+static VKAPI_ATTR void VKAPI_CALL fake_GetPhysicalDeviceQueueFamilyProperties(
+    VkPhysicalDevice pd, uint32_t *count, VkQueueFamilyProperties *out)
 {
-   (void)pd;
-   if (out && *count >= 1) {
-      memset(out, 0, sizeof *out);
-      out[0].queueFlags = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
-      out[0].queueCount = 1;
-      out[0].timestampValidBits = 64;
-   }
-   *count = 1;
+    (void)pd;
+    if (out && *count >= 1) {
+        memset(out, 0, sizeof *out);
+        out[0].queueFlags = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
+        out[0].queueCount = 1;
+        out[0].timestampValidBits = 64;
+    }
+    *count = 1;
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-fake_GetPhysicalDeviceFeatures2(VkPhysicalDevice pd, VkPhysicalDeviceFeatures2 *f)
+static VKAPI_ATTR void VKAPI_CALL fake_GetPhysicalDeviceFeatures2(VkPhysicalDevice pd,
+                                                                  VkPhysicalDeviceFeatures2 *f)
 {
-   (void)pd;
-   for (VkBaseOutStructure *s = f->pNext; s; s = s->pNext) {
-      if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES)
-         ((VkPhysicalDeviceHostQueryResetFeatures *)(void *)s)->hostQueryReset = VK_TRUE;
-   }
+    (void)pd;
+    for (VkBaseOutStructure *s = f->pNext; s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES)
+            ((VkPhysicalDeviceHostQueryResetFeatures *)(void *)s)->hostQueryReset = VK_TRUE;
+    }
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_EnumerateDeviceExtensionProperties(VkPhysicalDevice pd, const char *layer, uint32_t *count,
-                                        VkExtensionProperties *out)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_EnumerateDeviceExtensionProperties(
+    VkPhysicalDevice pd, const char *layer, uint32_t *count, VkExtensionProperties *out)
 {
-   (void)pd, (void)layer;
-   if (out && *count >= 1) {
-      memset(out, 0, sizeof *out);
-      strcpy(out[0].extensionName, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
-      out[0].specVersion = 2;
-   }
-   *count = 1;
-   return VK_SUCCESS;
+    (void)pd, (void)layer;
+    if (out && *count >= 1) {
+        memset(out, 0, sizeof *out);
+        strcpy(out[0].extensionName, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+        out[0].specVersion = 2;
+    }
+    *count = 1;
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_GetTimeDomains(VkPhysicalDevice pd, uint32_t *count, VkTimeDomainEXT *out)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_GetTimeDomains(VkPhysicalDevice pd, uint32_t *count,
+                                                          VkTimeDomainEXT *out)
 {
-   (void)pd;
-   if (out && *count >= 2) {
-      out[0] = VK_TIME_DOMAIN_DEVICE_EXT;
-      out[1] = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
-   }
-   *count = 2;
-   return VK_SUCCESS;
+    (void)pd;
+    if (out && *count >= 2) {
+        out[0] = VK_TIME_DOMAIN_DEVICE_EXT;
+        out[1] = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+    }
+    *count = 2;
+    return VK_SUCCESS;
 }
 
 /* ---- fake device level ---------------------------------------------------------- */
 
-static VKAPI_ATTR void VKAPI_CALL
-fake_GetDeviceQueue(VkDevice dev, uint32_t family, uint32_t index, VkQueue *q)
+static VKAPI_ATTR void VKAPI_CALL fake_GetDeviceQueue(VkDevice dev, uint32_t family, uint32_t index,
+                                                      VkQueue *q)
 {
-   (void)dev, (void)family, (void)index;
-   fake_queue.key = device_key;
-   *q = (VkQueue)(void *)&fake_queue;
+    (void)dev, (void)family, (void)index;
+    fake_queue.key = device_key;
+    *q = (VkQueue)(void *)&fake_queue;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_CreateHandle(VkDevice dev, const void *info, const VkAllocationCallbacks *alloc,
-                  uint64_t *out)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_CreateHandle(VkDevice dev, const void *info,
+                                                        const VkAllocationCallbacks *alloc,
+                                                        uint64_t *out)
 {
-   (void)dev, (void)info, (void)alloc;
-   *out = atomic_fetch_add(&handle_counter, 1);
-   return VK_SUCCESS;
+    (void)dev, (void)info, (void)alloc;
+    *out = atomic_fetch_add(&handle_counter, 1);
+    return VK_SUCCESS;
 }
 
 static atomic_uint next_cb;
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_AllocateCommandBuffers(VkDevice dev, const VkCommandBufferAllocateInfo *info,
-                            VkCommandBuffer *out)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_AllocateCommandBuffers(
+    VkDevice dev, const VkCommandBufferAllocateInfo *info, VkCommandBuffer *out)
 {
-   (void)dev;
-   for (uint32_t i = 0; i < info->commandBufferCount; i++) {
-      unsigned n = atomic_fetch_add(&next_cb, 1);
-      static fake_object extra[64];
-      fake_object *o = n < CBS ? &fake_cbs[n] : &extra[(n - CBS) % 64];
-      o->key = device_key;
-      out[i] = (VkCommandBuffer)(void *)o;
-   }
-   return VK_SUCCESS;
+    (void)dev;
+    for (uint32_t i = 0; i < info->commandBufferCount; i++) {
+        unsigned n = atomic_fetch_add(&next_cb, 1);
+        static fake_object extra[64];
+        fake_object *o = n < CBS ? &fake_cbs[n] : &extra[(n - CBS) % 64];
+        o->key = device_key;
+        out[i] = (VkCommandBuffer)(void *)o;
+    }
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_GetQueryPoolResults(VkDevice dev, VkQueryPool pool, uint32_t first, uint32_t count,
-                         size_t size, void *data, VkDeviceSize stride, VkQueryResultFlags flags)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_GetQueryPoolResults(VkDevice dev, VkQueryPool pool,
+                                                               uint32_t first, uint32_t count,
+                                                               size_t size, void *data,
+                                                               VkDeviceSize stride,
+                                                               VkQueryResultFlags flags)
 {
-   (void)dev, (void)pool, (void)first, (void)size, (void)flags;
-   uint64_t base = monotonic_ns();
-   for (uint32_t i = 0; i < count; i++) {
-      uint64_t *v = (uint64_t *)(void *)((char *)data + i * stride);
-      v[0] = base + i * 10 + (atomic_fetch_add(&query_counter, 1) & 1);
-      v[1] = 1;
-   }
-   return VK_SUCCESS;
+    (void)dev, (void)pool, (void)first, (void)size, (void)flags;
+    uint64_t base = monotonic_ns();
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t *v = (uint64_t *)(void *)((char *)data + i * stride);
+        v[0] = base + i * 10 + (atomic_fetch_add(&query_counter, 1) & 1);
+        v[1] = 1;
+    }
+    return VK_SUCCESS;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
 fake_GetCalibratedTimestamps(VkDevice dev, uint32_t count, const VkCalibratedTimestampInfoEXT *in,
                              uint64_t *ts, uint64_t *deviation)
 {
-   (void)dev, (void)in;
-   uint64_t now = monotonic_ns();
-   for (uint32_t i = 0; i < count; i++)
-      ts[i] = now;
-   *deviation = 1;
-   return VK_SUCCESS;
+    (void)dev, (void)in;
+    uint64_t now = monotonic_ns();
+    for (uint32_t i = 0; i < count; i++)
+        ts[i] = now;
+    *deviation = 1;
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-fake_void(void)
+static VKAPI_ATTR void VKAPI_CALL fake_void(void)
 {
 }
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_gdpa(VkDevice dev, const char *name);
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
-                  const VkAllocationCallbacks *alloc, VkDevice *out)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_CreateDevice(VkPhysicalDevice pd,
+                                                        const VkDeviceCreateInfo *info,
+                                                        const VkAllocationCallbacks *alloc,
+                                                        VkDevice *out)
 {
-   (void)pd, (void)info, (void)alloc;
-   fake_device.key = device_key;
-   *out = (VkDevice)(void *)&fake_device;
-   return VK_SUCCESS;
+    (void)pd, (void)info, (void)alloc;
+    fake_device.key = device_key;
+    *out = (VkDevice)(void *)&fake_device;
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-fake_gipa(VkInstance instance, const char *name)
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_gipa(VkInstance instance, const char *name)
 {
-   (void)instance;
-   static const struct {
-      const char *name;
-      PFN_vkVoidFunction fn;
-   } table[] = {
-      {"vkCreateInstance", (PFN_vkVoidFunction)fake_CreateInstance},
-      {"vkDestroyInstance", (PFN_vkVoidFunction)fake_void},
-      {"vkEnumeratePhysicalDevices", (PFN_vkVoidFunction)fake_EnumeratePhysicalDevices},
-      {"vkGetPhysicalDeviceProperties", (PFN_vkVoidFunction)fake_GetPhysicalDeviceProperties},
-      {"vkGetPhysicalDeviceProperties2", (PFN_vkVoidFunction)fake_GetPhysicalDeviceProperties2},
-      {"vkGetPhysicalDeviceQueueFamilyProperties",
-       (PFN_vkVoidFunction)fake_GetPhysicalDeviceQueueFamilyProperties},
-      {"vkGetPhysicalDeviceFeatures2", (PFN_vkVoidFunction)fake_GetPhysicalDeviceFeatures2},
-      {"vkEnumerateDeviceExtensionProperties",
-       (PFN_vkVoidFunction)fake_EnumerateDeviceExtensionProperties},
-      {"vkGetPhysicalDeviceCalibrateableTimeDomainsEXT", (PFN_vkVoidFunction)fake_GetTimeDomains},
-      {"vkCreateDevice", (PFN_vkVoidFunction)fake_CreateDevice},
-      {"vkGetDeviceProcAddr", (PFN_vkVoidFunction)fake_gdpa},
-   };
-   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-      if (strcmp(table[i].name, name) == 0)
-         return table[i].fn;
-   }
-   return NULL;
+    (void)instance;
+    static const struct {
+        const char *name;
+        PFN_vkVoidFunction fn;
+    } table[] = {
+        { "vkCreateInstance", (PFN_vkVoidFunction)fake_CreateInstance },
+        { "vkDestroyInstance", (PFN_vkVoidFunction)fake_void },
+        { "vkEnumeratePhysicalDevices", (PFN_vkVoidFunction)fake_EnumeratePhysicalDevices },
+        { "vkGetPhysicalDeviceProperties", (PFN_vkVoidFunction)fake_GetPhysicalDeviceProperties },
+        { "vkGetPhysicalDeviceProperties2", (PFN_vkVoidFunction)fake_GetPhysicalDeviceProperties2 },
+        { "vkGetPhysicalDeviceQueueFamilyProperties",
+          (PFN_vkVoidFunction)fake_GetPhysicalDeviceQueueFamilyProperties },
+        { "vkGetPhysicalDeviceFeatures2", (PFN_vkVoidFunction)fake_GetPhysicalDeviceFeatures2 },
+        { "vkEnumerateDeviceExtensionProperties",
+          (PFN_vkVoidFunction)fake_EnumerateDeviceExtensionProperties },
+        { "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT",
+          (PFN_vkVoidFunction)fake_GetTimeDomains },
+        { "vkCreateDevice", (PFN_vkVoidFunction)fake_CreateDevice },
+        { "vkGetDeviceProcAddr", (PFN_vkVoidFunction)fake_gdpa },
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcmp(table[i].name, name) == 0)
+            return table[i].fn;
+    }
+    return NULL;
 }
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-fake_gdpa(VkDevice dev, const char *name)
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_gdpa(VkDevice dev, const char *name)
 {
-   (void)dev;
-   static const struct {
-      const char *name;
-      PFN_vkVoidFunction fn;
-   } table[] = {
-      {"vkGetDeviceQueue", (PFN_vkVoidFunction)fake_GetDeviceQueue},
-      {"vkCreateCommandPool", (PFN_vkVoidFunction)fake_CreateHandle},
-      {"vkCreateQueryPool", (PFN_vkVoidFunction)fake_CreateHandle},
-      {"vkCreateFence", (PFN_vkVoidFunction)fake_CreateHandle},
-      {"vkAllocateCommandBuffers", (PFN_vkVoidFunction)fake_AllocateCommandBuffers},
-      {"vkGetQueryPoolResults", (PFN_vkVoidFunction)fake_GetQueryPoolResults},
-      {"vkGetCalibratedTimestampsEXT", (PFN_vkVoidFunction)fake_GetCalibratedTimestamps},
-   };
-   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-      if (strcmp(table[i].name, name) == 0)
-         return table[i].fn;
-   }
-   /* Everything else: commands return nothing, the rest VK_SUCCESS. */
-   if (strncmp(name, "vkCmd", 5) == 0 || strncmp(name, "vkDestroy", 9) == 0 ||
-       strncmp(name, "vkFree", 6) == 0)
-      return (PFN_vkVoidFunction)fake_void;
-   return (PFN_vkVoidFunction)fake_success;
+    (void)dev;
+    static const struct {
+        const char *name;
+        PFN_vkVoidFunction fn;
+    } table[] = {
+        { "vkGetDeviceQueue", (PFN_vkVoidFunction)fake_GetDeviceQueue },
+        { "vkCreateCommandPool", (PFN_vkVoidFunction)fake_CreateHandle },
+        { "vkCreateQueryPool", (PFN_vkVoidFunction)fake_CreateHandle },
+        { "vkCreateFence", (PFN_vkVoidFunction)fake_CreateHandle },
+        { "vkAllocateCommandBuffers", (PFN_vkVoidFunction)fake_AllocateCommandBuffers },
+        { "vkGetQueryPoolResults", (PFN_vkVoidFunction)fake_GetQueryPoolResults },
+        { "vkGetCalibratedTimestampsEXT", (PFN_vkVoidFunction)fake_GetCalibratedTimestamps },
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcmp(table[i].name, name) == 0)
+            return table[i].fn;
+    }
+    /* Everything else: commands return nothing, the rest VK_SUCCESS. */
+    if (strncmp(name, "vkCmd", 5) == 0 || strncmp(name, "vkDestroy", 9) == 0 ||
+        strncmp(name, "vkFree", 6) == 0)
+        return (PFN_vkVoidFunction)fake_void;
+    return (PFN_vkVoidFunction)fake_success;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-fake_set_loader_data(VkDevice dev, void *object)
+static VKAPI_ATTR VkResult VKAPI_CALL fake_set_loader_data(VkDevice dev, void *object)
 {
-   (void)dev;
-   ((fake_object *)object)->key = device_key;
-   return VK_SUCCESS;
+    (void)dev;
+    ((fake_object *)object)->key = device_key;
+    return VK_SUCCESS;
 }
 
 /* ---- the workload ------------------------------------------------------------------ */
 
 typedef struct hook_api hook_api;
 struct hook_api {
-   PFN_vkBeginCommandBuffer BeginCommandBuffer;
-   PFN_vkEndCommandBuffer EndCommandBuffer;
-   PFN_vkCmdDispatch CmdDispatch;
-   PFN_vkCmdCopyBuffer CmdCopyBuffer;
-   PFN_vkCmdFillBuffer CmdFillBuffer;
-   PFN_vkCmdBeginDebugUtilsLabelEXT CmdBeginDebugUtilsLabelEXT;
-   PFN_vkCmdEndDebugUtilsLabelEXT CmdEndDebugUtilsLabelEXT;
-   PFN_vkQueueSubmit QueueSubmit;
+    PFN_vkBeginCommandBuffer BeginCommandBuffer;
+    PFN_vkEndCommandBuffer EndCommandBuffer;
+    PFN_vkCmdDispatch CmdDispatch;
+    PFN_vkCmdCopyBuffer CmdCopyBuffer;
+    PFN_vkCmdFillBuffer CmdFillBuffer;
+    PFN_vkCmdBeginDebugUtilsLabelEXT CmdBeginDebugUtilsLabelEXT;
+    PFN_vkCmdEndDebugUtilsLabelEXT CmdEndDebugUtilsLabelEXT;
+    PFN_vkQueueSubmit QueueSubmit;
 };
 
-static void
-load_api(hook_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
+static void load_api(hook_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
 {
 #define LOAD(n) a->n = (PFN_vk##n)gdpa(dev, "vk" #n)
-   LOAD(BeginCommandBuffer);
-   LOAD(EndCommandBuffer);
-   LOAD(CmdDispatch);
-   LOAD(CmdCopyBuffer);
-   LOAD(CmdFillBuffer);
-   LOAD(CmdBeginDebugUtilsLabelEXT);
-   LOAD(CmdEndDebugUtilsLabelEXT);
-   LOAD(QueueSubmit);
+    LOAD(BeginCommandBuffer);
+    LOAD(EndCommandBuffer);
+    LOAD(CmdDispatch);
+    LOAD(CmdCopyBuffer);
+    LOAD(CmdFillBuffer);
+    LOAD(CmdBeginDebugUtilsLabelEXT);
+    LOAD(CmdEndDebugUtilsLabelEXT);
+    LOAD(QueueSubmit);
 #undef LOAD
 }
 
 /* Records and submits `iterations` command buffers; returns thread CPU ns. */
-static uint64_t
-run(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue, unsigned iterations)
+static uint64_t run(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue,
+                    unsigned iterations)
 {
-   const VkCommandBufferBeginInfo begin = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-   };
-   const VkDebugUtilsLabelEXT label = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
-                                       .pLabelName = "bench region"};
-   const VkBufferCopy copy = {0, 0, 256};
-   const VkBuffer buf = (VkBuffer)(uintptr_t)0x1234;
-   uint64_t t0 = thread_cpu_ns();
-   for (unsigned i = 0; i < iterations; i++) {
-      VkCommandBuffer cb = cbs[i % CBS];
-      a->BeginCommandBuffer(cb, &begin);
-      a->CmdBeginDebugUtilsLabelEXT(cb, &label);
-      for (int d = 0; d < DISPATCHES; d++)
-         a->CmdDispatch(cb, 16, 1, 1);
-      for (int c = 0; c < COPIES; c++)
-         a->CmdCopyBuffer(cb, buf, buf, 1, &copy);
-      for (int f = 0; f < FILLS; f++)
-         a->CmdFillBuffer(cb, buf, 0, 256, 0);
-      a->CmdEndDebugUtilsLabelEXT(cb);
-      a->EndCommandBuffer(cb);
-      const VkSubmitInfo si = {
-         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-         .commandBufferCount = 1,
-         .pCommandBuffers = &cb,
-      };
-      a->QueueSubmit(queue, 1, &si, VK_NULL_HANDLE);
-   }
-   return thread_cpu_ns() - t0;
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    const VkDebugUtilsLabelEXT label = { .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+                                         .pLabelName = "bench region" };
+    const VkBufferCopy copy = { 0, 0, 256 };
+    const VkBuffer buf = (VkBuffer)(uintptr_t)0x1234;
+    uint64_t t0 = thread_cpu_ns();
+    for (unsigned i = 0; i < iterations; i++) {
+        VkCommandBuffer cb = cbs[i % CBS];
+        a->BeginCommandBuffer(cb, &begin);
+        a->CmdBeginDebugUtilsLabelEXT(cb, &label);
+        for (int d = 0; d < DISPATCHES; d++)
+            a->CmdDispatch(cb, 16, 1, 1);
+        for (int c = 0; c < COPIES; c++)
+            a->CmdCopyBuffer(cb, buf, buf, 1, &copy);
+        for (int f = 0; f < FILLS; f++)
+            a->CmdFillBuffer(cb, buf, 0, 256, 0);
+        a->CmdEndDebugUtilsLabelEXT(cb);
+        a->EndCommandBuffer(cb);
+        const VkSubmitInfo si = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .commandBufferCount = 1,
+            .pCommandBuffers = &cb,
+        };
+        a->QueueSubmit(queue, 1, &si, VK_NULL_HANDLE);
+    }
+    return thread_cpu_ns() - t0;
 }
 
 /* CPU time of the collector thread(s), from /proc (clock ticks). */
-static uint64_t
-collector_cpu_ns(void)
+static uint64_t collector_cpu_ns(void)
 {
-   uint64_t total = 0;
-   DIR *d = opendir("/proc/self/task");
-   if (!d)
-      return 0;
-   struct dirent *e;
-   long hz = sysconf(_SC_CLK_TCK);
-   while ((e = readdir(d))) {
-      char path[300], comm[64] = "", stat[1024];
-      snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-      FILE *f = fopen(path, "r");
-      if (!f)
-         continue;
-      if (!fgets(comm, sizeof comm, f))
-         comm[0] = '\0';
-      fclose(f);
-      if (strncmp(comm, "gputrace-gpu", 12) != 0)
-         continue;
-      snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
-      f = fopen(path, "r");
-      if (!f)
-         continue;
-      size_t n = fread(stat, 1, sizeof stat - 1, f);
-      fclose(f);
-      stat[n] = '\0';
-      const char *p = strrchr(stat, ')');
-      unsigned long utime = 0, stime = 0;
-      /* Fields after the command: state ... utime is the 14th overall. */
-      if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-                      &stime) == 2)
-         total += (uint64_t)(utime + stime) * 1000000000u / (uint64_t)hz;
-   }
-   closedir(d);
-   return total;
+    uint64_t total = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    long hz = sysconf(_SC_CLK_TCK);
+    while ((e = readdir(d))) {
+        char path[300], comm[64] = "", stat[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = '\0';
+        fclose(f);
+        if (strncmp(comm, "gputrace-gpu", 12) != 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *p = strrchr(stat, ')');
+        unsigned long utime = 0, stime = 0;
+        /* Fields after the command: state ... utime is the 14th overall. */
+        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                        &stime) == 2)
+            total += (uint64_t)(utime + stime) * 1000000000u / (uint64_t)hz;
+    }
+    closedir(d);
+    return total;
 }
 
-static int
-cmp_u64(const void *x, const void *y)
+static int cmp_u64(const void *x, const void *y)
 {
-   uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-   return a < b ? -1 : a > b;
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
-   const char *lib = NULL, *label = "layer_cpu_ns_per_region";
-   unsigned iterations = 20000;
-   for (int i = 1; i < argc; i++) {
-      if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
-         iterations = (unsigned)atoi(argv[++i]);
-      else if (!strcmp(argv[i], "--label") && i + 1 < argc)
-         label = argv[++i];
-      else
-         lib = argv[i];
-   }
-   if (!lib || !iterations) {
-      fprintf(stderr, "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]\n");
-      return 2;
-   }
-   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-   if (!h) {
-      fprintf(stderr, "bench_layer_hooks: %s\n", dlerror());
-      return 1;
-   }
-   PFN_vkNegotiateLoaderLayerInterfaceVersion negotiate =
-      (PFN_vkNegotiateLoaderLayerInterfaceVersion)dlsym(h, "vkNegotiateLoaderLayerInterfaceVersion");
-   VkNegotiateLayerInterface ni = {
-      .sType = LAYER_NEGOTIATE_INTERFACE_STRUCT,
-      .loaderLayerInterfaceVersion = 2,
-   };
-   if (!negotiate || negotiate(&ni) != VK_SUCCESS) {
-      fprintf(stderr, "bench_layer_hooks: negotiation failed\n");
-      return 1;
-   }
-   PFN_vkGetInstanceProcAddr layer_gipa = ni.pfnGetInstanceProcAddr;
+    const char *lib = NULL, *label = "layer_cpu_ns_per_region";
+    unsigned iterations = 20000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
+            iterations = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--label") && i + 1 < argc)
+            label = argv[++i];
+        else
+            lib = argv[i];
+    }
+    if (!lib || !iterations) {
+        fprintf(stderr, "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]\n");
+        return 2;
+    }
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "bench_layer_hooks: %s\n", dlerror());
+        return 1;
+    }
+    PFN_vkNegotiateLoaderLayerInterfaceVersion negotiate =
+        (PFN_vkNegotiateLoaderLayerInterfaceVersion)dlsym(h,
+                                                          "vkNegotiateLoaderLayerInterfaceVersion");
+    VkNegotiateLayerInterface ni = {
+        .sType = LAYER_NEGOTIATE_INTERFACE_STRUCT,
+        .loaderLayerInterfaceVersion = 2,
+    };
+    if (!negotiate || negotiate(&ni) != VK_SUCCESS) {
+        fprintf(stderr, "bench_layer_hooks: negotiation failed\n");
+        return 1;
+    }
+    PFN_vkGetInstanceProcAddr layer_gipa = ni.pfnGetInstanceProcAddr;
 
-   /* Instance through the layer. */
-   VkLayerInstanceLink ilink = {.pfnNextGetInstanceProcAddr = fake_gipa};
-   VkLayerInstanceCreateInfo ilci = {
-      .sType = VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
-      .function = VK_LAYER_LINK_INFO,
-      .u.pLayerInfo = &ilink,
-   };
-   const VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                                  .apiVersion = VK_API_VERSION_1_3};
-   const VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                     .pNext = &ilci,
-                                     .pApplicationInfo = &app};
-   VkInstance instance;
-   PFN_vkCreateInstance create_instance =
-      (PFN_vkCreateInstance)layer_gipa(VK_NULL_HANDLE, "vkCreateInstance");
-   if (create_instance(&ici, NULL, &instance) != VK_SUCCESS) {
-      fprintf(stderr, "bench_layer_hooks: vkCreateInstance failed\n");
-      return 1;
-   }
-   PFN_vkEnumeratePhysicalDevices enumerate =
-      (PFN_vkEnumeratePhysicalDevices)layer_gipa(instance, "vkEnumeratePhysicalDevices");
-   uint32_t npd = 1;
-   VkPhysicalDevice pd;
-   enumerate(instance, &npd, &pd);
+    /* Instance through the layer. */
+    VkLayerInstanceLink ilink = { .pfnNextGetInstanceProcAddr = fake_gipa };
+    VkLayerInstanceCreateInfo ilci = {
+        .sType = VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
+        .function = VK_LAYER_LINK_INFO,
+        .u.pLayerInfo = &ilink,
+    };
+    const VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                                    .apiVersion = VK_API_VERSION_1_3 };
+    const VkInstanceCreateInfo ici = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                       .pNext = &ilci,
+                                       .pApplicationInfo = &app };
+    VkInstance instance;
+    PFN_vkCreateInstance create_instance =
+        (PFN_vkCreateInstance)layer_gipa(VK_NULL_HANDLE, "vkCreateInstance");
+    if (create_instance(&ici, NULL, &instance) != VK_SUCCESS) {
+        fprintf(stderr, "bench_layer_hooks: vkCreateInstance failed\n");
+        return 1;
+    }
+    PFN_vkEnumeratePhysicalDevices enumerate =
+        (PFN_vkEnumeratePhysicalDevices)layer_gipa(instance, "vkEnumeratePhysicalDevices");
+    uint32_t npd = 1;
+    VkPhysicalDevice pd;
+    enumerate(instance, &npd, &pd);
 
-   /* Device through the layer. */
-   VkLayerDeviceLink dlink = {.pfnNextGetInstanceProcAddr = fake_gipa,
-                              .pfnNextGetDeviceProcAddr = fake_gdpa};
-   VkLayerDeviceCreateInfo loader_data = {
-      .sType = VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
-      .function = VK_LOADER_DATA_CALLBACK,
-      .u.pfnSetDeviceLoaderData = fake_set_loader_data,
-   };
-   VkLayerDeviceCreateInfo dlci = {
-      .sType = VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
-      .pNext = &loader_data,
-      .function = VK_LAYER_LINK_INFO,
-      .u.pLayerInfo = &dlink,
-   };
-   const float prio = 1.0f;
-   const VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                        .queueCount = 1,
-                                        .pQueuePriorities = &prio};
-   const VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                                   .pNext = &dlci,
-                                   .queueCreateInfoCount = 1,
-                                   .pQueueCreateInfos = &qci};
-   PFN_vkCreateDevice create_device = (PFN_vkCreateDevice)layer_gipa(instance, "vkCreateDevice");
-   VkDevice device;
-   if (create_device(pd, &dci, NULL, &device) != VK_SUCCESS) {
-      fprintf(stderr, "bench_layer_hooks: vkCreateDevice failed\n");
-      return 1;
-   }
-   PFN_vkGetDeviceProcAddr layer_gdpa =
-      (PFN_vkGetDeviceProcAddr)layer_gipa(instance, "vkGetDeviceProcAddr");
+    /* Device through the layer. */
+    VkLayerDeviceLink dlink = { .pfnNextGetInstanceProcAddr = fake_gipa,
+                                .pfnNextGetDeviceProcAddr = fake_gdpa };
+    VkLayerDeviceCreateInfo loader_data = {
+        .sType = VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
+        .function = VK_LOADER_DATA_CALLBACK,
+        .u.pfnSetDeviceLoaderData = fake_set_loader_data,
+    };
+    VkLayerDeviceCreateInfo dlci = {
+        .sType = VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
+        .pNext = &loader_data,
+        .function = VK_LAYER_LINK_INFO,
+        .u.pLayerInfo = &dlink,
+    };
+    const float prio = 1.0f;
+    const VkDeviceQueueCreateInfo qci = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                          .queueCount = 1,
+                                          .pQueuePriorities = &prio };
+    const VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                     .pNext = &dlci,
+                                     .queueCreateInfoCount = 1,
+                                     .pQueueCreateInfos = &qci };
+    PFN_vkCreateDevice create_device = (PFN_vkCreateDevice)layer_gipa(instance, "vkCreateDevice");
+    VkDevice device;
+    if (create_device(pd, &dci, NULL, &device) != VK_SUCCESS) {
+        fprintf(stderr, "bench_layer_hooks: vkCreateDevice failed\n");
+        return 1;
+    }
+    PFN_vkGetDeviceProcAddr layer_gdpa =
+        (PFN_vkGetDeviceProcAddr)layer_gipa(instance, "vkGetDeviceProcAddr");
 
-   hook_api through, direct;
-   load_api(&through, layer_gdpa, device);
-   load_api(&direct, fake_gdpa, device);
-   VkQueue queue;
-   ((PFN_vkGetDeviceQueue)layer_gdpa(device, "vkGetDeviceQueue"))(device, 0, 0, &queue);
-   const VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-   VkCommandPool pool;
-   ((PFN_vkCreateCommandPool)layer_gdpa(device, "vkCreateCommandPool"))(device, &pci, NULL,
-                                                                        &pool);
-   const VkCommandBufferAllocateInfo cai = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-      .commandPool = pool,
-      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-      .commandBufferCount = CBS,
-   };
-   VkCommandBuffer cbs[CBS];
-   ((PFN_vkAllocateCommandBuffers)layer_gdpa(device, "vkAllocateCommandBuffers"))(device, &cai,
-                                                                                  cbs);
+    hook_api through, direct;
+    load_api(&through, layer_gdpa, device);
+    load_api(&direct, fake_gdpa, device);
+    VkQueue queue;
+    ((PFN_vkGetDeviceQueue)layer_gdpa(device, "vkGetDeviceQueue"))(device, 0, 0, &queue);
+    const VkCommandPoolCreateInfo pci = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO };
+    VkCommandPool pool;
+    ((PFN_vkCreateCommandPool)layer_gdpa(device, "vkCreateCommandPool"))(device, &pci, NULL, &pool);
+    const VkCommandBufferAllocateInfo cai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = CBS,
+    };
+    VkCommandBuffer cbs[CBS];
+    ((PFN_vkAllocateCommandBuffers)layer_gdpa(device, "vkAllocateCommandBuffers"))(device, &cai,
+                                                                                   cbs);
 
-   /* Interleaved rounds, medians. */
-   enum { ROUNDS = 7 };
-   uint64_t with[ROUNDS], without[ROUNDS];
-   const unsigned per_round = iterations / ROUNDS + 1;
-   run(&through, cbs, queue, per_round / 4 + 1); /* warm up: pools, tables */
-   uint64_t col0 = collector_cpu_ns();
-   for (int r = 0; r < ROUNDS; r++) {
-      without[r] = run(&direct, cbs, queue, per_round);
-      with[r] = run(&through, cbs, queue, per_round);
-   }
-   /* Let the collector finish what was submitted. */
-   usleep(300000);
-   uint64_t col = collector_cpu_ns() - col0;
-   qsort(with, ROUNDS, sizeof with[0], cmp_u64);
-   qsort(without, ROUNDS, sizeof without[0], cmp_u64);
-   const double regions = (double)per_round * REGIONS_PER_CB;
-   double ns = ((double)with[ROUNDS / 2] - (double)without[ROUNDS / 2]) / regions;
-   printf("BENCH %s %.1f ns\n", label, ns);
-   printf("BENCH %s_collector %.1f ns\n", label, (double)col / (regions * ROUNDS));
-   fprintf(stderr, "bench_layer_hooks: %u command buffers x %d regions per round, %d rounds; "
-                   "median thread CPU %.1f ms through the layer, %.1f ms direct\n",
-           per_round, REGIONS_PER_CB, ROUNDS, (double)with[ROUNDS / 2] / 1e6,
-           (double)without[ROUNDS / 2] / 1e6);
+    /* Interleaved rounds, medians. */
+    enum {
+        ROUNDS = 7
+    };
+    uint64_t with[ROUNDS], without[ROUNDS];
+    const unsigned per_round = iterations / ROUNDS + 1;
+    run(&through, cbs, queue, per_round / 4 + 1); /* warm up: pools, tables */
+    uint64_t col0 = collector_cpu_ns();
+    for (int r = 0; r < ROUNDS; r++) {
+        without[r] = run(&direct, cbs, queue, per_round);
+        with[r] = run(&through, cbs, queue, per_round);
+    }
+    /* Let the collector finish what was submitted. */
+    usleep(300000);
+    uint64_t col = collector_cpu_ns() - col0;
+    qsort(with, ROUNDS, sizeof with[0], cmp_u64);
+    qsort(without, ROUNDS, sizeof without[0], cmp_u64);
+    const double regions = (double)per_round * REGIONS_PER_CB;
+    double ns = ((double)with[ROUNDS / 2] - (double)without[ROUNDS / 2]) / regions;
+    printf("BENCH %s %.1f ns\n", label, ns);
+    printf("BENCH %s_collector %.1f ns\n", label, (double)col / (regions * ROUNDS));
+    fprintf(stderr,
+            "bench_layer_hooks: %u command buffers x %d regions per round, %d rounds; "
+            "median thread CPU %.1f ms through the layer, %.1f ms direct\n",
+            per_round, REGIONS_PER_CB, ROUNDS, (double)with[ROUNDS / 2] / 1e6,
+            (double)without[ROUNDS / 2] / 1e6);
 
-   ((PFN_vkDestroyDevice)layer_gdpa(device, "vkDestroyDevice"))(device, NULL);
-   ((PFN_vkDestroyInstance)layer_gipa(instance, "vkDestroyInstance"))(instance, NULL);
-   return 0;
+    ((PFN_vkDestroyDevice)layer_gdpa(device, "vkDestroyDevice"))(device, NULL);
+    ((PFN_vkDestroyInstance)layer_gipa(instance, "vkDestroyInstance"))(instance, NULL);
+    return 0;
 }

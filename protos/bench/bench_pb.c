@@ -138,8 +138,8 @@ FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
     gputrace_bench_PbBenchEvent_set_field_string(m, in->field_string);
 }
 #define ours_begin_nested(m, child) gputrace_bench_PbBenchEvent_begin_field_nested(m, child)
-#define ours_end(m) gputrace_bench_PbBenchEvent_end(m)
-#define ours_init_root(m, s) gputrace_bench_PbBenchEvent_init_root(m, s)
+#define ours_end(m)                 gputrace_bench_PbBenchEvent_end(m)
+#define ours_init_root(m, s)        gputrace_bench_PbBenchEvent_init_root(m, s)
 #else
 typedef pb_msg ours_msg;
 
@@ -152,8 +152,8 @@ FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
     pb_msg_append_string(m, PBB_FIELD_STRING, in->field_string);
 }
 #define ours_begin_nested(m, child) pb_msg_begin_nested(m, PBB_FIELD_NESTED, child)
-#define ours_end(m) pb_msg_end(m)
-#define ours_init_root(m, s) pb_msg_init_root(m, s)
+#define ours_end(m)                 pb_msg_end(m)
+#define ours_init_root(m, s)        pb_msg_init_root(m, s)
 #endif
 
 /* FillNested(depth) = FillSimple + child if depth < 3, unrolled: each level
@@ -175,7 +175,7 @@ FILL_INLINE void ours_fill_nested(ours_msg *root, const pbb_event *in)
 /* Serializes one message from scratch into ours_buf; returns its size. */
 FILL_INLINE uint32_t ours_serialize(const pbb_event *in, int nested)
 {
-    pb_span span = {ours_buf, ours_buf + sizeof ours_buf};
+    pb_span span = { ours_buf, ours_buf + sizeof ours_buf };
     pb_stream_reset(&ours_stream, span);
     ours_msg root;
     ours_init_root(&root, &ours_stream);
@@ -221,11 +221,11 @@ typedef struct sol_msg {
 
 static sol_msg sol;
 
-#define SOL_APPEND(m, x)                                                                     \
-    do {                                                                                     \
-        __typeof__(x) sol_v_ = (x);                                                          \
-        memcpy((m)->ptr, &sol_v_, sizeof sol_v_);                                            \
-        (m)->ptr += sizeof sol_v_;                                                           \
+#define SOL_APPEND(m, x)                          \
+    do {                                          \
+        __typeof__(x) sol_v_ = (x);               \
+        memcpy((m)->ptr, &sol_v_, sizeof sol_v_); \
+        (m)->ptr += sizeof sol_v_;                \
     } while (0)
 
 FILL_INLINE void sol_fill_simple(sol_msg *m, const pbb_event *in)
@@ -329,8 +329,8 @@ static int check_outputs(void)
             if (pb_validate(got, size) != PB_OK)
                 return -1;
 #ifdef PB_BENCH_HAVE_LIBPROTOBUF
-            int rc = nested ? pbb_lpb_check_nested(got, size, i)
-                            : pbb_lpb_check_simple(got, size, i);
+            int rc =
+                nested ? pbb_lpb_check_nested(got, size, i) : pbb_lpb_check_simple(got, size, i);
             if (rc != 0)
                 return -1;
 #endif
@@ -419,17 +419,17 @@ int main(void)
         return 1;
 
     serializer simple[] = {
-        {.name = "ours", .run = ours_run_simple},
-        {.name = "sol", .run = sol_run_simple},
+        { .name = "ours", .run = ours_run_simple },
+        { .name = "sol", .run = sol_run_simple },
 #ifdef PB_BENCH_HAVE_LIBPROTOBUF
-        {.name = "libprotobuf", .run = pbb_lpb_run_simple},
+        { .name = "libprotobuf", .run = pbb_lpb_run_simple },
 #endif
     };
     serializer nested[] = {
-        {.name = "ours", .run = ours_run_nested},
-        {.name = "sol", .run = sol_run_nested},
+        { .name = "ours", .run = ours_run_nested },
+        { .name = "sol", .run = sol_run_nested },
 #ifdef PB_BENCH_HAVE_LIBPROTOBUF
-        {.name = "libprotobuf", .run = pbb_lpb_run_nested},
+        { .name = "libprotobuf", .run = pbb_lpb_run_nested },
 #endif
     };
     size_t n = sizeof simple / sizeof simple[0];

@@ -23,7 +23,7 @@ enum {
 /* Levels below the top one in the "nested" shape (FillNested recurses while
  * depth < PBB_NESTED_DEPTH, so there are PBB_NESTED_DEPTH + 1 events). */
 #define PBB_NESTED_DEPTH 3
-#define PBB_STRING_LEN 32
+#define PBB_STRING_LEN   32
 /* Inputs cycle through this many distinct events, indexed by iteration. */
 #define PBB_N_INPUTS 64
 

@@ -10,14 +10,15 @@
 
 using gputrace::bench::PbBenchEvent;
 
-namespace {
+namespace
+{
 
 // Large enough for the nested shape (four events of under 100 bytes each);
 // aligned as explained in bench_pb.h.
 constexpr size_t kOutCap = 1024;
 alignas(PBB_OUT_ALIGN) uint8_t g_out[kOutCap];
 
-inline void Barrier(const void* p)
+inline void Barrier(const void *p)
 {
     // Makes the output observable and stops the compiler from moving work
     // across iterations (see barrier() in bench_pb.c, also for why the
@@ -25,7 +26,7 @@ inline void Barrier(const void* p)
     __asm__ volatile("" : : "r"(p) : "memory");
 }
 
-inline void FillSimple(PbBenchEvent* msg, const pbb_event& in)
+inline void FillSimple(PbBenchEvent *msg, const pbb_event &in)
 {
     msg->set_field_int32(in.field_int32);
     msg->set_field_uint32(in.field_uint32);
@@ -34,26 +35,25 @@ inline void FillSimple(PbBenchEvent* msg, const pbb_event& in)
     msg->set_field_string(in.field_string);
 }
 
-void FillNested(PbBenchEvent* msg, const pbb_event& in, int depth)
+void FillNested(PbBenchEvent *msg, const pbb_event &in, int depth)
 {
     FillSimple(msg, in);
     if (depth < PBB_NESTED_DEPTH)
         FillNested(msg->add_field_nested(), in, depth + 1);
 }
 
-PbBenchEvent& Message()
+PbBenchEvent &Message()
 {
-    static PbBenchEvent* msg = new PbBenchEvent();
+    static PbBenchEvent *msg = new PbBenchEvent();
     return *msg;
 }
 
-template <bool kNested>
-uint64_t Run(uint64_t iters)
+template <bool kNested> uint64_t Run(uint64_t iters)
 {
-    PbBenchEvent& msg = Message();
+    PbBenchEvent &msg = Message();
     uint64_t sum = 0;
     for (uint64_t i = 0; i < iters; i++) {
-        const pbb_event& in = pbb_inputs[i % PBB_N_INPUTS];
+        const pbb_event &in = pbb_inputs[i % PBB_N_INPUTS];
         msg.Clear();
         if (kNested)
             FillNested(&msg, in, 0);
@@ -69,7 +69,7 @@ uint64_t Run(uint64_t iters)
     return sum;
 }
 
-int Compare(const PbBenchEvent& got, const pbb_event& want, int depth)
+int Compare(const PbBenchEvent &got, const pbb_event &want, int depth)
 {
     int bad = 0;
     if (!got.has_field_int32() || got.field_int32() != want.field_int32)
@@ -94,7 +94,7 @@ int Compare(const PbBenchEvent& got, const pbb_event& want, int depth)
     return 0;
 }
 
-int Check(const uint8_t* data, size_t len, unsigned input, int depth)
+int Check(const uint8_t *data, size_t len, unsigned input, int depth)
 {
     PbBenchEvent msg;
     if (!msg.ParseFromArray(data, static_cast<int>(len))) {
@@ -110,17 +110,23 @@ int Check(const uint8_t* data, size_t len, unsigned input, int depth)
     return Compare(msg, pbb_inputs[input % PBB_N_INPUTS], depth);
 }
 
-}  // namespace
+} // namespace
 
-extern "C" uint64_t pbb_lpb_run_simple(uint64_t iters) { return Run<false>(iters); }
-extern "C" uint64_t pbb_lpb_run_nested(uint64_t iters) { return Run<true>(iters); }
+extern "C" uint64_t pbb_lpb_run_simple(uint64_t iters)
+{
+    return Run<false>(iters);
+}
+extern "C" uint64_t pbb_lpb_run_nested(uint64_t iters)
+{
+    return Run<true>(iters);
+}
 
-extern "C" int pbb_lpb_check_simple(const uint8_t* data, size_t len, unsigned input)
+extern "C" int pbb_lpb_check_simple(const uint8_t *data, size_t len, unsigned input)
 {
     return Check(data, len, input, 0);
 }
 
-extern "C" int pbb_lpb_check_nested(const uint8_t* data, size_t len, unsigned input)
+extern "C" int pbb_lpb_check_nested(const uint8_t *data, size_t len, unsigned input)
 {
     return Check(data, len, input, PBB_NESTED_DEPTH);
 }

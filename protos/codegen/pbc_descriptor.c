@@ -244,8 +244,7 @@ static bool decode_enum(dec *d, pb_reader *r, const char *scope, pbc_enum *e)
             ok = get_string(d, &f, &e->name);
         } else if (f.id == ENUM_VALUE) {
             pb_reader child;
-            ok = enter(d, r, &f, &child) &&
-                 decode_enum_value(d, &child, &e->values[e->n_values++]);
+            ok = enter(d, r, &f, &child) && decode_enum_value(d, &child, &e->values[e->n_values++]);
         }
         if (!ok)
             return false;
@@ -426,7 +425,7 @@ static bool decode_file(dec *d, pb_reader *r, pbc_file *file)
 bool pbc_decode_request(pbc_arena *arena, const uint8_t *data, size_t len, pbc_request *req,
                         const char **err)
 {
-    dec d = {arena, NULL};
+    dec d = { arena, NULL };
     memset(req, 0, sizeof *req);
     pb_reader r;
     pb_reader_init(&r, data, len);

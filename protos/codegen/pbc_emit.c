@@ -58,7 +58,7 @@ const char *pbc_ident_check(pbc_arena *arena, pbc_ident_log *log)
         const pbc_ident *a = &log->items[i - 1], *b = &log->items[i];
         if (strcmp(a->name, b->name) != 0)
             continue;
-        pbc_sb sb = {0};
+        pbc_sb sb = { 0 };
         pbc_sb_printf(&sb, "C identifier '%s' would be defined twice: by %s (%s) and by %s (%s)",
                       a->name, a->origin, a->file, b->origin, b->file);
         char *msg = pbc_strdup(arena, sb.data);
@@ -81,14 +81,70 @@ void pbc_ident_free(pbc_ident_log *log)
  * C23 ones, and object-like macros of headers a user is likely to include
  * alongside ours (stdbool, errno, complex, GNU predefines). */
 static const char *const reserved_words[] = {
-    "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128",
-    "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-    "_Thread_local", "alignas", "alignof", "auto", "bool", "break", "case", "char",
-    "complex", "const", "constexpr", "continue", "default", "do", "double", "else", "enum",
-    "errno", "extern", "false", "float", "for", "goto", "if", "imaginary", "inline", "int",
-    "linux", "long", "noreturn", "nullptr", "register", "restrict", "return", "short",
-    "signed", "sizeof", "static", "static_assert", "struct", "switch", "thread_local", "true",
-    "typedef", "typeof", "typeof_unqual", "union", "unix", "unsigned", "void", "volatile",
+    "_Alignas",
+    "_Alignof",
+    "_Atomic",
+    "_BitInt",
+    "_Bool",
+    "_Complex",
+    "_Decimal128",
+    "_Decimal32",
+    "_Decimal64",
+    "_Generic",
+    "_Imaginary",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
+    "alignas",
+    "alignof",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "char",
+    "complex",
+    "const",
+    "constexpr",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "errno",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "imaginary",
+    "inline",
+    "int",
+    "linux",
+    "long",
+    "noreturn",
+    "nullptr",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "struct",
+    "switch",
+    "thread_local",
+    "true",
+    "typedef",
+    "typeof",
+    "typeof_unqual",
+    "union",
+    "unix",
+    "unsigned",
+    "void",
+    "volatile",
     "while",
 };
 
@@ -165,7 +221,7 @@ static const char *field_ident(pbc_arena *a, const char *name)
 static char *fmt(pbc_arena *a, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static char *fmt(pbc_arena *a, const char *f, ...)
 {
-    pbc_sb sb = {0};
+    pbc_sb sb = { 0 };
     va_list ap;
     va_start(ap, f);
     pbc_sb_vprintf(&sb, f, ap);
@@ -203,53 +259,58 @@ typedef struct scalar_type {
     unsigned fixed_size;     /* 4 or 8 for fixed-width encodings, else 0 */
 } scalar_type;
 
-#define VARINT "PB_WIRE_VARINT"
-#define FIXED32 "PB_WIRE_FIXED32"
-#define FIXED64 "PB_WIRE_FIXED64"
-#define APPEND_VARINT "pb_msg_append_varint"
+#define VARINT         "PB_WIRE_VARINT"
+#define FIXED32        "PB_WIRE_FIXED32"
+#define FIXED64        "PB_WIRE_FIXED64"
+#define APPEND_VARINT  "pb_msg_append_varint"
 #define APPEND_FIXED32 "pb_msg_append_fixed32"
 #define APPEND_FIXED64 "pb_msg_append_fixed64"
 
 static const scalar_type scalar_types[TYPE_MAX_ + 1] = {
-    [TYPE_DOUBLE] = {"double", "double", FIXED64, APPEND_FIXED64, "pb_double_bits(v)",
-                     "pb_field_double(&f)", "pbc_append_packed_double", "double", "", 8},
-    [TYPE_FLOAT] = {"float", "float", FIXED32, APPEND_FIXED32, "pb_float_bits(v)",
-                    "pb_field_float(&f)", "pbc_append_packed_float", "float", "", 4},
-    [TYPE_INT64] = {"int64", "int64_t", VARINT, APPEND_VARINT, "(uint64_t)v",
-                    "pb_field_int64(&f)", "pb_msg_append_packed_varint_i64", "int64_t", "", 0},
-    [TYPE_UINT64] = {"uint64", "uint64_t", VARINT, APPEND_VARINT, "v", "pb_field_uint64(&f)",
-                     "pb_msg_append_packed_varint_u64", "uint64_t", "", 0},
+    [TYPE_DOUBLE] = { "double", "double", FIXED64, APPEND_FIXED64, "pb_double_bits(v)",
+                      "pb_field_double(&f)", "pbc_append_packed_double", "double", "", 8 },
+    [TYPE_FLOAT] = { "float", "float", FIXED32, APPEND_FIXED32, "pb_float_bits(v)",
+                     "pb_field_float(&f)", "pbc_append_packed_float", "float", "", 4 },
+    [TYPE_INT64] = { "int64", "int64_t", VARINT, APPEND_VARINT, "(uint64_t)v", "pb_field_int64(&f)",
+                     "pb_msg_append_packed_varint_i64", "int64_t", "", 0 },
+    [TYPE_UINT64] = { "uint64", "uint64_t", VARINT, APPEND_VARINT, "v", "pb_field_uint64(&f)",
+                      "pb_msg_append_packed_varint_u64", "uint64_t", "", 0 },
     /* int32 and enums are sign-extended to 64 bits, as protobuf requires. */
-    [TYPE_INT32] = {"int32", "int32_t", VARINT, APPEND_VARINT, "(uint64_t)(int64_t)v",
-                    "pb_field_int32(&f)", "pb_msg_append_packed_varint_i32", "int32_t", "", 0},
-    [TYPE_FIXED64] = {"fixed64", "uint64_t", FIXED64, APPEND_FIXED64, "v", "pb_field_uint64(&f)",
-                      "pb_msg_append_packed_fixed64", "uint64_t", "", 8},
-    [TYPE_FIXED32] = {"fixed32", "uint32_t", FIXED32, APPEND_FIXED32, "v", "pb_field_uint32(&f)",
-                      "pb_msg_append_packed_fixed32", "uint32_t", "", 4},
-    [TYPE_BOOL] = {"bool", "bool", VARINT, APPEND_VARINT, "(uint64_t)(v ? 1 : 0)",
-                   "pb_field_bool(&f)", "pbc_append_packed_bool", "bool", "", 0},
-    [TYPE_UINT32] = {"uint32", "uint32_t", VARINT, APPEND_VARINT, "v", "pb_field_uint32(&f)",
-                     "pb_msg_append_packed_varint_u32", "uint32_t", "", 0},
+    [TYPE_INT32] = { "int32", "int32_t", VARINT, APPEND_VARINT, "(uint64_t)(int64_t)v",
+                     "pb_field_int32(&f)", "pb_msg_append_packed_varint_i32", "int32_t", "", 0 },
+    [TYPE_FIXED64] = { "fixed64", "uint64_t", FIXED64, APPEND_FIXED64, "v", "pb_field_uint64(&f)",
+                       "pb_msg_append_packed_fixed64", "uint64_t", "", 8 },
+    [TYPE_FIXED32] = { "fixed32", "uint32_t", FIXED32, APPEND_FIXED32, "v", "pb_field_uint32(&f)",
+                       "pb_msg_append_packed_fixed32", "uint32_t", "", 4 },
+    [TYPE_BOOL] = { "bool", "bool", VARINT, APPEND_VARINT, "(uint64_t)(v ? 1 : 0)",
+                    "pb_field_bool(&f)", "pbc_append_packed_bool", "bool", "", 0 },
+    [TYPE_UINT32] = { "uint32", "uint32_t", VARINT, APPEND_VARINT, "v", "pb_field_uint32(&f)",
+                      "pb_msg_append_packed_varint_u32", "uint32_t", "", 0 },
     /* The C enum type may be unsigned when it has no negative values; going
      * through int32_t keeps out-of-range values sign-extended. The view keeps
      * the raw int32 so values this schema does not know survive. */
-    [TYPE_ENUM] = {"enum", "int32_t", VARINT, APPEND_VARINT, "(uint64_t)(int64_t)(int32_t)v",
-                   "pb_field_int32(&f)", "pb_msg_append_packed_varint_i32", "int32_t", "", 0},
-    [TYPE_SFIXED32] = {"sfixed32", "int32_t", FIXED32, APPEND_FIXED32, "(uint32_t)v",
-                       "pb_field_int32(&f)", "pb_msg_append_packed_fixed32", "int32_t",
-                       "(const uint32_t *)", 4},
-    [TYPE_SFIXED64] = {"sfixed64", "int64_t", FIXED64, APPEND_FIXED64, "(uint64_t)v",
-                       "pb_field_int64(&f)", "pb_msg_append_packed_fixed64", "int64_t",
-                       "(const uint64_t *)", 8},
-    [TYPE_SINT32] = {"sint32", "int32_t", VARINT, APPEND_VARINT, "pb_zigzag_encode32(v)",
-                     "pb_field_sint32(&f)", "pb_msg_append_packed_sint32", "int32_t", "", 0},
-    [TYPE_SINT64] = {"sint64", "int64_t", VARINT, APPEND_VARINT, "pb_zigzag_encode64(v)",
-                     "pb_field_sint64(&f)", "pb_msg_append_packed_sint64", "int64_t", "", 0},
+    [TYPE_ENUM] = { "enum", "int32_t", VARINT, APPEND_VARINT, "(uint64_t)(int64_t)(int32_t)v",
+                    "pb_field_int32(&f)", "pb_msg_append_packed_varint_i32", "int32_t", "", 0 },
+    [TYPE_SFIXED32] = { "sfixed32", "int32_t", FIXED32, APPEND_FIXED32, "(uint32_t)v",
+                        "pb_field_int32(&f)", "pb_msg_append_packed_fixed32", "int32_t",
+                        "(const uint32_t *)", 4 },
+    [TYPE_SFIXED64] = { "sfixed64", "int64_t", FIXED64, APPEND_FIXED64, "(uint64_t)v",
+                        "pb_field_int64(&f)", "pb_msg_append_packed_fixed64", "int64_t",
+                        "(const uint64_t *)", 8 },
+    [TYPE_SINT32] = { "sint32", "int32_t", VARINT, APPEND_VARINT, "pb_zigzag_encode32(v)",
+                      "pb_field_sint32(&f)", "pb_msg_append_packed_sint32", "int32_t", "", 0 },
+    [TYPE_SINT64] = { "sint64", "int64_t", VARINT, APPEND_VARINT, "pb_zigzag_encode64(v)",
+                      "pb_field_sint64(&f)", "pb_msg_append_packed_sint64", "int64_t", "", 0 },
 };
 
 /* ---- per-field facts ----------------------------------------------------- */
 
-enum field_kind { K_SCALAR, K_STRING, K_BYTES, K_MESSAGE };
+enum field_kind {
+    K_SCALAR,
+    K_STRING,
+    K_BYTES,
+    K_MESSAGE
+};
 
 typedef struct field_info {
     const pbc_field *fd;
@@ -276,7 +337,7 @@ static void set_err(emitter *e, const char *f, ...)
 {
     if (e->err)
         return;
-    pbc_sb sb = {0};
+    pbc_sb sb = { 0 };
     va_list ap;
     va_start(ap, f);
     pbc_sb_vprintf(&sb, f, ap);
@@ -326,8 +387,8 @@ static bool field_info_init(emitter *e, const pbc_message *m, const char *cname,
         if (fd->type == TYPE_ENUM)
             fi->type_c = c_name(e->a, fd->type_name);
         /* proto3 packs repeated scalars unless told otherwise. */
-        fi->packed = fi->repeated &&
-                     (fd->packed_option == 1 || (fd->packed_option == -1 && e->proto3));
+        fi->packed =
+            fi->repeated && (fd->packed_option == 1 || (fd->packed_option == -1 && e->proto3));
         break;
     }
     return true;
@@ -365,7 +426,7 @@ static const char *field_decl(emitter *e, const field_info *fi)
 /* An int32 as a C constant expression of type int (INT32_MIN has no literal). */
 static const char *int_literal(emitter *e, int32_t v)
 {
-    pbc_sb sb = {0};
+    pbc_sb sb = { 0 };
     if (v == INT32_MIN)
         pbc_sb_puts(&sb, "(-2147483647 - 1)");
     else
@@ -444,8 +505,7 @@ static void emit_writer_field(emitter *e, const char *cname, const field_info *f
         fn = fmt(e->a, "%s_set_%s", cname, fi->id);
         if (fi->packed) {
             const char *elem = fi->st->packed_elem;
-            OUT("static inline void %s(%s *m, const %s *values, size_t n)\n{\n", fn, cname,
-                elem);
+            OUT("static inline void %s(%s *m, const %s *values, size_t n)\n{\n", fn, cname, elem);
             OUT("    if (n)\n        %s(&m->msg, %s, %svalues, n);\n}\n", fi->st->packed_fn,
                 fi->konst, fi->st->packed_cast);
         } else {
@@ -493,8 +553,7 @@ static void member(emitter *e, members *ms, const pbc_message *m, const char *na
 {
     for (size_t i = 0; i < ms->n; i++) {
         if (strcmp(ms->names[i], name) == 0) {
-            set_err(e, "message %s: view member '%s' would be declared twice", m->full_name,
-                    name);
+            set_err(e, "message %s: view member '%s' would be declared twice", m->full_name, name);
             return;
         }
     }
@@ -527,7 +586,7 @@ static unsigned view_align(const field_info *fi)
 
 static void emit_view(emitter *e, const pbc_message *m, const char *cname, const field_info *fis)
 {
-    members ms = {pbc_alloc_array(e->a, 2 * m->n_fields, sizeof(char *)), 0};
+    members ms = { pbc_alloc_array(e->a, 2 * m->n_fields, sizeof(char *)), 0 };
     const char *vname = fmt(e->a, "%s_view", cname);
     ident(e, vname, fmt(e->a, "view of %s", m->full_name));
     OUT("/* Decoded view of %s.\n"
@@ -539,7 +598,7 @@ static void emit_view(emitter *e, const pbc_message *m, const char *cname, const
     OUT("typedef struct %s {\n", vname);
     if (m->n_fields == 0)
         OUT("    char unused_; /* C has no empty structs */\n");
-    static const unsigned classes[] = {8, 4, 1};
+    static const unsigned classes[] = { 8, 4, 1 };
     for (size_t c = 0; c < sizeof classes / sizeof classes[0]; c++) {
         for (size_t i = 0; i < m->n_fields; i++) {
             const field_info *fi = &fis[i];
@@ -588,8 +647,7 @@ static void emit_decode_case(emitter *e, const field_info *fi)
         OUT("            if (f.wire_type == %s)\n                v->%s_count++;\n", st->wire, id);
         OUT("            else if (f.wire_type == PB_WIRE_LEN)\n");
         if (st->fixed_size)
-            OUT("                v->%s_count += (uint32_t)(f.value / %u);\n", id,
-                st->fixed_size);
+            OUT("                v->%s_count += (uint32_t)(f.value / %u);\n", id, st->fixed_size);
         else
             OUT("                v->%s_count += pbc_count_varints(f.data, f.value);\n", id);
     } else {
@@ -715,7 +773,7 @@ static const char runtime_helpers[] =
 
 static const char *guard_name(emitter *e)
 {
-    pbc_sb sb = {0};
+    pbc_sb sb = { 0 };
     pbc_sb_puts(&sb, "PBC_");
     for (const char *p = e->file->name; *p; p++) {
         char c = *p;
@@ -734,7 +792,7 @@ static const char *guard_name(emitter *e)
 bool pbc_emit_header(pbc_arena *arena, const pbc_file *file, pbc_ident_log *log, pbc_sb *out,
                      const char **err)
 {
-    emitter em = {arena, file, out, log, strcmp(file->syntax, "proto3") == 0, NULL};
+    emitter em = { arena, file, out, log, strcmp(file->syntax, "proto3") == 0, NULL };
     emitter *e = &em;
     if (strcmp(file->syntax, "proto2") != 0 && !e->proto3) {
         *err = fmt(arena, "%s: syntax \"%s\" is not supported", file->name, file->syntax);
@@ -742,8 +800,8 @@ bool pbc_emit_header(pbc_arena *arena, const pbc_file *file, pbc_ident_log *log,
     }
     for (size_t i = 0; i < file->n_deps; i++) {
         if (strpbrk(file->deps[i], "\"\\\n\r<>")) {
-            *err = fmt(arena, "%s: import path \"%s\" cannot be spelled in an #include",
-                       file->name, file->deps[i]);
+            *err = fmt(arena, "%s: import path \"%s\" cannot be spelled in an #include", file->name,
+                       file->deps[i]);
             return false;
         }
     }
@@ -756,7 +814,8 @@ bool pbc_emit_header(pbc_arena *arena, const pbc_file *file, pbc_ident_log *log,
      * from the root like every other include; a folder's own .proto files
      * are generated beside their users and stay unqualified. */
     for (size_t i = 0; i < file->n_deps; i++)
-        OUT("#include \"%s%s\"\n", strncmp(file->deps[i], "perfetto/", 9) == 0 ? "protos/perfetto/" : "",
+        OUT("#include \"%s%s\"\n",
+            strncmp(file->deps[i], "perfetto/", 9) == 0 ? "protos/perfetto/" : "",
             pbc_header_name(arena, file->deps[i]));
     OUT("\n");
     pbc_sb_puts(out, runtime_helpers);

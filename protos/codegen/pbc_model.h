@@ -94,7 +94,11 @@ enum { /* EnumValueDescriptorProto */
 };
 
 /* FieldDescriptorProto.Label */
-enum { LABEL_OPTIONAL = 1, LABEL_REQUIRED = 2, LABEL_REPEATED = 3 };
+enum {
+    LABEL_OPTIONAL = 1,
+    LABEL_REQUIRED = 2,
+    LABEL_REPEATED = 3
+};
 
 /* FieldDescriptorProto.Type */
 enum {

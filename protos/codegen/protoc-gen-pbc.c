@@ -72,7 +72,7 @@ static const char *generate(pbc_arena *arena, const pbc_request *req, output *ou
         outs[i].name = pbc_header_name(arena, req->to_generate[i]);
         for (size_t j = 0; j < i; j++) {
             if (strcmp(outs[i].name, outs[j].name) == 0) {
-                pbc_sb sb = {0};
+                pbc_sb sb = { 0 };
                 pbc_sb_printf(&sb,
                               "%s and %s would both generate %s (outputs are flat: basenames "
                               "must be unique)",
@@ -84,7 +84,7 @@ static const char *generate(pbc_arena *arena, const pbc_request *req, output *ou
         }
     }
 
-    pbc_ident_log log = {0};
+    pbc_ident_log log = { 0 };
     const char *err = NULL;
     for (size_t i = 0; i < req->n_files && !err; i++) {
         const pbc_file *file = &req->files[i];
@@ -93,7 +93,7 @@ static const char *generate(pbc_arena *arena, const pbc_request *req, output *ou
             if (strcmp(req->to_generate[j], file->name) == 0)
                 dst = &outs[j];
         }
-        pbc_sb scratch = {0};
+        pbc_sb scratch = { 0 };
         pbc_emit_header(arena, file, &log, dst ? &dst->content : &scratch, &err);
         pbc_sb_free(&scratch);
     }
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    pbc_arena arena = {0};
+    pbc_arena arena = { 0 };
     pbc_request req;
     const char *err = NULL;
     int status = 0;

@@ -21,7 +21,7 @@ static pb_heap_slice *slice_new(size_t size)
 
 static pb_span slice_span(const pb_heap_buffer *h, pb_heap_slice *s)
 {
-    pb_span span = {s->data, s->data + h->slice_size};
+    pb_span span = { s->data, s->data + h->slice_size };
     return span;
 }
 
@@ -53,7 +53,7 @@ static pb_span heap_new_buffer(void *ctx, pb_stream *stream)
         }
         h->out_of_memory = true;
     }
-    pb_span junk = {h->scratch, h->scratch + sizeof h->scratch};
+    pb_span junk = { h->scratch, h->scratch + sizeof h->scratch };
     return junk;
 }
 

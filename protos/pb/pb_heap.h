@@ -27,7 +27,10 @@ void pb_heap_free(pb_heap_buffer *h);
 /* Forgets the contents and rewinds to the first slice. */
 void pb_heap_reset(pb_heap_buffer *h);
 
-static inline pb_stream *pb_heap_stream(pb_heap_buffer *h) { return &h->stream; }
+static inline pb_stream *pb_heap_stream(pb_heap_buffer *h)
+{
+    return &h->stream;
+}
 
 /* Bytes written so far (all slices). */
 size_t pb_heap_size(const pb_heap_buffer *h);

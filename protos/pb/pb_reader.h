@@ -14,12 +14,12 @@
 
 typedef enum pb_error {
     PB_OK = 0,
-    PB_ERR_TRUNCATED,        /* a tag, varint, fixed value or payload runs past the end */
-    PB_ERR_VARINT_TOO_LONG,  /* more than 10 bytes, or bits beyond 64 */
-    PB_ERR_BAD_WIRE_TYPE,    /* 3/4 (groups), 6, 7 */
-    PB_ERR_BAD_FIELD_ID,     /* 0 or above PB_MAX_FIELD_ID */
-    PB_ERR_TOO_DEEP,         /* nesting beyond PB_MAX_DEPTH */
-    PB_ERR_WRONG_WIRE_TYPE,  /* entering or decoding a field of another type */
+    PB_ERR_TRUNCATED,       /* a tag, varint, fixed value or payload runs past the end */
+    PB_ERR_VARINT_TOO_LONG, /* more than 10 bytes, or bits beyond 64 */
+    PB_ERR_BAD_WIRE_TYPE,   /* 3/4 (groups), 6, 7 */
+    PB_ERR_BAD_FIELD_ID,    /* 0 or above PB_MAX_FIELD_ID */
+    PB_ERR_TOO_DEEP,        /* nesting beyond PB_MAX_DEPTH */
+    PB_ERR_WRONG_WIRE_TYPE, /* entering or decoding a field of another type */
 } pb_error;
 
 const char *pb_error_str(pb_error err);
@@ -167,13 +167,34 @@ static inline bool pb_reader_enter(pb_reader *parent, const pb_field *f, pb_read
 
 /* Scalar views of a field. Callers check the wire type through the
  * generated accessors; these only reinterpret the bits. */
-static inline int32_t pb_field_int32(const pb_field *f) { return (int32_t)(uint32_t)f->value; }
-static inline int64_t pb_field_int64(const pb_field *f) { return (int64_t)f->value; }
-static inline uint32_t pb_field_uint32(const pb_field *f) { return (uint32_t)f->value; }
-static inline uint64_t pb_field_uint64(const pb_field *f) { return f->value; }
-static inline bool pb_field_bool(const pb_field *f) { return f->value != 0; }
-static inline int32_t pb_field_sint32(const pb_field *f) { return (int32_t)pb_zigzag_decode64((uint32_t)f->value); }
-static inline int64_t pb_field_sint64(const pb_field *f) { return pb_zigzag_decode64(f->value); }
+static inline int32_t pb_field_int32(const pb_field *f)
+{
+    return (int32_t)(uint32_t)f->value;
+}
+static inline int64_t pb_field_int64(const pb_field *f)
+{
+    return (int64_t)f->value;
+}
+static inline uint32_t pb_field_uint32(const pb_field *f)
+{
+    return (uint32_t)f->value;
+}
+static inline uint64_t pb_field_uint64(const pb_field *f)
+{
+    return f->value;
+}
+static inline bool pb_field_bool(const pb_field *f)
+{
+    return f->value != 0;
+}
+static inline int32_t pb_field_sint32(const pb_field *f)
+{
+    return (int32_t)pb_zigzag_decode64((uint32_t)f->value);
+}
+static inline int64_t pb_field_sint64(const pb_field *f)
+{
+    return pb_zigzag_decode64(f->value);
+}
 static inline float pb_field_float(const pb_field *f)
 {
     uint32_t u = (uint32_t)f->value;
@@ -196,7 +217,7 @@ typedef struct pb_bytes {
 
 static inline pb_bytes pb_field_bytes(const pb_field *f)
 {
-    pb_bytes b = {f->data, f->wire_type == PB_WIRE_LEN ? (size_t)f->value : 0};
+    pb_bytes b = { f->data, f->wire_type == PB_WIRE_LEN ? (size_t)f->value : 0 };
     return b;
 }
 

@@ -11,12 +11,12 @@
 #include <string.h>
 
 #if defined(__GNUC__)
-#define PB_LIKELY(x) __builtin_expect(!!(x), 1)
-#define PB_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define PB_NOINLINE __attribute__((noinline))
+#define PB_LIKELY(x)     __builtin_expect(!!(x), 1)
+#define PB_UNLIKELY(x)   __builtin_expect(!!(x), 0)
+#define PB_NOINLINE      __attribute__((noinline))
 #define PB_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
-#define PB_LIKELY(x) (x)
+#define PB_LIKELY(x)   (x)
 #define PB_UNLIKELY(x) (x)
 #define PB_NOINLINE
 #define PB_ALWAYS_INLINE inline
@@ -36,7 +36,7 @@ enum pb_wire_type {
 #define PB_MAX_FIELD_ID ((1u << 29) - 1)
 
 #define PB_MAX_VARINT_BYTES 10
-#define PB_MAX_TAG_BYTES 5
+#define PB_MAX_TAG_BYTES    5
 /* Tag (at most 5 bytes) followed by a varint: the most a scalar field takes. */
 #define PB_MAX_SCALAR_FIELD_BYTES (PB_MAX_TAG_BYTES + PB_MAX_VARINT_BYTES)
 
@@ -44,7 +44,7 @@ enum pb_wire_type {
  * byte but the last carries the continuation bit even when the value is
  * small), so the size can be back-filled once known without moving data. */
 #define PB_SIZE_FIELD_BYTES 4
-#define PB_MAX_NESTED_SIZE ((1u << (7 * PB_SIZE_FIELD_BYTES)) - 1)
+#define PB_MAX_NESTED_SIZE  ((1u << (7 * PB_SIZE_FIELD_BYTES)) - 1)
 
 static inline uint32_t pb_make_tag(uint32_t field_id, enum pb_wire_type wt)
 {
@@ -99,9 +99,8 @@ static inline uint64_t pb__spread_7bit_groups(uint64_t v)
  * length, and the continuation bits of its first eight bytes (0x80 on every
  * byte but the last one of the varint). Two loads replace the arithmetic. */
 static const uint8_t pb__varint_len_by_msb[64] = {
-    1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 4,
-    4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 7,
-    7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 10,
+    1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5,
+    5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 10,
 };
 /* Continuation bits of a varint of 1..8 bytes, and of the first 8 bytes of
  * a longer one. */

@@ -94,23 +94,23 @@ static void append_packed_header(pb_msg *m, uint32_t field_id, size_t payload)
     pb_msg_append_raw(m, hdr, (size_t)(e - hdr));
 }
 
-#define PB_DEFINE_PACKED_VARINT(name, type, to_u64)                                      \
-    void name(pb_msg *m, uint32_t field_id, const type *v, size_t n)                     \
-    {                                                                                    \
-        size_t payload = 0;                                                              \
-        for (size_t i = 0; i < n; i++)                                                   \
-            payload += pb_varint_size(to_u64(v[i]));                                     \
-        append_packed_header(m, field_id, payload);                                      \
-        for (size_t i = 0; i < n; i++) {                                                 \
-            uint8_t tmp[PB_MAX_VARINT_BYTES];                                            \
-            uint8_t *e = pb_write_varint(to_u64(v[i]), tmp);                             \
-            pb_msg_append_raw(m, tmp, (size_t)(e - tmp));                                \
-        }                                                                                \
+#define PB_DEFINE_PACKED_VARINT(name, type, to_u64)                  \
+    void name(pb_msg *m, uint32_t field_id, const type *v, size_t n) \
+    {                                                                \
+        size_t payload = 0;                                          \
+        for (size_t i = 0; i < n; i++)                               \
+            payload += pb_varint_size(to_u64(v[i]));                 \
+        append_packed_header(m, field_id, payload);                  \
+        for (size_t i = 0; i < n; i++) {                             \
+            uint8_t tmp[PB_MAX_VARINT_BYTES];                        \
+            uint8_t *e = pb_write_varint(to_u64(v[i]), tmp);         \
+            pb_msg_append_raw(m, tmp, (size_t)(e - tmp));            \
+        }                                                            \
     }
 
 #define PB_AS_U64(x) ((uint64_t)(x))
 /* int32 is sign-extended to 64 bits on the wire, so negatives take 10 bytes. */
-#define PB_I32_AS_U64(x) ((uint64_t)(int64_t)(x))
+#define PB_I32_AS_U64(x)    ((uint64_t)(int64_t)(x))
 #define PB_SINT64_AS_U64(x) pb_zigzag_encode64(x)
 #define PB_SINT32_AS_U64(x) ((uint64_t)pb_zigzag_encode32(x))
 

@@ -13,29 +13,27 @@
 #include "pbtest.pb.h"
 #include "tests/codegen/pbtest_fill.h"
 
-namespace {
+namespace
+{
 
 int failures = 0;
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,      \
-                         #cond);                                                       \
-            failures++;                                                                \
-        }                                                                              \
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                                   \
+        }                                                                                 \
     } while (0)
 
-template <size_t N, typename T, typename R>
-void check_repeated(const R &got, const T (&want)[N])
+template <size_t N, typename T, typename R> void check_repeated(const R &got, const T (&want)[N])
 {
     CHECK(static_cast<size_t>(got.size()) == N);
     for (size_t i = 0; i < N && i < static_cast<size_t>(got.size()); i++)
         CHECK(got.Get(static_cast<int>(i)) == want[i]);
 }
 
-template <size_t N, typename T, typename R>
-void fill_repeated(R *dst, const T (&src)[N])
+template <size_t N, typename T, typename R> void fill_repeated(R *dst, const T (&src)[N])
 {
     for (size_t i = 0; i < N; i++)
         dst->Add(src[i]);
@@ -132,8 +130,8 @@ void check_repeated(const pbtest::Repeated &m)
     check_repeated(m.r_bool(), pbt_r_bool);
     CHECK(m.r_string_size() == 2 && m.r_string(0) == pbt_r_string[0] &&
           m.r_string(1) == pbt_r_string[1]);
-    CHECK(m.r_bytes_size() == 2 &&
-          m.r_bytes(0) == bytes_of(pbt_r_bytes0, sizeof pbt_r_bytes0) && m.r_bytes(1).empty());
+    CHECK(m.r_bytes_size() == 2 && m.r_bytes(0) == bytes_of(pbt_r_bytes0, sizeof pbt_r_bytes0) &&
+          m.r_bytes(1).empty());
     check_repeated(m.r_uint32(), pbt_r_uint32);
     check_repeated(m.r_enum(), pbt_r_enum);
     check_repeated(m.r_sfixed32(), pbt_r_sfixed32);
@@ -243,8 +241,7 @@ void check_outer(const pbtest::Outer &m)
         CHECK(m.middles(1).id() == 2 && m.middles(1).has_leaf());
         check_leaf(m.middles(1).leaf(), true, 9, nullptr);
     }
-    CHECK(m.has_point() && m.point().x() == -5 && m.point().y() == 6 &&
-          m.point().label() == "p");
+    CHECK(m.has_point() && m.point().x() == -5 && m.point().y() == 6 && m.point().label() == "p");
     CHECK(m.points_size() == 2);
     if (m.points_size() == 2) {
         CHECK(m.points(0).has_x() && m.points(0).x() == 1 && !m.points(0).has_y());
@@ -301,7 +298,7 @@ void cross_check(const char *name, uint8_t *(*c_write)(size_t, size_t *),
     std::printf("%s %s\n", failures == before ? "ok" : "FAILED", name);
 }
 
-}  // namespace
+} // namespace
 
 int main()
 {

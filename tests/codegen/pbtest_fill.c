@@ -11,39 +11,39 @@
 #include "protos/pb/pb_heap.h"
 #include "pbtest.pbc.h"
 
-const uint8_t pbt_f_bytes[PBT_F_BYTES_LEN] = {0x00, 0xff};
+const uint8_t pbt_f_bytes[PBT_F_BYTES_LEN] = { 0x00, 0xff };
 
-const double pbt_r_double[2] = {1.0, -0.5};
-const float pbt_r_float[2] = {0.25f, -8.0f};
-const int64_t pbt_r_int64[2] = {INT64_MIN, 1};
-const uint64_t pbt_r_uint64[2] = {0, UINT64_MAX};
-const int32_t pbt_r_int32[2] = {INT32_MIN, INT32_MAX};
-const uint64_t pbt_r_fixed64[2] = {1, UINT64_MAX};
-const uint32_t pbt_r_fixed32[2] = {0, UINT32_MAX};
-const bool pbt_r_bool[2] = {true, false};
-const char *const pbt_r_string[2] = {"", "two"};
-const uint8_t pbt_r_bytes0[1] = {0x80};
-const uint32_t pbt_r_uint32[2] = {UINT32_MAX, 127};
-const int32_t pbt_r_enum[2] = {pbtest_Color_COLOR_MIN, pbtest_Color_COLOR_MAX};
-const int32_t pbt_r_sfixed32[2] = {INT32_MIN, -1};
-const int64_t pbt_r_sfixed64[2] = {INT64_MIN, INT64_MAX};
-const int32_t pbt_r_sint32[2] = {-1, 1};
-const int64_t pbt_r_sint64[2] = {INT64_MAX, -2};
+const double pbt_r_double[2] = { 1.0, -0.5 };
+const float pbt_r_float[2] = { 0.25f, -8.0f };
+const int64_t pbt_r_int64[2] = { INT64_MIN, 1 };
+const uint64_t pbt_r_uint64[2] = { 0, UINT64_MAX };
+const int32_t pbt_r_int32[2] = { INT32_MIN, INT32_MAX };
+const uint64_t pbt_r_fixed64[2] = { 1, UINT64_MAX };
+const uint32_t pbt_r_fixed32[2] = { 0, UINT32_MAX };
+const bool pbt_r_bool[2] = { true, false };
+const char *const pbt_r_string[2] = { "", "two" };
+const uint8_t pbt_r_bytes0[1] = { 0x80 };
+const uint32_t pbt_r_uint32[2] = { UINT32_MAX, 127 };
+const int32_t pbt_r_enum[2] = { pbtest_Color_COLOR_MIN, pbtest_Color_COLOR_MAX };
+const int32_t pbt_r_sfixed32[2] = { INT32_MIN, -1 };
+const int64_t pbt_r_sfixed64[2] = { INT64_MIN, INT64_MAX };
+const int32_t pbt_r_sint32[2] = { -1, 1 };
+const int64_t pbt_r_sint64[2] = { INT64_MAX, -2 };
 
-const double pbt_p_double[2] = {0.5, -2.0};
-const float pbt_p_float[2] = {1.0f, 3.5f};
-const int64_t pbt_p_int64[3] = {-1, 0, 1};
-const uint64_t pbt_p_uint64[2] = {1, UINT64_C(1) << 63};
-const int32_t pbt_p_int32[3] = {1, -1, 300};
-const uint64_t pbt_p_fixed64[2] = {7, UINT64_MAX};
-const uint32_t pbt_p_fixed32[2] = {7, UINT32_C(0x80000000)};
-const bool pbt_p_bool[3] = {true, false, true};
-const uint32_t pbt_p_uint32[3] = {0, 128, UINT32_MAX};
-const int32_t pbt_p_enum[2] = {pbtest_Color_COLOR_GREEN, pbtest_Color_COLOR_NEGATIVE};
-const int32_t pbt_p_sfixed32[2] = {-7, 7};
-const int64_t pbt_p_sfixed64[2] = {-7, 7};
-const int32_t pbt_p_sint32[3] = {-1, 0, INT32_MAX};
-const int64_t pbt_p_sint64[2] = {INT64_MIN, 5};
+const double pbt_p_double[2] = { 0.5, -2.0 };
+const float pbt_p_float[2] = { 1.0f, 3.5f };
+const int64_t pbt_p_int64[3] = { -1, 0, 1 };
+const uint64_t pbt_p_uint64[2] = { 1, UINT64_C(1) << 63 };
+const int32_t pbt_p_int32[3] = { 1, -1, 300 };
+const uint64_t pbt_p_fixed64[2] = { 7, UINT64_MAX };
+const uint32_t pbt_p_fixed32[2] = { 7, UINT32_C(0x80000000) };
+const bool pbt_p_bool[3] = { true, false, true };
+const uint32_t pbt_p_uint32[3] = { 0, 128, UINT32_MAX };
+const int32_t pbt_p_enum[2] = { pbtest_Color_COLOR_GREEN, pbtest_Color_COLOR_NEGATIVE };
+const int32_t pbt_p_sfixed32[2] = { -7, 7 };
+const int64_t pbt_p_sfixed64[2] = { -7, 7 };
+const int32_t pbt_p_sint32[3] = { -1, 0, INT32_MAX };
+const int64_t pbt_p_sint64[2] = { INT64_MIN, 5 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -228,18 +228,18 @@ uint8_t *pbtest_write_outer(size_t slice, size_t *len)
 
 /* ---- checking ------------------------------------------------------------ */
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
-            failures++;                                                                \
-        }                                                                              \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                              \
+        }                                                                            \
     } while (0)
 
-#define FAIL(what)                                                                     \
-    do {                                                                               \
-        fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, what);                     \
-        failures++;                                                                    \
+#define FAIL(what)                                                \
+    do {                                                          \
+        fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, what); \
+        failures++;                                               \
     } while (0)
 
 static bool bytes_eq(pb_bytes b, const void *data, size_t len)
@@ -252,13 +252,17 @@ static bool str_eq(pb_bytes b, const char *s)
     return bytes_eq(b, s, strlen(s));
 }
 
-enum elem { EL_VARINT, EL_FIXED32, EL_FIXED64 };
+enum elem {
+    EL_VARINT,
+    EL_FIXED32,
+    EL_FIXED64
+};
 
 /* Every element of repeated scalar field `id`, packed or not, as raw bits. */
 static size_t collect(const void *data, size_t len, uint32_t id, enum elem kind, uint64_t *out,
                       size_t max)
 {
-    static const uint8_t wire[] = {PB_WIRE_VARINT, PB_WIRE_FIXED32, PB_WIRE_FIXED64};
+    static const uint8_t wire[] = { PB_WIRE_VARINT, PB_WIRE_FIXED32, PB_WIRE_FIXED64 };
     pb_reader r;
     pb_field f;
     size_t n = 0;
@@ -322,26 +326,26 @@ static float as_float(uint64_t u)
     return x;
 }
 
-#define AS_I64(u) ((int64_t)(u))
-#define AS_U64(u) ((uint64_t)(u))
-#define AS_I32(u) ((int32_t)(uint32_t)(u))
-#define AS_U32(u) ((uint32_t)(u))
-#define AS_BOOL(u) ((u) != 0)
+#define AS_I64(u)    ((int64_t)(u))
+#define AS_U64(u)    ((uint64_t)(u))
+#define AS_I32(u)    ((int32_t)(uint32_t)(u))
+#define AS_U32(u)    ((uint32_t)(u))
+#define AS_BOOL(u)   ((u) != 0)
 #define AS_SINT32(u) ((int32_t)pb_zigzag_decode64((uint32_t)(u)))
 #define AS_SINT64(u) pb_zigzag_decode64(u)
 #define AS_DOUBLE(u) as_double(u)
-#define AS_FLOAT(u) as_float(u)
+#define AS_FLOAT(u)  as_float(u)
 
 /* Elements of `field` read back (any encoding) must equal `expected`, and the
  * view's count must agree. */
-#define CHECK_ELEMS(data, len, field, kind, conv, count, expected)                     \
-    do {                                                                               \
-        uint64_t got_[8];                                                              \
-        size_t n_ = collect(data, len, field, kind, got_, 8);                          \
-        CHECK(n_ == COUNT(expected));                                                  \
-        CHECK((count) == COUNT(expected));                                             \
-        for (size_t i_ = 0; i_ < n_ && i_ < COUNT(expected); i_++)                     \
-            CHECK(conv(got_[i_]) == (expected)[i_]);                                   \
+#define CHECK_ELEMS(data, len, field, kind, conv, count, expected) \
+    do {                                                           \
+        uint64_t got_[8];                                          \
+        size_t n_ = collect(data, len, field, kind, got_, 8);      \
+        CHECK(n_ == COUNT(expected));                              \
+        CHECK((count) == COUNT(expected));                         \
+        for (size_t i_ = 0; i_ < n_ && i_ < COUNT(expected); i_++) \
+            CHECK(conv(got_[i_]) == (expected)[i_]);               \
     } while (0)
 
 static int check_scalars_view(const pbtest_Scalars_view *v)
@@ -379,8 +383,8 @@ int pbtest_check_repeated(const void *data, size_t len)
     int failures = 0;
     pbtest_Repeated_view v;
     CHECK(pbtest_Repeated_decode(&v, data, len));
-    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_double, EL_FIXED64, AS_DOUBLE,
-                v.r_double_count, pbt_r_double);
+    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_double, EL_FIXED64, AS_DOUBLE, v.r_double_count,
+                pbt_r_double);
     CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_float, EL_FIXED32, AS_FLOAT, v.r_float_count,
                 pbt_r_float);
     CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_int64, EL_VARINT, AS_I64, v.r_int64_count,
@@ -389,24 +393,24 @@ int pbtest_check_repeated(const void *data, size_t len)
                 pbt_r_uint64);
     CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_int32, EL_VARINT, AS_I32, v.r_int32_count,
                 pbt_r_int32);
-    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_fixed64, EL_FIXED64, AS_U64,
-                v.r_fixed64_count, pbt_r_fixed64);
-    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_fixed32, EL_FIXED32, AS_U32,
-                v.r_fixed32_count, pbt_r_fixed32);
+    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_fixed64, EL_FIXED64, AS_U64, v.r_fixed64_count,
+                pbt_r_fixed64);
+    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_fixed32, EL_FIXED32, AS_U32, v.r_fixed32_count,
+                pbt_r_fixed32);
     CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_bool, EL_VARINT, AS_BOOL, v.r_bool_count,
                 pbt_r_bool);
     CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_uint32, EL_VARINT, AS_U32, v.r_uint32_count,
                 pbt_r_uint32);
     CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_enum, EL_VARINT, AS_I32, v.r_enum_count,
                 pbt_r_enum);
-    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sfixed32, EL_FIXED32, AS_I32,
-                v.r_sfixed32_count, pbt_r_sfixed32);
-    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sfixed64, EL_FIXED64, AS_I64,
-                v.r_sfixed64_count, pbt_r_sfixed64);
-    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sint32, EL_VARINT, AS_SINT32,
-                v.r_sint32_count, pbt_r_sint32);
-    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sint64, EL_VARINT, AS_SINT64,
-                v.r_sint64_count, pbt_r_sint64);
+    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sfixed32, EL_FIXED32, AS_I32, v.r_sfixed32_count,
+                pbt_r_sfixed32);
+    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sfixed64, EL_FIXED64, AS_I64, v.r_sfixed64_count,
+                pbt_r_sfixed64);
+    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sint32, EL_VARINT, AS_SINT32, v.r_sint32_count,
+                pbt_r_sint32);
+    CHECK_ELEMS(data, len, pbtest_Repeated_FIELD_r_sint64, EL_VARINT, AS_SINT64, v.r_sint64_count,
+                pbt_r_sint64);
 
     pb_bytes b[4];
     CHECK(collect_len(data, len, pbtest_Repeated_FIELD_r_string, b, 4) == 2);
@@ -423,8 +427,8 @@ int pbtest_check_packed(const void *data, size_t len)
     int failures = 0;
     pbtest_Packed_view v;
     CHECK(pbtest_Packed_decode(&v, data, len));
-    CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_double, EL_FIXED64, AS_DOUBLE,
-                v.p_double_count, pbt_p_double);
+    CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_double, EL_FIXED64, AS_DOUBLE, v.p_double_count,
+                pbt_p_double);
     CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_float, EL_FIXED32, AS_FLOAT, v.p_float_count,
                 pbt_p_float);
     CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_int64, EL_VARINT, AS_I64, v.p_int64_count,
@@ -443,10 +447,10 @@ int pbtest_check_packed(const void *data, size_t len)
                 pbt_p_uint32);
     CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_enum, EL_VARINT, AS_I32, v.p_enum_count,
                 pbt_p_enum);
-    CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_sfixed32, EL_FIXED32, AS_I32,
-                v.p_sfixed32_count, pbt_p_sfixed32);
-    CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_sfixed64, EL_FIXED64, AS_I64,
-                v.p_sfixed64_count, pbt_p_sfixed64);
+    CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_sfixed32, EL_FIXED32, AS_I32, v.p_sfixed32_count,
+                pbt_p_sfixed32);
+    CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_sfixed64, EL_FIXED64, AS_I64, v.p_sfixed64_count,
+                pbt_p_sfixed64);
     CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_sint32, EL_VARINT, AS_SINT32, v.p_sint32_count,
                 pbt_p_sint32);
     CHECK_ELEMS(data, len, pbtest_Packed_FIELD_p_sint64, EL_VARINT, AS_SINT64, v.p_sint64_count,
@@ -531,7 +535,7 @@ int pbtest_check_outer(const void *data, size_t len)
     /* keyword-named fields */
     CHECK(v.has_default_ && v.default_ == 42);
     CHECK(v.has_register_ && str_eq(v.register_, "rax"));
-    static const uint32_t cases[3] = {1, 2, 3};
+    static const uint32_t cases[3] = { 1, 2, 3 };
     CHECK_ELEMS(data, len, pbtest_Outer_FIELD_case_, EL_VARINT, AS_U32, v.case__count, cases);
     CHECK(v.has_true_ && v.true_);
 

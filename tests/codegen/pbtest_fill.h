@@ -14,23 +14,23 @@ extern "C" {
 #endif
 
 /* ---- pbtest.Scalars ---- */
-#define PBT_F_DOUBLE (-2.5)
-#define PBT_F_FLOAT 1.5f
-#define PBT_F_INT64 ((int64_t)-2)
-#define PBT_F_UINT64 UINT64_MAX
-#define PBT_F_INT32 ((int32_t)-1)
-#define PBT_F_FIXED64 UINT64_C(0x0102030405060708)
-#define PBT_F_FIXED32 UINT32_C(0xDEADBEEF)
-#define PBT_F_BOOL true
-#define PBT_F_STRING "hi"
+#define PBT_F_DOUBLE    (-2.5)
+#define PBT_F_FLOAT     1.5f
+#define PBT_F_INT64     ((int64_t)-2)
+#define PBT_F_UINT64    UINT64_MAX
+#define PBT_F_INT32     ((int32_t)-1)
+#define PBT_F_FIXED64   UINT64_C(0x0102030405060708)
+#define PBT_F_FIXED32   UINT32_C(0xDEADBEEF)
+#define PBT_F_BOOL      true
+#define PBT_F_STRING    "hi"
 #define PBT_F_BYTES_LEN 2
 extern const uint8_t pbt_f_bytes[PBT_F_BYTES_LEN]; /* {0x00, 0xff} */
-#define PBT_F_UINT32 UINT32_C(300)
-#define PBT_F_ENUM (-1)                            /* COLOR_NEGATIVE */
+#define PBT_F_UINT32   UINT32_C(300)
+#define PBT_F_ENUM     (-1) /* COLOR_NEGATIVE */
 #define PBT_F_SFIXED32 ((int32_t)-2)
 #define PBT_F_SFIXED64 ((int64_t)-3)
-#define PBT_F_SINT32 INT32_MIN
-#define PBT_F_SINT64 INT64_MIN
+#define PBT_F_SINT32   INT32_MIN
+#define PBT_F_SINT64   INT64_MIN
 
 /* ---- pbtest.Repeated (two elements each) and pbtest.Packed ---- */
 extern const double pbt_r_double[2];
@@ -77,7 +77,7 @@ extern const int64_t pbt_p_sint64[2];
  *   choice_number = -9
  *   counts = {"k": 5}
  *   wide_tag = 0xCAFEF00D, max_field = 1234567890123 */
-#define PBT_WIDE_TAG UINT32_C(0xCAFEF00D)
+#define PBT_WIDE_TAG  UINT32_C(0xCAFEF00D)
 #define PBT_MAX_FIELD UINT64_C(1234567890123)
 
 /* Serialize the reference message with the generated writer through a

@@ -28,31 +28,31 @@
 
 typedef struct fm_config fm_config;
 struct fm_config {
-   /* clock transform */
-   uint64_t t0_ns;      /* pivot of the drift, CLOCK_MONOTONIC at start */
-   double drift_ppm;    /* GPUTRACE_FAULT_DRIFT_PPM */
-   uint64_t step_ns;    /* GPUTRACE_FAULT_STEP_NS (forward jump) */
-   uint64_t step_at_ns; /* t0 + GPUTRACE_FAULT_STEP_AT_MS */
-   float period_ns;     /* GPUTRACE_FAULT_PERIOD_NS; 0: driver's (1 on lavapipe) */
-   uint32_t valid_bits; /* GPUTRACE_FAULT_VALID_BITS; 0: driver's */
-   uint64_t wrap_offset;
-   uint64_t wrap_after_ns; /* GPUTRACE_FAULT_WRAP_AFTER_MS */
+    /* clock transform */
+    uint64_t t0_ns;      /* pivot of the drift, CLOCK_MONOTONIC at start */
+    double drift_ppm;    /* GPUTRACE_FAULT_DRIFT_PPM */
+    uint64_t step_ns;    /* GPUTRACE_FAULT_STEP_NS (forward jump) */
+    uint64_t step_at_ns; /* t0 + GPUTRACE_FAULT_STEP_AT_MS */
+    float period_ns;     /* GPUTRACE_FAULT_PERIOD_NS; 0: driver's (1 on lavapipe) */
+    uint32_t valid_bits; /* GPUTRACE_FAULT_VALID_BITS; 0: driver's */
+    uint64_t wrap_offset;
+    uint64_t wrap_after_ns; /* GPUTRACE_FAULT_WRAP_AFTER_MS */
 
-   /* calibrated timestamps */
-   uint64_t calib_fail_first; /* GPUTRACE_FAULT_CALIB_FAIL_FIRST */
-   double calib_fail_prob;    /* GPUTRACE_FAULT_CALIB_FAIL_PROB */
-   int32_t calib_result;      /* GPUTRACE_FAULT_CALIB_RESULT (a VkResult) */
-   uint64_t deviation_ns;     /* GPUTRACE_FAULT_DEVIATION_NS */
-   bool hide_calibration;     /* GPUTRACE_FAULT_HIDE_CALIBRATION */
+    /* calibrated timestamps */
+    uint64_t calib_fail_first; /* GPUTRACE_FAULT_CALIB_FAIL_FIRST */
+    double calib_fail_prob;    /* GPUTRACE_FAULT_CALIB_FAIL_PROB */
+    int32_t calib_result;      /* GPUTRACE_FAULT_CALIB_RESULT (a VkResult) */
+    uint64_t deviation_ns;     /* GPUTRACE_FAULT_DEVIATION_NS */
+    bool hide_calibration;     /* GPUTRACE_FAULT_HIDE_CALIBRATION */
 
-   /* device loss: VK_ERROR_DEVICE_LOST after this many calls (0: never) */
-   uint64_t lost_after_submits; /* GPUTRACE_FAULT_LOST_AFTER_SUBMITS */
-   uint64_t lost_after_results; /* GPUTRACE_FAULT_LOST_AFTER_RESULTS */
-   uint64_t lost_after_waits;   /* GPUTRACE_FAULT_LOST_AFTER_WAITS */
+    /* device loss: VK_ERROR_DEVICE_LOST after this many calls (0: never) */
+    uint64_t lost_after_submits; /* GPUTRACE_FAULT_LOST_AFTER_SUBMITS */
+    uint64_t lost_after_results; /* GPUTRACE_FAULT_LOST_AFTER_RESULTS */
+    uint64_t lost_after_waits;   /* GPUTRACE_FAULT_LOST_AFTER_WAITS */
 
-   uint64_t seed; /* GPUTRACE_FAULT_SEED */
-   /* Any transform of timestamps at all. */
-   bool transforms;
+    uint64_t seed; /* GPUTRACE_FAULT_SEED */
+    /* Any transform of timestamps at all. */
+    bool transforms;
 };
 
 /* Reads GPUTRACE_FAULT_* and resolves t0 / wrap offset against `now_ns`
@@ -77,9 +77,9 @@ uint64_t fm_inverse(const fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns
  * temporary name, then rename). `counters` may be NULL. */
 typedef struct fm_counters fm_counters;
 struct fm_counters {
-   uint64_t query_values, calibrations, calibration_failures, noisy_readings;
-   uint64_t submits, results, waits, lost_returned;
-   bool lost;
+    uint64_t query_values, calibrations, calibration_failures, noisy_readings;
+    uint64_t submits, results, waits, lost_returned;
+    bool lost;
 };
 bool fm_truth_write(const char *path, const fm_config *c, const fm_counters *n);
 /* Reads a truth file back (the oracle's side). */

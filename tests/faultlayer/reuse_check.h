@@ -53,8 +53,7 @@ void rc_execute(rc_state *s, VkCommandBuffer cb, uint32_t count,
 
 /* After a successful vkQueueSubmit*: the command buffers of all its
  * batches, in order. Submits the check's own fence on `queue`. */
-void rc_submitted(rc_state *s, VkQueue queue, uint32_t count,
-                  const VkCommandBuffer *cbs);
+void rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuffer *cbs);
 /* Before vkResetQueryPool reaches the driver. */
 void rc_host_reset(rc_state *s, VkQueryPool pool, uint32_t first, uint32_t count);
 

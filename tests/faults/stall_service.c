@@ -67,10 +67,18 @@ enum {
     M_COUNT,
 };
 static const char *const k_methods[M_COUNT] = {
-    "InitializeConnection", "RegisterDataSource",      "UnregisterDataSource",
-    "CommitData",           "GetAsyncCommand",         "RegisterTraceWriter",
-    "UnregisterTraceWriter", "NotifyDataSourceStarted", "NotifyDataSourceStopped",
-    "ActivateTriggers",     "Sync",                    "UpdateDataSource",
+    "InitializeConnection",
+    "RegisterDataSource",
+    "UnregisterDataSource",
+    "CommitData",
+    "GetAsyncCommand",
+    "RegisterTraceWriter",
+    "UnregisterTraceWriter",
+    "NotifyDataSourceStarted",
+    "NotifyDataSourceStopped",
+    "ActivateTriggers",
+    "Sync",
+    "UpdateDataSource",
 };
 
 #define PAGE_SIZE_BYTES 4096u
@@ -178,8 +186,8 @@ static void start(ipc_host_client *cl, peer *p)
     if (p->started || !p->has_stream || (!p->smb_mem && !make_smb(p)))
         return;
     perfetto_protos_GetAsyncCommandResponse *cmd =
-        (perfetto_protos_GetAsyncCommandResponse *)ipc_host_begin_reply(g.host, p->stream_id,
-                                                                        true, true);
+        (perfetto_protos_GetAsyncCommandResponse *)ipc_host_begin_reply(g.host, p->stream_id, true,
+                                                                        true);
     perfetto_protos_GetAsyncCommandResponse_SetupTracing st;
     perfetto_protos_GetAsyncCommandResponse_begin_setup_tracing(cmd, &st);
     perfetto_protos_GetAsyncCommandResponse_SetupTracing_set_shared_buffer_page_size_kb(
@@ -300,7 +308,7 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
 static void write_only(void *ctx, ipc_host_client *cl)
 {
     (void)ctx;
-    struct pollfd pf = {.fd = cl->conn.fd, .events = POLLOUT};
+    struct pollfd pf = { .fd = cl->conn.fd, .events = POLLOUT };
     if (ipc_conn_wants_write(&cl->conn) && poll(&pf, 1, 0) > 0)
         ipc_conn_flush(&cl->conn);
 }
@@ -362,15 +370,12 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"data-source", required_argument, NULL, 'd'},
-        {"smb-kb", required_argument, NULL, 'k'},
-        {"policy", required_argument, NULL, 'p'},
-        {"deaf", required_argument, NULL, 'D'},
-        {NULL, 0, NULL, 0},
+        { "socket", required_argument, NULL, 's' }, { "data-source", required_argument, NULL, 'd' },
+        { "smb-kb", required_argument, NULL, 'k' }, { "policy", required_argument, NULL, 'p' },
+        { "deaf", required_argument, NULL, 'D' },   { NULL, 0, NULL, 0 },
     };
-    static const char *const policies[] = {"unspecified", "drop", "stall-then-abort",
-                                           "stall-then-drop"};
+    static const char *const policies[] = { "unspecified", "drop", "stall-then-abort",
+                                            "stall-then-drop" };
     const char *socket_path = NULL;
     uint32_t smb_kb = 64;
     g.data_source = "gpu.renderstages";
@@ -417,7 +422,7 @@ int main(int argc, char **argv)
         return usage();
     g.smb_size = (size_t)smb_kb * 1024u;
 
-    struct sigaction sa = {.sa_handler = on_signal};
+    struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
@@ -437,7 +442,7 @@ int main(int argc, char **argv)
         /* What little we send is always read: a producer that stops
          * reading is not what this service is about. */
         .tx_timeout_ms = 60000,
-        .ops = {on_connect, on_disconnect, on_invoke},
+        .ops = { on_connect, on_disconnect, on_invoke },
     };
     g.host = ipc_host_create(&hc);
     if (!g.host) {
@@ -448,7 +453,7 @@ int main(int argc, char **argv)
         ipc_host_poll(g.host, 100, -1);
     while (!g_stop) {
         ipc_host_for_each(g.host, write_only, NULL);
-        struct timespec ts = {0, 10 * 1000000L};
+        struct timespec ts = { 0, 10 * 1000000L };
         nanosleep(&ts, NULL);
     }
     ipc_host_for_each(g.host, note_one, NULL);

@@ -36,7 +36,10 @@ static uint64_t rng(void)
     return rng_state * 2685821657736338717ull;
 }
 
-static size_t below(size_t n) { return n ? (size_t)(rng() % n) : 0; }
+static size_t below(size_t n)
+{
+    return n ? (size_t)(rng() % n) : 0;
+}
 
 static void add_input(uint8_t *data, size_t size)
 {
@@ -108,7 +111,7 @@ static size_t mutate(uint8_t *buf, size_t size, size_t max_len)
             break;
         case 1: /* interesting byte */
             if (size) {
-                static const uint8_t vals[] = {0, 1, 0x7f, 0x80, 0xff, 0x0a, 0x12, 0x08};
+                static const uint8_t vals[] = { 0, 1, 0x7f, 0x80, 0xff, 0x0a, 0x12, 0x08 };
                 buf[below(size)] = vals[below(sizeof vals)];
             }
             break;

@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     producer_cmd c;
     if (!producer_cmd_parse(data, size, &c))
         return 0;
-    if (c.kind > PRODUCER_CMD_CLEAR_INCREMENTAL_STATE || !inside(c.body.data, c.body.size, data, size))
+    if (c.kind > PRODUCER_CMD_CLEAR_INCREMENTAL_STATE ||
+        !inside(c.body.data, c.body.size, data, size))
         abort();
 
     if (c.kind == PRODUCER_CMD_FLUSH || c.kind == PRODUCER_CMD_CLEAR_INCREMENTAL_STATE) {

@@ -25,12 +25,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define SMB_SIZE 8192u
+#define SMB_SIZE  8192u
 #define PAGE_SIZE 4096u
 /* The one buffer of gputrace-service's session (service_session.c). */
 #define SESSION_BUFFER 1u
-#define MAX_PATCHES 1024u
-#define PRODUCER_ID 7u
+#define MAX_PATCHES    1024u
+#define PRODUCER_ID    7u
 
 typedef struct commit_ctx {
     smb_abi abi;
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *req = malloc(len ? len : 1);
     uint8_t *smb = aligned_alloc(PAGE_SIZE, SMB_SIZE);
     uint8_t *scratch = malloc(SMB_MAX_PAGE_SIZE);
-    commit_ctx c = {0};
+    commit_ctx c = { 0 };
     c.cb = cb_create(mode & 1 ? 4096 : 65536, mode & 2 ? CB_DISCARD : CB_RING_BUFFER, 1);
     if (!req || !smb || !scratch || !c.cb)
         abort();
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!smb_abi_init(&c.abi, smb, SMB_SIZE, PAGE_SIZE))
         abort();
 
-    gts_commit_visitor v = {on_move, on_patch, &c};
+    gts_commit_visitor v = { on_move, on_patch, &c };
     uint64_t flush_id = 0, discarded = 0;
     bool ok = gts_parse_commit(req, len, &v, &flush_id, &discarded);
     /* The same request twice: chunks moved by the first are free now, so

@@ -29,11 +29,11 @@ int gputrace_dump_main(int argc, char **argv);
 static FILE *quiet_out, *quiet_err;
 #undef stdout
 #undef stderr
-#define stdout quiet_out
-#define stderr quiet_err
+#define stdout      quiet_out
+#define stderr      quiet_err
 #define printf(...) fprintf(quiet_out, __VA_ARGS__)
-#define putchar(c) fputc((c), quiet_out)
-#define main gputrace_dump_main
+#define putchar(c)  fputc((c), quiet_out)
+#define main        gputrace_dump_main
 #include "toolkit/gputrace-dump.c"
 #undef main
 #undef putchar
@@ -58,12 +58,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Small limits keep a run short and reach the limit paths. */
     limits.max_bytes = size & 2 ? 65536 : 4u << 20;
     const size_t max_packet = size & 4 ? 512 : 65536;
-    dump_ctx ctx = {.path = "fuzz", .z = tk_inflater_new(max_packet)};
+    dump_ctx ctx = { .path = "fuzz", .z = tk_inflater_new(max_packet) };
     if (!ctx.z)
         return 0;
     tk_inflater_set_limits(ctx.z, &limits);
     tk_reader rd;
-    tk_reader_config cfg = {.max_packet_size = max_packet};
+    tk_reader_config cfg = { .max_packet_size = max_packet };
     tk_reader_init(&rd, &cfg);
     tk_read_status st = tk_reader_parse_buffer(&rd, data, size, on_packet, &ctx);
     if (ctx.failed && !ctx.err[0])

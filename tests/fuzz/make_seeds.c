@@ -28,8 +28,8 @@
 
 static const char *out_dir;
 
-static void write_file(const char *sub, const char *name, const void *a, size_t na,
-                       const void *b, size_t nb)
+static void write_file(const char *sub, const char *name, const void *a, size_t na, const void *b,
+                       size_t nb)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", out_dir, sub);
@@ -137,7 +137,7 @@ static void cmd(pb_msg *root, int which)
         /* data_source_ids packed, as other encoders write repeated ints. */
         perfetto_protos_GetAsyncCommandResponse_Flush m;
         perfetto_protos_GetAsyncCommandResponse_begin_flush(r, &m);
-        static const uint64_t ids[] = {3, 300, 70000};
+        static const uint64_t ids[] = { 3, 300, 70000 };
         pb_msg_append_packed_varint_u64((pb_msg *)&m, 1, ids, 3);
         perfetto_protos_GetAsyncCommandResponse_Flush_set_request_id(&m, 18);
         perfetto_protos_GetAsyncCommandResponse_Flush_end(&m);
@@ -155,7 +155,7 @@ static void cmd(pb_msg *root, int which)
 
 /* ---- CommitData on an SMB ------------------------------------------------ */
 
-#define SMB_SIZE 8192u
+#define SMB_SIZE  8192u
 #define PAGE_SIZE 4096u
 
 static smb_commit_batch batch;
@@ -185,7 +185,7 @@ static void commit_request(pb_msg *root, int flush_id)
             perfetto_protos_CommitDataRequest_ChunkToPatch_begin_patches(&cp, &pp);
             perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_offset(&pp, pt->offset);
             perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&pp, pt->data,
-                                                                         sizeof pt->data);
+                                                                          sizeof pt->data);
             perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_end(&pp);
         }
         if (g->has_more_patches)
@@ -238,11 +238,11 @@ typedef struct smb_state {
 
 static smb_state fill_smb(smb_page_layout layout, int packets, size_t big, bool flush)
 {
-    smb_state st = {aligned_alloc(PAGE_SIZE, SMB_SIZE), NULL, NULL};
+    smb_state st = { aligned_alloc(PAGE_SIZE, SMB_SIZE), NULL, NULL };
     memset(st.mem, 0, SMB_SIZE);
-    smb_arbiter_config cfg = {.smb_size = SMB_SIZE, .page_size = PAGE_SIZE, .layout = layout};
+    smb_arbiter_config cfg = { .smb_size = SMB_SIZE, .page_size = PAGE_SIZE, .layout = layout };
     st.arb = smb_arbiter_create_on(st.mem, &cfg);
-    tw_config tcfg = {.policy = SMB_POLICY_DROP, .target_buffer = 1};
+    tw_config tcfg = { .policy = SMB_POLICY_DROP, .target_buffer = 1 };
     st.tw = st.arb ? tw_create(st.arb, &tcfg) : NULL;
     if (!st.tw) {
         fprintf(stderr, "make_seeds: no SMB writer\n");
@@ -289,7 +289,7 @@ static void commit_seed(const char *name, smb_page_layout layout, int packets, s
     pb_heap_free(&h);
 
     size_t image = image_size(st.mem);
-    uint8_t head[3] = {mode, (uint8_t)n, (uint8_t)(n >> 8)};
+    uint8_t head[3] = { mode, (uint8_t)n, (uint8_t)(n >> 8) };
     uint8_t *rest = malloc(n + image + 1);
     memcpy(rest, req, n);
     memcpy(rest + n, st.mem, image);
@@ -306,7 +306,7 @@ static void chunk_seed(const char *name, smb_page_layout layout, int packets, si
                        bool flush, uint8_t mode)
 {
     smb_state st = fill_smb(layout, packets, big, flush);
-    uint8_t head[3] = {mode, 5, 0x5A};
+    uint8_t head[3] = { mode, 5, 0x5A };
     write_file("tracing/corpus", name, head, sizeof head, st.mem, image_size(st.mem));
     free_smb(&st);
 }
@@ -336,8 +336,8 @@ int main(int argc, char **argv)
     out_dir = argv[1];
 
     static const char *const cmd_names[] = {
-        "setup_tracing", "setup_data_source", "start_data_source", "stop_data_source",
-        "flush", "flush_packed_ids", "clear_incremental_state",
+        "setup_tracing", "setup_data_source", "start_data_source",       "stop_data_source",
+        "flush",         "flush_packed_ids",  "clear_incremental_state",
     };
     for (int i = 0; i < 7; i++)
         write_msg("fuzz/corpus/producer_cmd", cmd_names[i], cmd, i);
@@ -352,14 +352,14 @@ int main(int argc, char **argv)
     commit_seed("div1_unflushed", SMB_PAGE_DIV1, 10, 800, false, 0, 1);
     commit_seed("div2_discard", SMB_PAGE_DIV2, 20, 300, true, 9, 2);
 
-    static const char *const defaults[] = {""};
+    static const char *const defaults[] = { "" };
     static const char *const all_set[] = {
         "0", "/tmp/trace.pftrace", "inprocess", "2000", "1", "4096", "copy", "250", "1024",
         "0", "calibrated",
     };
     static const char *const upper_words[] = {
-        "TRUE", "", "System", "1000000000", "off", "1000000", "DRIVER", "60000", "1048576",
-        "60000", "Bracket",
+        "TRUE",   "",      "System",  "1000000000", "off",     "1000000",
+        "DRIVER", "60000", "1048576", "60000",      "Bracket",
     };
     static const char *const refused[] = {
         "maybe", "", "gpu", "0", "2", "-1", "sometimes", "60001", "63", "1e3", "auto ",

@@ -48,7 +48,7 @@ static void decode_body(pb_bytes body)
         producer_parse_ds_config(c.config, &cfg, name, sizeof name);
     }
     /* As a CommitData a producer sends to the service. */
-    gts_commit_visitor v = {sink_move, sink_patch, &acc};
+    gts_commit_visitor v = { sink_move, sink_patch, &acc };
     uint64_t flush, discarded = 0;
     gts_parse_commit(body.data, body.size, &v, &flush, &discarded);
     ipc_method_table t;

@@ -30,7 +30,7 @@ static const char *g_stress;
 /* Runs gputrace-stress against `sock` and parses its summary. */
 static pid_t start_stress(const char *sock, const char *const *args, int *out_fd)
 {
-    const char *argv[32] = {g_stress, "--socket", sock, "--quiet"};
+    const char *argv[32] = { g_stress, "--socket", sock, "--quiet" };
     size_t n = 4;
     for (size_t i = 0; args && args[i] && n < 30; i++)
         argv[n++] = args[i];
@@ -105,8 +105,8 @@ static void run_simple(const char *const *stress_args, size_t writers, uint64_t 
 static void test_one_producer(void **state)
 {
     (void)state;
-    const char *args[] = {"--writers", "2",     "--packets",  "3000",
-                          "--policy",  "stall", "--stall-ms", "10000", NULL};
+    const char *args[] = { "--writers", "2",          "--packets", "3000", "--policy",
+                           "stall",     "--stall-ms", "10000",     NULL };
     run_simple(args, 2, 3000, 256);
 }
 
@@ -115,8 +115,9 @@ static void test_one_producer(void **state)
 static void test_service_smb_big_packets(void **state)
 {
     (void)state;
-    const char *args[] = {"--writers", "2",      "--packets", "200", "--size", "20000",
-                          "--policy",  "stall",  "--stall-ms", "10000", "--no-producer-smb", NULL};
+    const char *args[] = { "--writers",  "2",     "--packets",         "200",
+                           "--size",     "20000", "--policy",          "stall",
+                           "--stall-ms", "10000", "--no-producer-smb", NULL };
     run_simple(args, 2, 200, 20000);
 }
 
@@ -127,8 +128,8 @@ static void test_several_producers(void **state)
     char *out = ti_temp_path("multi", ".pftrace");
     pid_t svc = ti_start_service(g_service, sock, out, NULL);
     assert_true(svc > 0);
-    const char *args[] = {"--writers", "2",     "--packets",  "2000",
-                          "--policy",  "stall", "--stall-ms", "10000", NULL};
+    const char *args[] = { "--writers", "2",          "--packets", "2000", "--policy",
+                           "stall",     "--stall-ms", "10000",     NULL };
     pid_t pids[3];
     int fds[3];
     for (int i = 0; i < 3; i++) {
@@ -169,8 +170,8 @@ static void test_service_appears_later(void **state)
     (void)state;
     char *sock = ti_temp_path("late", ".sock");
     char *out = ti_temp_path("late", ".pftrace");
-    const char *args[] = {"--writers", "1",     "--packets",  "1000",  "--policy",
-                          "stall",     "--stall-ms", "10000", "--wait-ms", "15000", NULL};
+    const char *args[] = { "--writers",  "1",     "--packets", "1000",  "--policy", "stall",
+                           "--stall-ms", "10000", "--wait-ms", "15000", NULL };
     int fd;
     pid_t p = start_stress(sock, args, &fd);
     assert_true(p > 0);
@@ -260,7 +261,7 @@ static void test_reconnect_after_restart(void **state)
     char *sock = ti_temp_path("restart", ".sock");
     char *out1 = ti_temp_path("restart1", ".pftrace");
     char *out2 = ti_temp_path("restart2", ".pftrace");
-    live l = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    live l = { .mu = PTHREAD_MUTEX_INITIALIZER };
     ipc_producer_data_source ds = {
         .name = "gputrace.stress",
         .user = &l,
@@ -331,8 +332,10 @@ static void test_producer_killed_mid_packet(void **state)
     char *out = ti_temp_path("kill", ".pftrace");
     pid_t svc = ti_start_service(g_service, sock, out, NULL);
     assert_true(svc > 0);
-    const char *args[] = {"--writers",    "1",     "--packets", "100000", "--size", "3000",
-                          "--kill-after", "300",   "--policy",  "stall",  "--stall-ms", "10000", NULL};
+    const char *args[] = { "--writers", "1",     "--packets",    "100000",
+                           "--size",    "3000",  "--kill-after", "300",
+                           "--policy",  "stall", "--stall-ms",   "10000",
+                           NULL };
     int fd;
     pid_t p = start_stress(sock, args, &fd);
     assert_true(p > 0);
@@ -341,8 +344,8 @@ static void test_producer_killed_mid_packet(void **state)
     close(fd);
     assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     /* A well-behaved producer after the crash still gets traced. */
-    const char *args2[] = {"--writers", "1",     "--packets",  "500",
-                           "--policy",  "stall", "--stall-ms", "10000", NULL};
+    const char *args2[] = { "--writers", "1",          "--packets", "500", "--policy",
+                            "stall",     "--stall-ms", "10000",     NULL };
     pid_t p2 = start_stress(sock, args2, &fd);
     ti_stress_summary sum;
     finish_stress(p2, fd, &sum);
@@ -384,11 +387,11 @@ static void test_slow_service_loss_counted(void **state)
     (void)state;
     char *sock = ti_temp_path("slow", ".sock");
     char *out = ti_temp_path("slow", ".pftrace");
-    const char *svc_args[] = {"--slow-ms", "20", "--fill-policy", "discard", NULL};
+    const char *svc_args[] = { "--slow-ms", "20", "--fill-policy", "discard", NULL };
     pid_t svc = ti_start_service(g_service, sock, out, svc_args);
     assert_true(svc > 0);
-    const char *args[] = {"--writers", "2",    "--packets", "4000", "--smb-kb", "16",
-                          "--rate",    "20000", "--policy", "drop", NULL};
+    const char *args[] = { "--writers", "2",     "--packets", "4000", "--smb-kb", "16",
+                           "--rate",    "20000", "--policy",  "drop", NULL };
     int fd;
     pid_t p = start_stress(sock, args, &fd);
     ti_stress_summary sum;

@@ -63,10 +63,18 @@ static const char *g_service;
 static const char *g_stress;
 
 static const char *const k_names[] = {
-    "InitializeConnection", "RegisterDataSource",      "UnregisterDataSource",
-    "CommitData",           "GetAsyncCommand",         "RegisterTraceWriter",
-    "UnregisterTraceWriter", "NotifyDataSourceStarted", "NotifyDataSourceStopped",
-    "ActivateTriggers",     "Sync",                    "UpdateDataSource",
+    "InitializeConnection",
+    "RegisterDataSource",
+    "UnregisterDataSource",
+    "CommitData",
+    "GetAsyncCommand",
+    "RegisterTraceWriter",
+    "UnregisterTraceWriter",
+    "NotifyDataSourceStarted",
+    "NotifyDataSourceStopped",
+    "ActivateTriggers",
+    "Sync",
+    "UpdateDataSource",
 };
 #define NUM_NAMES (sizeof k_names / sizeof *k_names)
 /* The fake numbers methods backwards from 40: nothing like Perfetto's 1..N,
@@ -102,17 +110,17 @@ typedef struct fake {
     _Atomic int writer_unregisters;
     _Atomic bool peer_closed; /* the producer hung up (EOF) */
     _Atomic bool adopted;
-    _Atomic bool started; /* a StartDataSource went out */
+    _Atomic bool started;        /* a StartDataSource went out */
     _Atomic uint64_t slow_bytes; /* read in slow mode */
-    _Atomic bool bad; /* a check failed on the fake's thread */
+    _Atomic bool bad;            /* a check failed on the fake's thread */
     ipc_frame_builder fb;
 } fake;
 
 /* cmocka's asserts may only run on the test's thread. */
-#define FAKE_CHECK(f, cond)                 \
-    do {                                    \
-        if (!(cond))                        \
-            atomic_store(&(f)->bad, true);  \
+#define FAKE_CHECK(f, cond)                \
+    do {                                   \
+        if (!(cond))                       \
+            atomic_store(&(f)->bad, true); \
     } while (0)
 
 static int fake_index_of(uint32_t id)
@@ -194,7 +202,7 @@ static void send_setup_tracing(fake *f, ipc_conn *c, uint64_t stream)
         &st, f->mode == F_SETUP_BAD_PAGE ? 1000 : 4);
     perfetto_protos_GetAsyncCommandResponse_SetupTracing_end(&st);
     ipc_frame_end_reply(&rep);
-    int fd = -1, pfd[2] = {-1, -1};
+    int fd = -1, pfd[2] = { -1, -1 };
     switch (f->mode) {
     case F_SETUP_PIPE_FD:
         FAKE_CHECK(f, pipe(pfd) == 0);
@@ -233,15 +241,17 @@ static void send_setup_tracing(fake *f, ipc_conn *c, uint64_t stream)
 
 static void send_raw_fds(int sock, int nfds)
 {
-    static const uint8_t frame[] = {0x02, 0, 0, 0, 0x10, 0x63};
+    static const uint8_t frame[] = { 0x02, 0, 0, 0, 0x10, 0x63 };
     int fds[4];
     for (int i = 0; i < nfds; i++)
         fds[i] = sealed_memfd(4096, true);
     char cbuf[CMSG_SPACE(sizeof fds)];
     memset(cbuf, 0, sizeof cbuf);
-    struct iovec iov = {(void *)frame, sizeof frame};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                         .msg_controllen = CMSG_SPACE(nfds * sizeof(int))};
+    struct iovec iov = { (void *)frame, sizeof frame };
+    struct msghdr msg = { .msg_iov = &iov,
+                          .msg_iovlen = 1,
+                          .msg_control = cbuf,
+                          .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
     struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -258,18 +268,18 @@ static bool fake_frame(fake *f, ipc_conn *c, const ipc_frame *fr, uint64_t *stre
     if (fr->kind == IPC_MSG_BIND_SERVICE) {
         switch (f->mode) {
         case F_GARBAGE: {
-            static const uint8_t junk[] = {0x08, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
-                                           0xff, 0xff, 0xff, 0xff};
+            static const uint8_t junk[] = { 0x08, 0,    0,    0,    0xff, 0xff,
+                                            0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
             ipc_conn_send(c, junk, sizeof junk, -1);
             return true;
         }
         case F_HUGE_LENGTH: {
-            static const uint8_t huge[] = {0xff, 0xff, 0xff, 0xff, 0x10, 0x01};
+            static const uint8_t huge[] = { 0xff, 0xff, 0xff, 0xff, 0x10, 0x01 };
             ipc_conn_send(c, huge, sizeof huge, -1);
             return true;
         }
         case F_CLOSE_MID_FRAME: {
-            static const uint8_t half[] = {0x64, 0, 0, 0, 0x10, 0x01, 0x22};
+            static const uint8_t half[] = { 0x64, 0, 0, 0, 0x10, 0x01, 0x22 };
             ipc_conn_send(c, half, sizeof half, -1);
             return false;
         }
@@ -303,8 +313,8 @@ static bool fake_frame(fake *f, ipc_conn *c, const ipc_frame *fr, uint64_t *stre
     if (strcmp(name, "InitializeConnection") == 0) {
         atomic_fetch_add(&f->inits, 1);
         perfetto_protos_InitializeConnectionRequest_view req;
-        FAKE_CHECK(f, perfetto_protos_InitializeConnectionRequest_decode(
-                          &req, im.args_proto.data, im.args_proto.size));
+        FAKE_CHECK(f, perfetto_protos_InitializeConnectionRequest_decode(&req, im.args_proto.data,
+                                                                         im.args_proto.size));
         FAKE_CHECK(f, req.shared_memory_page_size_hint_bytes == 4096);
         FAKE_CHECK(f, req.producer_name.size > 0);
         if (f->mode == F_INIT_ERROR) {
@@ -388,7 +398,7 @@ static void fake_serve(fake *f, int sock)
             ti_sleep_ms(10);
             continue;
         }
-        struct pollfd pf = {.fd = c.fd, .events = POLLIN};
+        struct pollfd pf = { .fd = c.fd, .events = POLLIN };
         if (poll(&pf, 1, 50) <= 0)
             continue;
         ssize_t n = ipc_conn_read(&c);
@@ -410,7 +420,7 @@ static void *fake_main(void *arg)
 {
     fake *f = arg;
     while (!atomic_load(&f->stop)) {
-        struct pollfd pf = {.fd = f->listen_fd, .events = POLLIN};
+        struct pollfd pf = { .fd = f->listen_fd, .events = POLLIN };
         if (poll(&pf, 1, 50) <= 0)
             continue;
         int s = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -453,7 +463,8 @@ static void count_start(void *user, uint64_t id, const ipc_producer_ds_config *c
 
 static ipc_producer *make_producer(const char *path)
 {
-    static const ipc_producer_data_source ds = {.name = "gputrace.hostile", .on_start = count_start};
+    static const ipc_producer_data_source ds = { .name = "gputrace.hostile",
+                                                 .on_start = count_start };
     ipc_producer_config pc = {
         .socket_path = path,
         .data_sources = &ds,
@@ -495,19 +506,71 @@ static void run_hostile(fake_mode mode)
     free(path);
 }
 
-static void test_garbage(void **s) { (void)s; run_hostile(F_GARBAGE); }
-static void test_huge_length(void **s) { (void)s; run_hostile(F_HUGE_LENGTH); }
-static void test_close_mid_frame(void **s) { (void)s; run_hostile(F_CLOSE_MID_FRAME); }
-static void test_silent(void **s) { (void)s; run_hostile(F_SILENT); }
-static void test_bind_fail(void **s) { (void)s; run_hostile(F_BIND_FAIL); }
-static void test_missing_methods(void **s) { (void)s; run_hostile(F_MISSING_METHODS); }
-static void test_init_error(void **s) { (void)s; run_hostile(F_INIT_ERROR); }
-static void test_setup_no_fd(void **s) { (void)s; run_hostile(F_SETUP_NO_FD); }
-static void test_setup_pipe_fd(void **s) { (void)s; run_hostile(F_SETUP_PIPE_FD); }
-static void test_setup_unsealed(void **s) { (void)s; run_hostile(F_SETUP_UNSEALED); }
-static void test_setup_bad_page(void **s) { (void)s; run_hostile(F_SETUP_BAD_PAGE); }
-static void test_many_fds(void **s) { (void)s; run_hostile(F_MANY_FDS); }
-static void test_stream_ends(void **s) { (void)s; run_hostile(F_STREAM_ENDS); }
+static void test_garbage(void **s)
+{
+    (void)s;
+    run_hostile(F_GARBAGE);
+}
+static void test_huge_length(void **s)
+{
+    (void)s;
+    run_hostile(F_HUGE_LENGTH);
+}
+static void test_close_mid_frame(void **s)
+{
+    (void)s;
+    run_hostile(F_CLOSE_MID_FRAME);
+}
+static void test_silent(void **s)
+{
+    (void)s;
+    run_hostile(F_SILENT);
+}
+static void test_bind_fail(void **s)
+{
+    (void)s;
+    run_hostile(F_BIND_FAIL);
+}
+static void test_missing_methods(void **s)
+{
+    (void)s;
+    run_hostile(F_MISSING_METHODS);
+}
+static void test_init_error(void **s)
+{
+    (void)s;
+    run_hostile(F_INIT_ERROR);
+}
+static void test_setup_no_fd(void **s)
+{
+    (void)s;
+    run_hostile(F_SETUP_NO_FD);
+}
+static void test_setup_pipe_fd(void **s)
+{
+    (void)s;
+    run_hostile(F_SETUP_PIPE_FD);
+}
+static void test_setup_unsealed(void **s)
+{
+    (void)s;
+    run_hostile(F_SETUP_UNSEALED);
+}
+static void test_setup_bad_page(void **s)
+{
+    (void)s;
+    run_hostile(F_SETUP_BAD_PAGE);
+}
+static void test_many_fds(void **s)
+{
+    (void)s;
+    run_hostile(F_MANY_FDS);
+}
+static void test_stream_ends(void **s)
+{
+    (void)s;
+    run_hostile(F_STREAM_ENDS);
+}
 
 /* A correct service with odd method ids: the producer connects once, its
  * SMB is adopted, its data source starts, and it stays. */
@@ -608,7 +671,8 @@ static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fak
     char *path = ti_temp_path(tag, ".sock");
     fake_start(f, mode, path);
     atomic_store(&g_starts, 0);
-    static const ipc_producer_data_source ds = {.name = "gputrace.hostile", .on_start = count_start};
+    static const ipc_producer_data_source ds = { .name = "gputrace.hostile",
+                                                 .on_start = count_start };
     ipc_producer_config pc = {
         .socket_path = path,
         .data_sources = &ds,
@@ -743,14 +807,14 @@ static void hostile_producers(const char *sock)
 
     /* Garbage instead of a frame. */
     raw_connect(&r, sock, false);
-    static const uint8_t junk[] = {0x06, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t junk[] = { 0x06, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     assert_true(ipc_conn_send(&r.c, junk, sizeof junk, -1));
     assert_true(raw_closed(&r, 10000));
     raw_close(&r);
 
     /* A length no frame may have. */
     raw_connect(&r, sock, false);
-    static const uint8_t huge[] = {0xff, 0xff, 0xff, 0x7f, 0x10, 0x01};
+    static const uint8_t huge[] = { 0xff, 0xff, 0xff, 0x7f, 0x10, 0x01 };
     assert_true(ipc_conn_send(&r.c, huge, sizeof huge, -1));
     assert_true(raw_closed(&r, 10000));
     raw_close(&r);
@@ -761,7 +825,8 @@ static void hostile_producers(const char *sock)
     raw_send(&r, &inv, -1);
     assert_true(raw_wait_frame(&r, &fr, &copy, 10000));
     perfetto_protos_IPCFrame_InvokeMethodReply_view rep;
-    assert_true(perfetto_protos_IPCFrame_InvokeMethodReply_decode(&rep, fr.body.data, fr.body.size));
+    assert_true(
+        perfetto_protos_IPCFrame_InvokeMethodReply_decode(&rep, fr.body.data, fr.body.size));
     assert_false(rep.success);
     free(copy);
 
@@ -769,8 +834,8 @@ static void hostile_producers(const char *sock)
     int memfd = sealed_memfd(64 * 1024, false);
     assert_true(memfd >= 0);
     perfetto_protos_InitializeConnectionRequest *ic =
-        (perfetto_protos_InitializeConnectionRequest *)raw_invoke(&r, "InitializeConnection",
-                                                                  false, &inv);
+        (perfetto_protos_InitializeConnectionRequest *)raw_invoke(&r, "InitializeConnection", false,
+                                                                  &inv);
     perfetto_protos_InitializeConnectionRequest_set_shared_memory_page_size_hint_bytes(ic, 4096);
     perfetto_protos_InitializeConnectionRequest_set_shared_memory_size_hint_bytes(ic, 65536);
     perfetto_protos_InitializeConnectionRequest_set_producer_name(ic, "hostile");
@@ -778,7 +843,8 @@ static void hostile_producers(const char *sock)
     raw_send(&r, &inv, memfd);
     close(memfd);
     assert_true(raw_wait_frame(&r, &fr, &copy, 10000));
-    assert_true(perfetto_protos_IPCFrame_InvokeMethodReply_decode(&rep, fr.body.data, fr.body.size));
+    assert_true(
+        perfetto_protos_IPCFrame_InvokeMethodReply_decode(&rep, fr.body.data, fr.body.size));
     assert_true(rep.success);
     perfetto_protos_InitializeConnectionResponse_view icr;
     assert_true(perfetto_protos_InitializeConnectionResponse_decode(&icr, rep.reply_proto.data,
@@ -809,7 +875,7 @@ static void hostile_producers(const char *sock)
     assert_true(mem != MAP_FAILED);
     close(smb_fd);
 
-    scribbler sc = {.mem = mem, .size = smb_size};
+    scribbler sc = { .mem = mem, .size = smb_size };
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, scribble_main, &sc), 0);
     for (int round = 0; round < 20; round++) {
@@ -819,8 +885,8 @@ static void hostile_producers(const char *sock)
             for (uint32_t chunk = 0; chunk < 16; chunk += 3) {
                 perfetto_protos_CommitDataRequest_ChunksToMove m;
                 perfetto_protos_CommitDataRequest_begin_chunks_to_move(cd, &m);
-                perfetto_protos_CommitDataRequest_ChunksToMove_set_page(
-                    &m, page == 69 ? 1000000u : page);
+                perfetto_protos_CommitDataRequest_ChunksToMove_set_page(&m, page == 69 ? 1000000u
+                                                                                       : page);
                 perfetto_protos_CommitDataRequest_ChunksToMove_set_chunk(&m, chunk);
                 perfetto_protos_CommitDataRequest_ChunksToMove_set_target_buffer(
                     &m, chunk == 6 ? 7 : 1);
@@ -837,8 +903,8 @@ static void hostile_producers(const char *sock)
                 perfetto_protos_CommitDataRequest_ChunkToPatch_Patch pp;
                 perfetto_protos_CommitDataRequest_ChunkToPatch_begin_patches(&cp, &pp);
                 perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_offset(&pp, k * 999999u);
-                perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&pp, "\x81\x80\x80\x00",
-                                                                             k % 2 ? 4 : 2);
+                perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(
+                    &pp, "\x81\x80\x80\x00", k % 2 ? 4 : 2);
                 perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_end(&pp);
             }
             perfetto_protos_CommitDataRequest_ChunkToPatch_set_has_more_patches(&cp, w == 2);
@@ -859,7 +925,7 @@ static void hostile_producers(const char *sock)
         raw_send(&r, &inv, -1);
     }
     /* Then hang up in the middle of a frame, leaving the SMB garbage. */
-    static const uint8_t half[] = {0x40, 0, 0, 0, 0x10};
+    static const uint8_t half[] = { 0x40, 0, 0, 0, 0x10 };
     ipc_conn_send(&r.c, half, sizeof half, -1);
     munmap(mem, smb_size);
     raw_close(&r);
@@ -874,9 +940,9 @@ static void test_hostile_producers(void **state)
     assert_true(svc > 0);
     hostile_producers(sock);
     /* The service is still there for a well-behaved producer. */
-    const char *argv[] = {g_stress,   "--socket", sock,       "--writers", "1",
-                          "--packets", "1000",    "--policy", "stall",     "--stall-ms",
-                          "10000",     "--quiet", NULL};
+    const char *argv[] = { g_stress,    "--socket", sock,       "--writers", "1",
+                           "--packets", "1000",     "--policy", "stall",     "--stall-ms",
+                           "10000",     "--quiet",  NULL };
     int fd;
     pid_t p = ti_spawn((char *const *)argv, NULL, &fd);
     assert_true(p > 0);
@@ -959,9 +1025,9 @@ static void svc_free(svc_run *v)
  * returns its pid for that check. */
 static pid_t run_good_producer(const char *sock, const char *packets)
 {
-    const char *argv[] = {g_stress, "--socket",   sock,    "--writers", "1",
-                          "--packets", packets,    "--policy", "stall",  "--stall-ms",
-                          "10000",   "--wait-ms", "10000", "--quiet",   NULL};
+    const char *argv[] = { g_stress,    "--socket",  sock,       "--writers", "1",
+                           "--packets", packets,     "--policy", "stall",     "--stall-ms",
+                           "10000",     "--wait-ms", "10000",    "--quiet",   NULL };
     int fd;
     pid_t p = ti_spawn((char *const *)argv, NULL, &fd);
     assert_true(p > 0);
@@ -1045,11 +1111,13 @@ static void count_frames(frame_counter *fc, const uint8_t *p, size_t n)
 static void test_service_slow_reader(void **state)
 {
     (void)state;
-    const char *extra[] = {"--send-timeout-ms", "2000", NULL};
+    const char *extra[] = { "--send-timeout-ms", "2000", NULL };
     svc_run v;
     svc_start(&v, "slowrd", extra);
 
-    enum { N = 40000 };
+    enum {
+        N = 40000
+    };
     raw r;
     raw_connect(&r, v.sock, true);
     assert_true(ti_raw_initialize(&r, "slow-reader", 0, 0, -1, NULL, 10000));
@@ -1057,7 +1125,7 @@ static void test_service_slow_reader(void **state)
     assert_true(send_syncs(&r, N));
     /* 4 KiB every 20 ms: ~200 KB/s, every step of progress far inside the
      * send timeout, the whole backlog longer than it. */
-    frame_counter fc = {0};
+    frame_counter fc = { 0 };
     uint64_t bytes = 0;
     bool eof = false;
     while (fc.frames < N + 0u && !eof && ipc_now_ms() - t0 < 30000) {
@@ -1073,8 +1141,8 @@ static void test_service_slow_reader(void **state)
     }
     uint64_t took = ipc_now_ms() - t0;
     fprintf(stderr, "slow reader: %llu of %d replies, %llu bytes in %llu ms%s\n",
-            (unsigned long long)fc.frames, N, (unsigned long long)bytes,
-            (unsigned long long)took, eof ? ", connection closed" : "");
+            (unsigned long long)fc.frames, N, (unsigned long long)bytes, (unsigned long long)took,
+            eof ? ", connection closed" : "");
     assert_false(eof);
     assert_int_equal(fc.frames, N);
     assert_true(took > 2000); /* the reading outlasted the send timeout */
@@ -1110,7 +1178,7 @@ static void test_service_slow_reader(void **state)
 static void test_service_send_queue_bound(void **state)
 {
     (void)state;
-    const char *extra[] = {"--send-timeout-ms", "60000", NULL};
+    const char *extra[] = { "--send-timeout-ms", "60000", NULL };
     svc_run v;
     svc_start(&v, "txq", extra);
     raw r;
@@ -1135,7 +1203,7 @@ static void test_service_send_queue_bound(void **state)
 static void test_lockout_silent_connections(void **state)
 {
     (void)state;
-    const char *extra[] = {"--max-producers", "8", "--handshake-timeout-ms", "1500", NULL};
+    const char *extra[] = { "--max-producers", "8", "--handshake-timeout-ms", "1500", NULL };
     svc_run v;
     svc_start(&v, "lockout", extra);
     raw silent[8];
@@ -1162,8 +1230,9 @@ static void test_lockout_silent_connections(void **state)
 static void test_per_uid_limit(void **state)
 {
     (void)state;
-    const char *extra[] = {"--max-producers", "8", "--max-per-uid", "3", "--socket-mode", "0666",
-                           NULL};
+    const char *extra[] = {
+        "--max-producers", "8", "--max-per-uid", "3", "--socket-mode", "0666", NULL
+    };
     svc_run v;
     svc_start(&v, "peruid", extra);
     raw est[3];
@@ -1212,7 +1281,7 @@ static void test_per_uid_limit(void **state)
 static void test_idle_timeout(void **state)
 {
     (void)state;
-    const char *extra[] = {"--idle-timeout-ms", "1000", NULL};
+    const char *extra[] = { "--idle-timeout-ms", "1000", NULL };
     svc_run v;
     svc_start(&v, "idle", extra);
     raw idle, in_session, chatty;
@@ -1269,7 +1338,7 @@ static void test_socket_mode(void **state)
     svc_free(&v);
 
     old = umask(077);
-    const char *wide[] = {"--socket-mode", "0666", NULL};
+    const char *wide[] = { "--socket-mode", "0666", NULL };
     svc_start(&v, "mode", wide);
     assert_int_equal(stat(v.sock, &st), 0);
     umask(old);
@@ -1277,8 +1346,8 @@ static void test_socket_mode(void **state)
     svc_stop(&v);
     svc_free(&v);
 
-    const char *argv[] = {g_service, "--output", "/dev/null", "--data-source", "x",
-                          "--socket-mode", "1777", NULL};
+    const char *argv[] = { g_service, "--output",      "/dev/null", "--data-source",
+                           "x",       "--socket-mode", "1777",      NULL };
     pid_t p = ti_spawn((char *const *)argv, NULL, NULL);
     int status;
     assert_true(ti_wait(p, 10000, &status));
@@ -1290,7 +1359,7 @@ static void test_socket_mode(void **state)
 static void test_smb_cap(void **state)
 {
     (void)state;
-    const char *extra[] = {"--max-smb-kb", "1024", NULL};
+    const char *extra[] = { "--max-smb-kb", "1024", NULL };
     svc_run v;
     svc_start(&v, "smbcap", extra);
     struct stat st;
@@ -1345,8 +1414,8 @@ static void test_output_not_truncated(void **state)
     struct stat before, after;
     assert_int_equal(stat(v.out, &before), 0);
     assert_true(before.st_size > 0);
-    const char *argv[] = {g_service, "--socket", v.sock, "--output", v.out, "--data-source",
-                          "gputrace.stress", NULL};
+    const char *argv[] = { g_service,       "--socket",        v.sock, "--output", v.out,
+                           "--data-source", "gputrace.stress", NULL };
     pid_t second = ti_spawn((char *const *)argv, NULL, NULL);
     int st;
     assert_true(ti_wait(second, 10000, &st));
@@ -1378,8 +1447,8 @@ static void expect_output_refused(const char *out, const char *why, const char *
 {
     char *sock = ti_temp_path("refused", ".sock");
     char *err = ti_temp_path("refused", ".log");
-    const char *argv[] = {g_service, "--socket", sock, "--output", out, "--data-source",
-                          "gputrace.stress", NULL};
+    const char *argv[] = { g_service,       "--socket",        sock, "--output", out,
+                           "--data-source", "gputrace.stress", NULL };
     pid_t pid = ti_spawn_logged((char *const *)argv, NULL, NULL, err);
     assert_true(pid > 0);
     int st;
@@ -1487,7 +1556,7 @@ static void test_stress_without_session(void **state)
 {
     (void)state;
     char *sock = ti_temp_path("nosession", ".sock");
-    const char *argv[] = {g_stress, "--socket", sock, "--wait-ms", "300", "--quiet", NULL};
+    const char *argv[] = { g_stress, "--socket", sock, "--wait-ms", "300", "--quiet", NULL };
     pid_t p = ti_spawn((char *const *)argv, NULL, NULL);
     assert_true(p > 0);
     int st;

@@ -51,20 +51,20 @@
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tests/ipc/ti_util.h"
 
-#define GOOD_PRODUCERS 8
-#define GOOD_WRITERS 2
-#define GOOD_RATE 100 /* packets per second per writer */
-#define GOOD_SIZE 200
+#define GOOD_PRODUCERS  8
+#define GOOD_WRITERS    2
+#define GOOD_RATE       100 /* packets per second per writer */
+#define GOOD_SIZE       200
 #define MAX_SHORT_LIVED 16
 
 /* The service's limits in this test (smaller than the defaults, so every
  * bound is reached many times within the minute). */
-#define MAX_PRODUCERS 40
-#define HANDSHAKE_MS 2000
-#define IDLE_MS 3000
+#define MAX_PRODUCERS   40
+#define HANDSHAKE_MS    2000
+#define IDLE_MS         3000
 #define SEND_TIMEOUT_MS 3000
-#define MAX_SMB_KB 1024
-#define BUFFER_KB (128 * 1024)
+#define MAX_SMB_KB      1024
+#define BUFFER_KB       (128 * 1024)
 /* How late a close may come after its bound: the service checks its
  * timeouts at least once a second, and this machine may be loaded. */
 #define CLOSE_SLACK_MS 4000
@@ -162,7 +162,9 @@ typedef struct pooled {
 static void *silent_pool_main(void *arg)
 {
     (void)arg;
-    enum { POOL = 12 };
+    enum {
+        POOL = 12
+    };
     pooled pool[POOL];
     memset(pool, 0, sizeof pool);
     while (running()) {
@@ -210,8 +212,7 @@ static void *silent_pool_main(void *arg)
             uint64_t after = ipc_now_ms() - p->since;
             uint64_t bound = p->established ? IDLE_MS : HANDSHAKE_MS;
             if (after > bound + CLOSE_SLACK_MS)
-                fail("a hostile connection still open after %llu ms",
-                     (unsigned long long)after);
+                fail("a hostile connection still open after %llu ms", (unsigned long long)after);
             ti_raw_close(&p->r);
         }
     }
@@ -233,7 +234,9 @@ static void *slow_reader_main(void *arg)
             continue;
         }
         bool reads = round % 3 != 2;
-        enum { N = 20000 };
+        enum {
+            N = 20000
+        };
         uint64_t t0 = ipc_now_ms();
         ti_raw_send_syncs(&r, N);
         ti_raw_drain(&r, 10000);
@@ -296,7 +299,7 @@ static bool commit_lies(ti_raw *r, uint32_t pages, uint64_t *x)
             perfetto_protos_CommitDataRequest_ChunksToMove_end(&m);
         }
     }
-    static const uint32_t writers[] = {1, 2, 3, 0, 1023, 1024, 65535};
+    static const uint32_t writers[] = { 1, 2, 3, 0, 1023, 1024, 65535 };
     for (size_t w = 0; w < sizeof writers / sizeof *writers; w++) {
         perfetto_protos_CommitDataRequest_ChunkToPatch cp;
         perfetto_protos_CommitDataRequest_begin_chunks_to_patch(cd, &cp);
@@ -309,9 +312,8 @@ static bool commit_lies(ti_raw *r, uint32_t pages, uint64_t *x)
             perfetto_protos_CommitDataRequest_ChunkToPatch_begin_patches(&cp, &pp);
             perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_offset(
                 &pp, (uint32_t)(rnd(x) % 5000));
-            uint8_t data[6] = {0x81, 0x80, 0x80, 0x00, 0x12, 0x34};
-            perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&pp, data,
-                                                                         k % 5 ? 4 : 6);
+            uint8_t data[6] = { 0x81, 0x80, 0x80, 0x00, 0x12, 0x34 };
+            perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&pp, data, k % 5 ? 4 : 6);
             perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_end(&pp);
         }
         perfetto_protos_CommitDataRequest_ChunkToPatch_set_has_more_patches(&cp, rnd(x) % 2);
@@ -384,7 +386,7 @@ static void *scribbler_main(void *arg)
             munmap(mem, size);
         }
         if (rnd(&x) % 2) {
-            static const uint8_t half[] = {0x40, 0, 0, 0, 0x10};
+            static const uint8_t half[] = { 0x40, 0, 0, 0, 0x10 };
             ipc_conn_send(&r.c, half, sizeof half, -1);
         }
         if (memfd >= 0)
@@ -409,7 +411,7 @@ typedef struct good {
 
 static pid_t spawn_stress(const char *const *args, int *out_fd)
 {
-    const char *argv[32] = {g_stress, "--socket", g_sock, "--quiet"};
+    const char *argv[32] = { g_stress, "--socket", g_sock, "--quiet" };
     size_t n = 4;
     for (size_t i = 0; args[i] && n < 30; i++)
         argv[n++] = args[i];
@@ -431,8 +433,8 @@ static void finish_good(good *g, uint32_t timeout_ms)
 /* A producer that dies with half a packet in its SMB. */
 static void kill_mid_packet(void)
 {
-    const char *args[] = {"--writers", "1", "--packets", "100000", "--kill-after", "300",
-                          "--wait-ms", "5000", NULL};
+    const char *args[] = { "--writers", "1",         "--packets", "100000", "--kill-after",
+                           "300",       "--wait-ms", "5000",      NULL };
     pid_t p = spawn_stress(args, NULL);
     if (p < 0)
         return;
@@ -445,7 +447,9 @@ static void kill_mid_packet(void)
  * that must get in all the same. */
 static void flood_then_good(good *g)
 {
-    enum { FLOOD = MAX_PRODUCERS };
+    enum {
+        FLOOD = MAX_PRODUCERS
+    };
     ti_raw *r = calloc(FLOOD, sizeof *r);
     size_t n = 0;
     for (; n < FLOOD; n++)
@@ -455,9 +459,9 @@ static void flood_then_good(good *g)
         }
     atomic_fetch_add(&g_h.floods, 1);
     atomic_fetch_add(&g_h.flood_connections, n);
-    const char *args[] = {"--writers", "1",        "--packets", "500",   "--size",
-                          "200",       "--policy", "stall",     "--stall-ms", "10000",
-                          "--wait-ms", "10000",    NULL};
+    const char *args[] = { "--writers", "1",        "--packets", "500",        "--size",
+                           "200",       "--policy", "stall",     "--stall-ms", "10000",
+                           "--wait-ms", "10000",    NULL };
     g->pid = spawn_stress(args, &g->out_fd);
     if (g->pid > 0)
         finish_good(g, 30000);
@@ -553,13 +557,25 @@ int main(int argc, char **argv)
     snprintf(idle, sizeof idle, "%d", IDLE_MS);
     snprintf(send_to, sizeof send_to, "%d", SEND_TIMEOUT_MS);
     snprintf(smb, sizeof smb, "%d", MAX_SMB_KB);
-    const char *extra[] = {"--max-producers", maxp, "--max-per-uid", maxp, "--buffer-kb", buf_kb,
-                           "--handshake-timeout-ms", hs, "--idle-timeout-ms", idle,
-                           "--send-timeout-ms", send_to, "--max-smb-kb", smb, NULL};
+    const char *extra[] = { "--max-producers",
+                            maxp,
+                            "--max-per-uid",
+                            maxp,
+                            "--buffer-kb",
+                            buf_kb,
+                            "--handshake-timeout-ms",
+                            hs,
+                            "--idle-timeout-ms",
+                            idle,
+                            "--send-timeout-ms",
+                            send_to,
+                            "--max-smb-kb",
+                            smb,
+                            NULL };
     /* meson test sets MALLOC_PERTURB_, which makes glibc write every byte
      * malloc hands out: the whole central buffer would be resident from
      * the start, hiding what the service really uses. */
-    char *const svc_env[] = {"MALLOC_PERTURB_=0", NULL};
+    char *const svc_env[] = { "MALLOC_PERTURB_=0", NULL };
     pid_t svc = ti_start_service_logged(g_service, sock, out, extra, log, svc_env);
     if (svc <= 0) {
         fprintf(stderr, "cannot start %s\n", g_service);
@@ -567,7 +583,7 @@ int main(int argc, char **argv)
     }
     uint64_t t0 = ipc_now_ms();
     g_end_ms = t0 + (uint64_t)seconds * 1000;
-    rss_sampler rs = {.pid = svc, .start_ms = t0, .half_ms = t0 + (uint64_t)seconds * 500};
+    rss_sampler rs = { .pid = svc, .start_ms = t0, .half_ms = t0 + (uint64_t)seconds * 500 };
     pthread_t rss_th;
     pthread_create(&rss_th, NULL, rss_main, &rs);
 
@@ -592,9 +608,9 @@ int main(int argc, char **argv)
     snprintf(rate, sizeof rate, "%d", GOOD_RATE);
     snprintf(size, sizeof size, "%d", GOOD_SIZE);
     snprintf(writers, sizeof writers, "%d", GOOD_WRITERS);
-    const char *good_args[] = {"--writers", writers,  "--packets", packets,    "--rate",
-                               rate,        "--size", size,        "--policy", "stall",
-                               "--stall-ms", "10000", "--wait-ms", "10000",    NULL};
+    const char *good_args[] = { "--writers",  writers,  "--packets", packets,    "--rate",
+                                rate,         "--size", size,        "--policy", "stall",
+                                "--stall-ms", "10000",  "--wait-ms", "10000",    NULL };
     for (int i = 0; i < GOOD_PRODUCERS; i++) {
         goods[i].pid = spawn_stress(good_args, &goods[i].out_fd);
         if (goods[i].pid <= 0)
@@ -629,7 +645,7 @@ int main(int argc, char **argv)
     if (!ti_stop_service(svc))
         fail("gputrace-service did not exit cleanly");
 
-    ti_service_conns conns = {0};
+    ti_service_conns conns = { 0 };
     if (!ti_parse_service_log(log, &conns))
         fail("no connection summary in the service's log");
     ti_report r;
@@ -702,19 +718,16 @@ int main(int argc, char **argv)
         printf("stress: TraceStats: producers_seen %llu, chunks_written %llu, chunks_discarded "
                "%llu (+%llu in buffer), abi_violations %llu, patches_discarded %llu, "
                "chunks_overwritten %llu\n",
-               (unsigned long long)r.stats.producers_seen,
-               (unsigned long long)r.buf.chunks_written,
+               (unsigned long long)r.stats.producers_seen, (unsigned long long)r.buf.chunks_written,
                (unsigned long long)r.stats.chunks_discarded,
-               (unsigned long long)r.buf.chunks_discarded,
-               (unsigned long long)r.buf.abi_violations,
+               (unsigned long long)r.buf.chunks_discarded, (unsigned long long)r.buf.abi_violations,
                (unsigned long long)r.stats.patches_discarded,
                (unsigned long long)r.buf.chunks_overwritten);
     printf("stress: service RSS max %llu KiB (first half %llu KiB), peak %llu KiB, bound %llu "
            "KiB; trace %llu KiB, peak beyond it %llu KiB; %llu samples\n",
            (unsigned long long)rs.max_kb, (unsigned long long)rs.first_half_max_kb,
-           (unsigned long long)hwm_kb, (unsigned long long)bound_kb,
-           (unsigned long long)trace_kb, (unsigned long long)beyond_kb,
-           (unsigned long long)rs.samples);
+           (unsigned long long)hwm_kb, (unsigned long long)bound_kb, (unsigned long long)trace_kb,
+           (unsigned long long)beyond_kb, (unsigned long long)rs.samples);
 
     /* The hostility must really have happened, and been handled. */
     if (hostile_ms < (uint64_t)seconds * 1000)
@@ -722,8 +735,7 @@ int main(int argc, char **argv)
     if (!g_h.garbage_closed || !g_h.silent_closed || !g_h.idle_closed || !g_h.slow_readers ||
         !g_h.non_readers_closed || !g_h.scribbler_commits || !g_h.floods)
         fail("some kind of hostile peer never got its turn");
-    if (!conns.handshake_timeouts || !conns.idle_timeouts || !conns.send_timeouts ||
-        !conns.evicted)
+    if (!conns.handshake_timeouts || !conns.idle_timeouts || !conns.send_timeouts || !conns.evicted)
         fail("some bound of the service was never reached");
     if (total_written == 0 || total_found == 0)
         fail("the good producers wrote nothing");

@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     char *traced = find_perfetto_tool("traced"), *perfetto = find_perfetto_tool("perfetto"),
          *tracebox = find_perfetto_tool("tracebox");
-    const char *traced_argv[3] = {NULL}, *perfetto_argv[10] = {NULL};
+    const char *traced_argv[3] = { NULL }, *perfetto_argv[10] = { NULL };
     size_t np = 0;
     if (traced && perfetto) {
         traced_argv[0] = traced;
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
                "data_sources { config { name: \"gputrace.stress\" } }\n"
                "duration_ms: 6000\n");
     fclose(f);
-    char *env[] = {prod, cons, NULL};
+    char *env[] = { prod, cons, NULL };
 
     pid_t tp = ti_spawn((char *const *)traced_argv, env, NULL);
     if (tp < 0 || !ti_wait_socket(strchr(prod, '=') + 1, 5000))
@@ -120,9 +120,9 @@ int main(int argc, char **argv)
     if (pp < 0)
         return fail("perfetto did not start");
 
-    const char *stress_argv[] = {argv[1],    "--writers",  "2",     "--packets", "2000",
-                                 "--policy",  "stall",      "--stall-ms", "10000",
-                                 "--wait-ms", "10000",      "--quiet",    NULL};
+    const char *stress_argv[] = { argv[1],    "--writers", "2",          "--packets", "2000",
+                                  "--policy", "stall",     "--stall-ms", "10000",     "--wait-ms",
+                                  "10000",    "--quiet",   NULL };
     int fd;
     pid_t sp = ti_spawn((char *const *)stress_argv, env, &fd);
     char *so = ti_read_all(fd, 30000);

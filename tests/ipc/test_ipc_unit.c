@@ -51,7 +51,7 @@ static void test_bind_service_bytes(void **state)
         0x1a, 0x8e, 0x80, 0x80, 0x00, /* msg_bind_service (3), length 14 as a
                                          redundant 4-byte varint */
         0x0a, 0x0c,                   /* service_name (1), 12 bytes */
-        'P', 'r', 'o', 'd', 'u', 'c', 'e', 'r', 'P', 'o', 'r', 't',
+        'P',  'r',  'o',  'd',  'u',  'c', 'e', 'r', 'P', 'o', 'r', 't',
     };
     assert_int_equal(n, sizeof want);
     assert_memory_equal(got, want, sizeof want);
@@ -101,9 +101,9 @@ static void test_deframer(void **state)
     assert_true(ipc_deframer_init(&d));
     /* Two frames and an empty one, fed one byte at a time. */
     static const uint8_t stream[] = {
-        0x02, 0, 0, 0, 0x10, 0x05,  /* {request_id: 5} */
-        0x00, 0, 0, 0,              /* empty: skipped, as in Perfetto */
-        0x02, 0, 0, 0, 0x10, 0x06,  /* {request_id: 6} */
+        0x02, 0, 0, 0, 0x10, 0x05, /* {request_id: 5} */
+        0x00, 0, 0, 0,             /* empty: skipped, as in Perfetto */
+        0x02, 0, 0, 0, 0x10, 0x06, /* {request_id: 6} */
     };
     uint64_t ids[2];
     size_t got = 0;
@@ -156,8 +156,11 @@ static void test_bind_reply_table(void **state)
     static const struct {
         uint32_t id;
         const char *name;
-    } m[] = {{42, "CommitData"}, {0, "Sync"}, {9, ""}, {7, "InitializeConnection"},
-             {8, "CommitData"}};
+    } m[] = { { 42, "CommitData" },
+              { 0, "Sync" },
+              { 9, "" },
+              { 7, "InitializeConnection" },
+              { 8, "CommitData" } };
     for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
         perfetto_protos_IPCFrame_BindServiceReply_MethodInfo mi;
         perfetto_protos_IPCFrame_BindServiceReply_begin_methods(&r, &mi);
@@ -171,12 +174,12 @@ static void test_bind_reply_table(void **state)
     ipc_method_table t;
     assert_true(ipc_parse_bind_reply(bytes, n, &t));
     assert_int_equal(t.service_id, 3);
-    assert_int_equal(t.count, 3);                            /* id 0 and "" dropped */
-    assert_int_equal(ipc_method_id(&t, "CommitData"), 8);    /* the later one wins */
+    assert_int_equal(t.count, 3);                         /* id 0 and "" dropped */
+    assert_int_equal(ipc_method_id(&t, "CommitData"), 8); /* the later one wins */
     assert_int_equal(ipc_method_id(&t, "InitializeConnection"), 7);
     assert_int_equal(ipc_method_id(&t, "Sync"), 0);
     /* success = false: no table. */
-    static const uint8_t fail[] = {0x08, 0x00};
+    static const uint8_t fail[] = { 0x08, 0x00 };
     assert_false(ipc_parse_bind_reply(fail, sizeof fail, &t));
     free(bytes);
     pb_heap_free(&h);
@@ -204,7 +207,7 @@ static void test_fd_passing(void **state)
     assert_true(ipc_conn_init(&b, sv[1]));
     int memfd = memfd_create("t", MFD_CLOEXEC);
     assert_true(memfd >= 0);
-    static const uint8_t frame[] = {0x02, 0, 0, 0, 0x10, 0x05};
+    static const uint8_t frame[] = { 0x02, 0, 0, 0, 0x10, 0x05 };
     assert_true(ipc_conn_send(&a, frame, sizeof frame, memfd));
     assert_true(ipc_conn_read(&b) > 0);
     pb_bytes p;
@@ -215,12 +218,13 @@ static void test_fd_passing(void **state)
     close(got);
 
     /* Two fds on one message: a protocol violation. */
-    int fds[2] = {memfd, memfd};
+    int fds[2] = { memfd, memfd };
     char cbuf[CMSG_SPACE(sizeof fds)];
     memset(cbuf, 0, sizeof cbuf);
-    struct iovec iov = {(void *)frame, sizeof frame};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                         .msg_controllen = sizeof cbuf};
+    struct iovec iov = { (void *)frame, sizeof frame };
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf
+    };
     struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -270,7 +274,7 @@ static void test_tx_stall_clock(void **state)
     uint64_t stamp = a.tx_blocked_since_ms;
     assert_true(stamp > 0 && stamp <= ipc_now_ms());
     /* Blocked again: the wait still started when it first blocked. */
-    struct timespec ms5 = {0, 5000000};
+    struct timespec ms5 = { 0, 5000000 };
     nanosleep(&ms5, NULL);
     assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
     assert_true(ipc_conn_flush(&a));
@@ -336,14 +340,14 @@ static void test_commands(void **state)
     assert_true(producer_cmd_for_each_id(&c, count_id, &ids));
     assert_int_equal(ids, 123);
 
-    static const uint8_t setup[] = {0x1a, 0x02, 0x08, 0x10}; /* setup_tracing{16 KiB} */
+    static const uint8_t setup[] = { 0x1a, 0x02, 0x08, 0x10 }; /* setup_tracing{16 KiB} */
     assert_true(producer_cmd_parse(setup, sizeof setup, &c));
     assert_int_equal(c.kind, PRODUCER_CMD_SETUP_TRACING);
     assert_int_equal(c.page_size_kb, 16);
 
     /* start_data_source{new_instance_id 4, config{name "a.b", target_buffer 2}} */
-    static const uint8_t start[] = {0x0a, 0x0b, 0x08, 0x04, 0x12, 0x07, 0x0a,
-                                    0x03, 'a',  '.',  'b',  0x10, 0x02};
+    static const uint8_t start[] = { 0x0a, 0x0b, 0x08, 0x04, 0x12, 0x07, 0x0a,
+                                     0x03, 'a',  '.',  'b',  0x10, 0x02 };
     assert_true(producer_cmd_parse(start, sizeof start, &c));
     assert_int_equal(c.kind, PRODUCER_CMD_START_DATA_SOURCE);
     assert_int_equal(c.instance_id, 4);
@@ -353,10 +357,10 @@ static void test_commands(void **state)
     assert_string_equal(cfg.name, "a.b");
     assert_int_equal(cfg.target_buffer, 2);
 
-    static const uint8_t unknown[] = {0x60, 0x01}; /* field 12: from the future */
+    static const uint8_t unknown[] = { 0x60, 0x01 }; /* field 12: from the future */
     assert_true(producer_cmd_parse(unknown, sizeof unknown, &c));
     assert_int_equal(c.kind, PRODUCER_CMD_NONE);
-    static const uint8_t truncated[] = {0x2a, 0x08, 0x08};
+    static const uint8_t truncated[] = { 0x2a, 0x08, 0x08 };
     assert_false(producer_cmd_parse(truncated, sizeof truncated, &c));
 }
 
@@ -433,8 +437,8 @@ static void test_commit_parse(void **state)
     perfetto_protos_CommitDataRequest_end(&r);
     size_t n;
     uint8_t *bytes = pb_heap_dup(&h, &n);
-    commit_log log = {0};
-    gts_commit_visitor v = {log_move, log_patch, &log};
+    commit_log log = { 0 };
+    gts_commit_visitor v = { log_move, log_patch, &log };
     uint64_t flush = 0, discarded = 0;
     assert_true(gts_parse_commit(bytes, n, &v, &flush, &discarded));
     assert_int_equal(log.moves, 3);
@@ -454,8 +458,8 @@ int main(void)
         cmocka_unit_test(test_bind_service_bytes), cmocka_unit_test(test_invoke_bytes),
         cmocka_unit_test(test_deframer),           cmocka_unit_test(test_bind_reply_table),
         cmocka_unit_test(test_socket_rule),        cmocka_unit_test(test_fd_passing),
-        cmocka_unit_test(test_tx_stall_clock),
-        cmocka_unit_test(test_commands),           cmocka_unit_test(test_commit_parse),
+        cmocka_unit_test(test_tx_stall_clock),     cmocka_unit_test(test_commands),
+        cmocka_unit_test(test_commit_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@ extern char **environ;
 
 void ti_sleep_ms(uint32_t ms)
 {
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
@@ -51,7 +51,7 @@ pid_t ti_spawn_logged(char *const argv[], char *const extra_env[], int *out_fd,
         env[k++] = environ[i];
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    int pfd[2] = {-1, -1};
+    int pfd[2] = { -1, -1 };
     if (out_fd) {
         if (pipe2(pfd, O_CLOEXEC) != 0) {
             free(env);
@@ -60,8 +60,7 @@ pid_t ti_spawn_logged(char *const argv[], char *const extra_env[], int *out_fd,
         posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     }
     if (err_path)
-        posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
+        posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid;
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, env);
     posix_spawn_file_actions_destroy(&fa);
@@ -107,7 +106,7 @@ char *ti_read_all(int fd, uint32_t timeout_ms)
         uint64_t now = ipc_now_ms();
         if (now >= until)
             break;
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
         if (poll(&pf, 1, (int)(until - now)) <= 0)
             break;
         if (len + 1024 > cap)
@@ -185,8 +184,8 @@ pid_t ti_start_service_logged(const char *service_bin, const char *sock, const c
                               const char *const *extra, const char *log_path,
                               char *const extra_env[])
 {
-    const char *argv[32] = {service_bin, "--socket", sock, "--output", out, "--data-source",
-                            "gputrace.stress"};
+    const char *argv[32] = { service_bin,     "--socket",       sock, "--output", out,
+                             "--data-source", "gputrace.stress" };
     size_t n = 7;
     for (size_t i = 0; extra && extra[i] && n < 30; i++)
         argv[n++] = extra[i];
@@ -230,11 +229,12 @@ bool ti_parse_service_log(const char *log_path, ti_service_conns *c)
     while (fgets(line, sizeof line, f)) {
         const char *p = strstr(line, "gputrace-service: connections: ");
         unsigned long long a, r, e, h, i, t;
-        if (p && sscanf(p, "gputrace-service: connections: %llu accepted, %llu refused, %llu "
-                           "evicted in handshake, %llu handshake timeouts, %llu idle timeouts, "
-                           "%llu send timeouts",
+        if (p && sscanf(p,
+                        "gputrace-service: connections: %llu accepted, %llu refused, %llu "
+                        "evicted in handshake, %llu handshake timeouts, %llu idle timeouts, "
+                        "%llu send timeouts",
                         &a, &r, &e, &h, &i, &t) == 6) {
-            *c = (ti_service_conns){a, r, e, h, i, t};
+            *c = (ti_service_conns){ a, r, e, h, i, t };
             found = true;
         }
     }
@@ -345,7 +345,7 @@ bool ti_raw_drain(ti_raw *r, uint32_t timeout_ms)
         uint64_t now = ipc_now_ms();
         if (now >= until || r->c.broken)
             return false;
-        struct pollfd pf = {.fd = r->c.fd, .events = POLLOUT};
+        struct pollfd pf = { .fd = r->c.fd, .events = POLLOUT };
         poll(&pf, 1, ipc_ms_left(until, now, 100));
         if (!ipc_conn_flush(&r->c))
             return false;
@@ -367,8 +367,9 @@ bool ti_raw_wait_frame(ti_raw *r, ipc_frame *fr, uint8_t **copy, uint32_t timeou
         uint64_t now = ipc_now_ms();
         if (now >= until || r->c.broken)
             return false;
-        struct pollfd pf = {.fd = r->c.fd,
-                            .events = (short)(POLLIN | (ipc_conn_wants_write(&r->c) ? POLLOUT : 0))};
+        struct pollfd pf = { .fd = r->c.fd,
+                             .events =
+                                 (short)(POLLIN | (ipc_conn_wants_write(&r->c) ? POLLOUT : 0)) };
         poll(&pf, 1, ipc_ms_left(until, now, 100));
         if (pf.revents & POLLOUT)
             ipc_conn_flush(&r->c);
@@ -381,7 +382,7 @@ bool ti_raw_closed(ti_raw *r, uint32_t timeout_ms)
 {
     uint64_t until = ipc_deadline_ms(ipc_now_ms(), timeout_ms);
     while (ipc_now_ms() < until) {
-        struct pollfd pf = {.fd = r->c.fd, .events = POLLIN};
+        struct pollfd pf = { .fd = r->c.fd, .events = POLLIN };
         poll(&pf, 1, 50);
         if (ipc_conn_read(&r->c) < 0)
             return true;
@@ -397,7 +398,7 @@ bool ti_raw_closed(ti_raw *r, uint32_t timeout_ms)
 
 bool ti_raw_hung_up(int fd, uint32_t timeout_ms)
 {
-    struct pollfd pf = {.fd = fd, .events = POLLRDHUP};
+    struct pollfd pf = { .fd = fd, .events = POLLRDHUP };
     int rc;
     do {
         rc = poll(&pf, 1, (int)timeout_ms);
@@ -406,8 +407,9 @@ bool ti_raw_hung_up(int fd, uint32_t timeout_ms)
 }
 
 /* Waits for the reply to request `rid`, skipping commands in between. */
-static bool wait_reply(ti_raw *r, uint64_t rid, perfetto_protos_IPCFrame_InvokeMethodReply_view *rep,
-                       uint8_t **copy, uint32_t timeout_ms)
+static bool wait_reply(ti_raw *r, uint64_t rid,
+                       perfetto_protos_IPCFrame_InvokeMethodReply_view *rep, uint8_t **copy,
+                       uint32_t timeout_ms)
 {
     uint64_t until = ipc_deadline_ms(ipc_now_ms(), timeout_ms);
     for (;;) {
@@ -433,7 +435,7 @@ bool ti_raw_initialize(ti_raw *r, const char *name, uint32_t shm_size, uint32_t 
     if (!ic)
         return false;
     perfetto_protos_InitializeConnectionRequest_set_shared_memory_page_size_hint_bytes(ic,
-                                                                                      page_size);
+                                                                                       page_size);
     perfetto_protos_InitializeConnectionRequest_set_shared_memory_size_hint_bytes(ic, shm_size);
     perfetto_protos_InitializeConnectionRequest_set_producer_name(ic, name);
     if (smb_fd >= 0)
@@ -482,12 +484,12 @@ bool ti_raw_register(ti_raw *r, const char *name, int *smb_fd, uint32_t timeout_
         }
         perfetto_protos_IPCFrame_InvokeMethodReply_view rep;
         perfetto_protos_GetAsyncCommandResponse_view cmd;
-        bool setup = fr.request_id == stream && fr.kind == IPC_MSG_INVOKE_METHOD_REPLY &&
-                     perfetto_protos_IPCFrame_InvokeMethodReply_decode(&rep, fr.body.data,
-                                                                      fr.body.size) &&
-                     perfetto_protos_GetAsyncCommandResponse_decode(&cmd, rep.reply_proto.data,
-                                                                    rep.reply_proto.size) &&
-                     cmd.has_setup_tracing;
+        bool setup =
+            fr.request_id == stream && fr.kind == IPC_MSG_INVOKE_METHOD_REPLY &&
+            perfetto_protos_IPCFrame_InvokeMethodReply_decode(&rep, fr.body.data, fr.body.size) &&
+            perfetto_protos_GetAsyncCommandResponse_decode(&cmd, rep.reply_proto.data,
+                                                           rep.reply_proto.size) &&
+            cmd.has_setup_tracing;
         free(copy);
         if (setup) {
             *smb_fd = ipc_conn_take_fd(&r->c);
@@ -537,7 +539,8 @@ bool ti_parse_stress(const char *out, ti_stress_summary *s)
     const char *pw = strstr(line, "written=");
     const char *pp = strstr(line, "packets_per_s=");
     const char *pd = strstr(line, "delivered=");
-    if (!pw || !pp || !pd || sscanf(pw, "written=%llu dropped=%llu aborted=%llu", &w, &d, &a) != 3 ||
+    if (!pw || !pp || !pd ||
+        sscanf(pw, "written=%llu dropped=%llu aborted=%llu", &w, &d, &a) != 3 ||
         sscanf(pp, "packets_per_s=%lf", &s->packets_per_s) != 1 ||
         sscanf(pd, "delivered=%7s", deliv) != 1)
         return false;
@@ -634,19 +637,18 @@ void ti_report_print(const ti_report *r)
                 s->out_of_order ? " OUT OF ORDER" : "", s->bad_payload ? " BAD PAYLOAD" : "");
     }
     if (r->has_stats)
-        fprintf(stderr,
-                "  stats: chunks_written %llu discarded %llu overwritten %llu abi_violations %llu "
-                "trace_writer_packet_loss %llu patches_failed %llu; producers_seen %llu "
-                "chunks_discarded %llu patches_discarded %llu flushes %llu/%llu\n",
-                (unsigned long long)r->buf.chunks_written,
-                (unsigned long long)r->buf.chunks_discarded,
-                (unsigned long long)r->buf.chunks_overwritten,
-                (unsigned long long)r->buf.abi_violations,
-                (unsigned long long)r->buf.trace_writer_packet_loss,
-                (unsigned long long)r->buf.patches_failed,
-                (unsigned long long)r->stats.producers_seen,
-                (unsigned long long)r->stats.chunks_discarded,
-                (unsigned long long)r->stats.patches_discarded,
-                (unsigned long long)r->stats.flushes_succeeded,
-                (unsigned long long)r->stats.flushes_requested);
+        fprintf(
+            stderr,
+            "  stats: chunks_written %llu discarded %llu overwritten %llu abi_violations %llu "
+            "trace_writer_packet_loss %llu patches_failed %llu; producers_seen %llu "
+            "chunks_discarded %llu patches_discarded %llu flushes %llu/%llu\n",
+            (unsigned long long)r->buf.chunks_written, (unsigned long long)r->buf.chunks_discarded,
+            (unsigned long long)r->buf.chunks_overwritten,
+            (unsigned long long)r->buf.abi_violations,
+            (unsigned long long)r->buf.trace_writer_packet_loss,
+            (unsigned long long)r->buf.patches_failed, (unsigned long long)r->stats.producers_seen,
+            (unsigned long long)r->stats.chunks_discarded,
+            (unsigned long long)r->stats.patches_discarded,
+            (unsigned long long)r->stats.flushes_succeeded,
+            (unsigned long long)r->stats.flushes_requested);
 }

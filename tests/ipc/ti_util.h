@@ -115,13 +115,13 @@ bool ti_parse_stress(const char *out, ti_stress_summary *s);
 /* Per-sequence view of the TestEvent packets in a trace. */
 typedef struct ti_seq {
     uint32_t sequence_id;
-    uint32_t writer;   /* TestEvent.seq_value */
-    int32_t pid;       /* trusted_pid */
-    uint64_t packets;  /* TestEvent packets found */
-    uint64_t first, last; /* counters */
-    uint64_t missing;  /* counters skipped between first and last */
-    uint64_t gaps;     /* places where counters jumped */
-    uint64_t flagged_gaps; /* of those, packets carrying previous_packet_dropped */
+    uint32_t writer;        /* TestEvent.seq_value */
+    int32_t pid;            /* trusted_pid */
+    uint64_t packets;       /* TestEvent packets found */
+    uint64_t first, last;   /* counters */
+    uint64_t missing;       /* counters skipped between first and last */
+    uint64_t gaps;          /* places where counters jumped */
+    uint64_t flagged_gaps;  /* of those, packets carrying previous_packet_dropped */
     uint64_t dropped_flags; /* packets with previous_packet_dropped (any) */
     bool out_of_order;
     bool bad_payload;

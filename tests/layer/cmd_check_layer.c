@@ -44,134 +44,130 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
-   unsigned long batches, timestamps, inside, multiview, resets, violations;
+    unsigned long batches, timestamps, inside, multiview, resets, violations;
 } g_count;
 
-static void
-violation(const char *fmt, ...)
+static void violation(const char *fmt, ...)
 {
-   if (g_count.violations++ >= CC_MAX_REPORTED)
-      return;
-   va_list ap;
-   va_start(ap, fmt);
-   fprintf(stderr, "cmdcheck: violation: ");
-   vfprintf(stderr, fmt, ap);
-   fputc('\n', stderr);
-   va_end(ap);
+    if (g_count.violations++ >= CC_MAX_REPORTED)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cmdcheck: violation: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }
 
-static void *
-xrealloc(void *p, size_t size)
+static void *xrealloc(void *p, size_t size)
 {
-   void *q = realloc(p, size ? size : 1);
-   if (!q) {
-      fprintf(stderr, "cmdcheck: out of memory\n");
-      abort();
-   }
-   return q;
+    void *q = realloc(p, size ? size : 1);
+    if (!q) {
+        fprintf(stderr, "cmdcheck: out of memory\n");
+        abort();
+    }
+    return q;
 }
 
 /* ---- instances and devices ------------------------------------------------------- */
 
 typedef struct cc_instance cc_instance;
 struct cc_instance {
-   void *key;
-   VkInstance handle;
-   PFN_vkGetInstanceProcAddr gipa;
-   PFN_vkDestroyInstance DestroyInstance;
+    void *key;
+    VkInstance handle;
+    PFN_vkGetInstanceProcAddr gipa;
+    PFN_vkDestroyInstance DestroyInstance;
 };
 
 /* The device-level functions the layer intercepts. */
-#define CC_HOOKS(X)         \
-   X(CreateRenderPass)      \
-   X(CreateRenderPass2)     \
-   X(CreateRenderPass2KHR)  \
-   X(BeginCommandBuffer)    \
-   X(CmdBeginRenderPass)    \
-   X(CmdBeginRenderPass2)   \
-   X(CmdBeginRenderPass2KHR) \
-   X(CmdNextSubpass)        \
-   X(CmdNextSubpass2)       \
-   X(CmdNextSubpass2KHR)    \
-   X(CmdEndRenderPass)      \
-   X(CmdEndRenderPass2)     \
-   X(CmdEndRenderPass2KHR)  \
-   X(CmdBeginRendering)     \
-   X(CmdBeginRenderingKHR)  \
-   X(CmdEndRendering)       \
-   X(CmdEndRenderingKHR)    \
-   X(CmdWriteTimestamp)     \
-   X(CmdWriteTimestamp2)    \
-   X(CmdWriteTimestamp2KHR) \
-   X(CmdResetQueryPool)     \
-   X(CmdExecuteCommands)    \
-   X(QueueSubmit)           \
-   X(QueueSubmit2)          \
-   X(QueueSubmit2KHR)
+#define CC_HOOKS(X)           \
+    X(CreateRenderPass)       \
+    X(CreateRenderPass2)      \
+    X(CreateRenderPass2KHR)   \
+    X(BeginCommandBuffer)     \
+    X(CmdBeginRenderPass)     \
+    X(CmdBeginRenderPass2)    \
+    X(CmdBeginRenderPass2KHR) \
+    X(CmdNextSubpass)         \
+    X(CmdNextSubpass2)        \
+    X(CmdNextSubpass2KHR)     \
+    X(CmdEndRenderPass)       \
+    X(CmdEndRenderPass2)      \
+    X(CmdEndRenderPass2KHR)   \
+    X(CmdBeginRendering)      \
+    X(CmdBeginRenderingKHR)   \
+    X(CmdEndRendering)        \
+    X(CmdEndRenderingKHR)     \
+    X(CmdWriteTimestamp)      \
+    X(CmdWriteTimestamp2)     \
+    X(CmdWriteTimestamp2KHR)  \
+    X(CmdResetQueryPool)      \
+    X(CmdExecuteCommands)     \
+    X(QueueSubmit)            \
+    X(QueueSubmit2)           \
+    X(QueueSubmit2KHR)
 
 /* Those, and what the layer calls itself. */
 #define CC_DEVICE_FUNCS(X) \
-   X(DestroyDevice)        \
-   CC_HOOKS(X)
+    X(DestroyDevice)       \
+    CC_HOOKS(X)
 
 typedef struct cc_device cc_device;
 struct cc_device {
-   void *key;
-   VkDevice handle;
-   PFN_vkGetDeviceProcAddr gdpa;
+    void *key;
+    VkDevice handle;
+    PFN_vkGetDeviceProcAddr gdpa;
 #define CC_MEMBER(name) PFN_vk##name name;
-   CC_DEVICE_FUNCS(CC_MEMBER)
+    CC_DEVICE_FUNCS(CC_MEMBER)
 #undef CC_MEMBER
 };
 
 static tlo_table g_instances = TLO_TABLE_INIT;
 static tlo_table g_devices = TLO_TABLE_INIT;
 
-static cc_instance *
-instance_of(const void *dispatchable)
+static cc_instance *instance_of(const void *dispatchable)
 {
-   return tlo_find(&g_instances, dispatchable);
+    return tlo_find(&g_instances, dispatchable);
 }
 
-static cc_device *
-device_of(const void *dispatchable)
+static cc_device *device_of(const void *dispatchable)
 {
-   return tlo_find(&g_devices, dispatchable);
+    return tlo_find(&g_devices, dispatchable);
 }
 
 /* ---- what is recorded -------------------------------------------------------------- */
 
 enum op_kind {
-   OP_BEGIN_RENDERING, /* a = flags, b = viewMask */
-   OP_END_RENDERING,
-   OP_BEGIN_RENDER_PASS, /* h = render pass, a = contents */
-   OP_NEXT_SUBPASS,      /* a = contents */
-   OP_END_RENDER_PASS,
-   OP_TIMESTAMP, /* h = pool, a = query */
-   OP_RESET,     /* h = pool, a = first, b = count */
-   OP_EXECUTE,   /* cbs[a] */
+    OP_BEGIN_RENDERING, /* a = flags, b = viewMask */
+    OP_END_RENDERING,
+    OP_BEGIN_RENDER_PASS, /* h = render pass, a = contents */
+    OP_NEXT_SUBPASS,      /* a = contents */
+    OP_END_RENDER_PASS,
+    OP_TIMESTAMP, /* h = pool, a = query */
+    OP_RESET,     /* h = pool, a = first, b = count */
+    OP_EXECUTE,   /* cbs[a] */
 };
 
 typedef struct cmd_op cmd_op;
 struct cmd_op {
-   enum op_kind kind;
-   uint32_t a, b;
-   uint64_t h;
-   VkCommandBuffer *cbs;
+    enum op_kind kind;
+    uint32_t a, b;
+    uint64_t h;
+    VkCommandBuffer *cbs;
 };
 
 typedef struct cb_log cb_log;
 struct cb_log {
-   VkCommandBuffer cb;
-   cmd_op *ops;
-   size_t n, cap;
+    VkCommandBuffer cb;
+    cmd_op *ops;
+    size_t n, cap;
 };
 
 typedef struct render_pass render_pass;
 struct render_pass {
-   uint64_t handle;
-   uint32_t n;
-   uint32_t *masks;
+    uint64_t handle;
+    uint32_t n;
+    uint32_t *masks;
 };
 
 /* Under g_lock. */
@@ -180,625 +176,615 @@ static size_t g_nlogs, g_logs_cap;
 static render_pass *g_passes;
 static size_t g_npasses, g_passes_cap;
 
-static cb_log *
-log_of(VkCommandBuffer cb)
+static cb_log *log_of(VkCommandBuffer cb)
 {
-   for (size_t i = 0; i < g_nlogs; i++) {
-      if (g_logs[i].cb == cb)
-         return &g_logs[i];
-   }
-   return NULL;
+    for (size_t i = 0; i < g_nlogs; i++) {
+        if (g_logs[i].cb == cb)
+            return &g_logs[i];
+    }
+    return NULL;
 }
 
-static void
-clear_log(cb_log *l)
+static void clear_log(cb_log *l)
 {
-   for (size_t i = 0; i < l->n; i++)
-      free(l->ops[i].cbs);
-   l->n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->ops[i].cbs);
+    l->n = 0;
 }
 
-static void
-record(VkCommandBuffer cb, cmd_op op)
+static void record(VkCommandBuffer cb, cmd_op op)
 {
-   pthread_mutex_lock(&g_lock);
-   cb_log *l = log_of(cb);
-   if (!l) {
-      if (g_nlogs == g_logs_cap) {
-         g_logs_cap = g_logs_cap ? 2 * g_logs_cap : 64;
-         g_logs = xrealloc(g_logs, g_logs_cap * sizeof *g_logs);
-      }
-      l = &g_logs[g_nlogs++];
-      memset(l, 0, sizeof *l);
-      l->cb = cb;
-   }
-   if (l->n == l->cap) {
-      l->cap = l->cap ? 2 * l->cap : 32;
-      l->ops = xrealloc(l->ops, l->cap * sizeof *l->ops);
-   }
-   l->ops[l->n++] = op;
-   pthread_mutex_unlock(&g_lock);
+    pthread_mutex_lock(&g_lock);
+    cb_log *l = log_of(cb);
+    if (!l) {
+        if (g_nlogs == g_logs_cap) {
+            g_logs_cap = g_logs_cap ? 2 * g_logs_cap : 64;
+            g_logs = xrealloc(g_logs, g_logs_cap * sizeof *g_logs);
+        }
+        l = &g_logs[g_nlogs++];
+        memset(l, 0, sizeof *l);
+        l->cb = cb;
+    }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 32;
+        l->ops = xrealloc(l->ops, l->cap * sizeof *l->ops);
+    }
+    l->ops[l->n++] = op;
+    pthread_mutex_unlock(&g_lock);
 }
 
-static const render_pass *
-pass_of(uint64_t handle)
+static const render_pass *pass_of(uint64_t handle)
 {
-   for (size_t i = 0; i < g_npasses; i++) {
-      if (g_passes[i].handle == handle)
-         return &g_passes[i];
-   }
-   return NULL;
+    for (size_t i = 0; i < g_npasses; i++) {
+        if (g_passes[i].handle == handle)
+            return &g_passes[i];
+    }
+    return NULL;
 }
 
-static void
-add_pass(uint64_t handle, uint32_t n, const uint32_t *masks)
+static void add_pass(uint64_t handle, uint32_t n, const uint32_t *masks)
 {
-   pthread_mutex_lock(&g_lock);
-   render_pass *p = (render_pass *)pass_of(handle);
-   if (!p) {
-      if (g_npasses == g_passes_cap) {
-         g_passes_cap = g_passes_cap ? 2 * g_passes_cap : 16;
-         g_passes = xrealloc(g_passes, g_passes_cap * sizeof *g_passes);
-      }
-      p = &g_passes[g_npasses++];
-      memset(p, 0, sizeof *p);
-      p->handle = handle;
-   }
-   p->n = n;
-   p->masks = xrealloc(p->masks, n * sizeof *p->masks);
-   memcpy(p->masks, masks, n * sizeof *masks);
-   pthread_mutex_unlock(&g_lock);
+    pthread_mutex_lock(&g_lock);
+    render_pass *p = (render_pass *)pass_of(handle);
+    if (!p) {
+        if (g_npasses == g_passes_cap) {
+            g_passes_cap = g_passes_cap ? 2 * g_passes_cap : 16;
+            g_passes = xrealloc(g_passes, g_passes_cap * sizeof *g_passes);
+        }
+        p = &g_passes[g_npasses++];
+        memset(p, 0, sizeof *p);
+        p->handle = handle;
+    }
+    p->n = n;
+    p->masks = xrealloc(p->masks, n * sizeof *p->masks);
+    memcpy(p->masks, masks, n * sizeof *masks);
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- the check, at submission -------------------------------------------------------- */
 
 typedef struct written written;
 struct written {
-   uint64_t pool;
-   uint32_t query;
+    uint64_t pool;
+    uint32_t query;
 };
 
 typedef struct walk walk;
 struct walk {
-   bool suspended;
-   bool in_pass, in_rendering;
-   const render_pass *pass;
-   uint32_t subpass, contents;
-   uint32_t rendering_flags, rendering_mask;
-   written *written;
-   size_t nwritten, written_cap;
+    bool suspended;
+    bool in_pass, in_rendering;
+    const render_pass *pass;
+    uint32_t subpass, contents;
+    uint32_t rendering_flags, rendering_mask;
+    written *written;
+    size_t nwritten, written_cap;
 };
 
-static uint32_t
-views_here(const walk *w)
+static uint32_t views_here(const walk *w)
 {
-   uint32_t mask = 0;
-   if (w->in_pass && w->pass && w->subpass < w->pass->n)
-      mask = w->pass->masks[w->subpass];
-   else if (w->in_rendering)
-      mask = w->rendering_mask;
-   return (uint32_t)__builtin_popcount(mask);
+    uint32_t mask = 0;
+    if (w->in_pass && w->pass && w->subpass < w->pass->n)
+        mask = w->pass->masks[w->subpass];
+    else if (w->in_rendering)
+        mask = w->rendering_mask;
+    return (uint32_t)__builtin_popcount(mask);
 }
 
-static void
-write_query(walk *w, uint64_t pool, uint32_t query)
+static void write_query(walk *w, uint64_t pool, uint32_t query)
 {
-   for (size_t i = 0; i < w->nwritten; i++) {
-      if (w->written[i].pool == pool && w->written[i].query == query) {
-         violation("query %u of pool 0x%llx written twice without a reset", query,
-                   (unsigned long long)pool);
-         return;
-      }
-   }
-   if (w->nwritten == w->written_cap) {
-      w->written_cap = w->written_cap ? 2 * w->written_cap : 64;
-      w->written = xrealloc(w->written, w->written_cap * sizeof *w->written);
-   }
-   w->written[w->nwritten++] = (written){pool, query};
+    for (size_t i = 0; i < w->nwritten; i++) {
+        if (w->written[i].pool == pool && w->written[i].query == query) {
+            violation("query %u of pool 0x%llx written twice without a reset", query,
+                      (unsigned long long)pool);
+            return;
+        }
+    }
+    if (w->nwritten == w->written_cap) {
+        w->written_cap = w->written_cap ? 2 * w->written_cap : 64;
+        w->written = xrealloc(w->written, w->written_cap * sizeof *w->written);
+    }
+    w->written[w->nwritten++] = (written){ pool, query };
 }
 
-static void
-reset_queries(walk *w, uint64_t pool, uint32_t first, uint32_t count)
+static void reset_queries(walk *w, uint64_t pool, uint32_t first, uint32_t count)
 {
-   size_t j = 0;
-   for (size_t i = 0; i < w->nwritten; i++) {
-      const written *q = &w->written[i];
-      if (!(q->pool == pool && q->query >= first && q->query - first < count))
-         w->written[j++] = *q;
-   }
-   w->nwritten = j;
+    size_t j = 0;
+    for (size_t i = 0; i < w->nwritten; i++) {
+        const written *q = &w->written[i];
+        if (!(q->pool == pool && q->query >= first && q->query - first < count))
+            w->written[j++] = *q;
+    }
+    w->nwritten = j;
 }
 
-static void
-walk_log(walk *w, VkCommandBuffer cb, int level)
+static void walk_log(walk *w, VkCommandBuffer cb, int level)
 {
-   const cb_log *l = log_of(cb);
-   if (!l || level > 2)
-      return;
-   for (size_t i = 0; i < l->n; i++) {
-      const cmd_op *op = &l->ops[i];
-      switch (op->kind) {
-      case OP_BEGIN_RENDERING:
-         w->suspended = false;
-         w->in_rendering = true;
-         w->rendering_flags = op->a;
-         w->rendering_mask = op->b;
-         break;
-      case OP_END_RENDERING:
-         w->in_rendering = false;
-         if (w->rendering_flags & VK_RENDERING_SUSPENDING_BIT)
-            w->suspended = true;
-         break;
-      case OP_BEGIN_RENDER_PASS:
-         w->in_pass = true;
-         w->pass = pass_of(op->h);
-         w->subpass = 0;
-         w->contents = op->a;
-         break;
-      case OP_NEXT_SUBPASS:
-         w->subpass++;
-         w->contents = op->a;
-         break;
-      case OP_END_RENDER_PASS:
-         w->in_pass = false;
-         break;
-      case OP_TIMESTAMP: {
-         g_count.timestamps++;
-         if (w->suspended)
-            violation("timestamp between a suspended rendering instance and its resumption");
-         if (level == 0 && w->in_pass && w->contents != VK_SUBPASS_CONTENTS_INLINE)
-            violation("timestamp in a subpass whose contents are secondary command buffers");
-         if (level == 0 && w->in_rendering &&
-             (w->rendering_flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT))
-            violation("timestamp in a rendering instance whose contents are secondaries");
-         uint32_t views = views_here(w);
-         if (w->in_pass || w->in_rendering)
-            g_count.inside++;
-         if (views > 1)
-            g_count.multiview++;
-         for (uint32_t v = 0; v < (views ? views : 1); v++)
-            write_query(w, op->h, op->a + v);
-         break;
-      }
-      case OP_RESET:
-         g_count.resets++;
-         if (w->suspended)
-            violation("query reset between a suspended rendering instance and its resumption");
-         if (w->in_pass || w->in_rendering)
-            violation("query reset inside a render pass instance");
-         reset_queries(w, op->h, op->a, op->b);
-         break;
-      case OP_EXECUTE:
-         for (uint32_t c = 0; c < op->a; c++)
-            walk_log(w, op->cbs[c], level + 1);
-         break;
-      }
-   }
+    const cb_log *l = log_of(cb);
+    if (!l || level > 2)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        const cmd_op *op = &l->ops[i];
+        switch (op->kind) {
+        case OP_BEGIN_RENDERING:
+            w->suspended = false;
+            w->in_rendering = true;
+            w->rendering_flags = op->a;
+            w->rendering_mask = op->b;
+            break;
+        case OP_END_RENDERING:
+            w->in_rendering = false;
+            if (w->rendering_flags & VK_RENDERING_SUSPENDING_BIT)
+                w->suspended = true;
+            break;
+        case OP_BEGIN_RENDER_PASS:
+            w->in_pass = true;
+            w->pass = pass_of(op->h);
+            w->subpass = 0;
+            w->contents = op->a;
+            break;
+        case OP_NEXT_SUBPASS:
+            w->subpass++;
+            w->contents = op->a;
+            break;
+        case OP_END_RENDER_PASS:
+            w->in_pass = false;
+            break;
+        case OP_TIMESTAMP: {
+            g_count.timestamps++;
+            if (w->suspended)
+                violation("timestamp between a suspended rendering instance and its resumption");
+            if (level == 0 && w->in_pass && w->contents != VK_SUBPASS_CONTENTS_INLINE)
+                violation("timestamp in a subpass whose contents are secondary command buffers");
+            if (level == 0 && w->in_rendering &&
+                (w->rendering_flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT))
+                violation("timestamp in a rendering instance whose contents are secondaries");
+            uint32_t views = views_here(w);
+            if (w->in_pass || w->in_rendering)
+                g_count.inside++;
+            if (views > 1)
+                g_count.multiview++;
+            for (uint32_t v = 0; v < (views ? views : 1); v++)
+                write_query(w, op->h, op->a + v);
+            break;
+        }
+        case OP_RESET:
+            g_count.resets++;
+            if (w->suspended)
+                violation("query reset between a suspended rendering instance and its resumption");
+            if (w->in_pass || w->in_rendering)
+                violation("query reset inside a render pass instance");
+            reset_queries(w, op->h, op->a, op->b);
+            break;
+        case OP_EXECUTE:
+            for (uint32_t c = 0; c < op->a; c++)
+                walk_log(w, op->cbs[c], level + 1);
+            break;
+        }
+    }
 }
 
-static void
-check_batch(const VkCommandBuffer *cbs, uint32_t n, const VkCommandBufferSubmitInfo *infos)
+static void check_batch(const VkCommandBuffer *cbs, uint32_t n,
+                        const VkCommandBufferSubmitInfo *infos)
 {
-   pthread_mutex_lock(&g_lock);
-   walk w = {0};
-   g_count.batches++;
-   for (uint32_t i = 0; i < n; i++)
-      walk_log(&w, cbs ? cbs[i] : infos[i].commandBuffer, 0);
-   free(w.written);
-   pthread_mutex_unlock(&g_lock);
+    pthread_mutex_lock(&g_lock);
+    walk w = { 0 };
+    g_count.batches++;
+    for (uint32_t i = 0; i < n; i++)
+        walk_log(&w, cbs ? cbs[i] : infos[i].commandBuffer, 0);
+    free(w.written);
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- device hooks ----------------------------------------------------------------------- */
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_CreateRenderPass(VkDevice device, const VkRenderPassCreateInfo *info,
-                    const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_CreateRenderPass(VkDevice device,
+                                                          const VkRenderPassCreateInfo *info,
+                                                          const VkAllocationCallbacks *alloc,
+                                                          VkRenderPass *rp)
 {
-   cc_device *d = device_of(device);
-   VkResult r = d->CreateRenderPass(device, info, alloc, rp);
-   if (r != VK_SUCCESS)
-      return r;
-   uint32_t *masks = calloc(info->subpassCount ? info->subpassCount : 1, sizeof *masks);
-   if (!masks)
-      abort();
-   for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
-      if (s->sType != VK_STRUCTURE_TYPE_RENDER_PASS_MULTIVIEW_CREATE_INFO)
-         continue;
-      const VkRenderPassMultiviewCreateInfo *mv = (const void *)s;
-      for (uint32_t i = 0; i < mv->subpassCount && i < info->subpassCount; i++)
-         masks[i] = mv->pViewMasks[i];
-   }
-   add_pass((uint64_t)*rp, info->subpassCount, masks);
-   free(masks);
-   return r;
+    cc_device *d = device_of(device);
+    VkResult r = d->CreateRenderPass(device, info, alloc, rp);
+    if (r != VK_SUCCESS)
+        return r;
+    uint32_t *masks = calloc(info->subpassCount ? info->subpassCount : 1, sizeof *masks);
+    if (!masks)
+        abort();
+    for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
+        if (s->sType != VK_STRUCTURE_TYPE_RENDER_PASS_MULTIVIEW_CREATE_INFO)
+            continue;
+        const VkRenderPassMultiviewCreateInfo *mv = (const void *)s;
+        for (uint32_t i = 0; i < mv->subpassCount && i < info->subpassCount; i++)
+            masks[i] = mv->pViewMasks[i];
+    }
+    add_pass((uint64_t)*rp, info->subpassCount, masks);
+    free(masks);
+    return r;
 }
 
-static VkResult
-create_pass2(PFN_vkCreateRenderPass2 next, VkDevice device, const VkRenderPassCreateInfo2 *info,
-             const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+static VkResult create_pass2(PFN_vkCreateRenderPass2 next, VkDevice device,
+                             const VkRenderPassCreateInfo2 *info,
+                             const VkAllocationCallbacks *alloc, VkRenderPass *rp)
 {
-   VkResult r = next(device, info, alloc, rp);
-   if (r != VK_SUCCESS)
-      return r;
-   uint32_t *masks = calloc(info->subpassCount ? info->subpassCount : 1, sizeof *masks);
-   if (!masks)
-      abort();
-   for (uint32_t i = 0; i < info->subpassCount; i++)
-      masks[i] = info->pSubpasses[i].viewMask;
-   add_pass((uint64_t)*rp, info->subpassCount, masks);
-   free(masks);
-   return r;
+    VkResult r = next(device, info, alloc, rp);
+    if (r != VK_SUCCESS)
+        return r;
+    uint32_t *masks = calloc(info->subpassCount ? info->subpassCount : 1, sizeof *masks);
+    if (!masks)
+        abort();
+    for (uint32_t i = 0; i < info->subpassCount; i++)
+        masks[i] = info->pSubpasses[i].viewMask;
+    add_pass((uint64_t)*rp, info->subpassCount, masks);
+    free(masks);
+    return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_CreateRenderPass2(VkDevice device, const VkRenderPassCreateInfo2 *info,
-                     const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_CreateRenderPass2(VkDevice device,
+                                                           const VkRenderPassCreateInfo2 *info,
+                                                           const VkAllocationCallbacks *alloc,
+                                                           VkRenderPass *rp)
 {
-   return create_pass2(device_of(device)->CreateRenderPass2, device, info, alloc, rp);
+    return create_pass2(device_of(device)->CreateRenderPass2, device, info, alloc, rp);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_CreateRenderPass2KHR(VkDevice device, const VkRenderPassCreateInfo2 *info,
-                        const VkAllocationCallbacks *alloc, VkRenderPass *rp)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_CreateRenderPass2KHR(VkDevice device,
+                                                              const VkRenderPassCreateInfo2 *info,
+                                                              const VkAllocationCallbacks *alloc,
+                                                              VkRenderPass *rp)
 {
-   return create_pass2(device_of(device)->CreateRenderPass2KHR, device, info, alloc, rp);
+    return create_pass2(device_of(device)->CreateRenderPass2KHR, device, info, alloc, rp);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_BeginCommandBuffer(VkCommandBuffer cb,
+                                                            const VkCommandBufferBeginInfo *info)
 {
-   cc_device *d = device_of(cb);
-   VkResult r = d->BeginCommandBuffer(cb, info);
-   pthread_mutex_lock(&g_lock);
-   cb_log *l = log_of(cb);
-   if (l)
-      clear_log(l); /* an implicit reset, or a handle reused */
-   pthread_mutex_unlock(&g_lock);
-   return r;
+    cc_device *d = device_of(cb);
+    VkResult r = d->BeginCommandBuffer(cb, info);
+    pthread_mutex_lock(&g_lock);
+    cb_log *l = log_of(cb);
+    if (l)
+        clear_log(l); /* an implicit reset, or a handle reused */
+    pthread_mutex_unlock(&g_lock);
+    return r;
 }
 
 #define SUBPASS_CONTENTS(begin) ((begin) ? (uint32_t)(begin)->contents : UINT32_MAX)
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdBeginRenderPass(VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
-                      VkSubpassContents contents)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdBeginRenderPass(VkCommandBuffer cb,
+                                                        const VkRenderPassBeginInfo *info,
+                                                        VkSubpassContents contents)
 {
-   record(cb, (cmd_op){OP_BEGIN_RENDER_PASS, contents, 0, (uint64_t)info->renderPass, NULL});
-   device_of(cb)->CmdBeginRenderPass(cb, info, contents);
+    record(cb, (cmd_op){ OP_BEGIN_RENDER_PASS, contents, 0, (uint64_t)info->renderPass, NULL });
+    device_of(cb)->CmdBeginRenderPass(cb, info, contents);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdBeginRenderPass2(VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
-                       const VkSubpassBeginInfo *begin)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdBeginRenderPass2(VkCommandBuffer cb,
+                                                         const VkRenderPassBeginInfo *info,
+                                                         const VkSubpassBeginInfo *begin)
 {
-   record(cb, (cmd_op){OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
-                          (uint64_t)info->renderPass, NULL});
-   device_of(cb)->CmdBeginRenderPass2(cb, info, begin);
+    record(cb, (cmd_op){ OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
+                         (uint64_t)info->renderPass, NULL });
+    device_of(cb)->CmdBeginRenderPass2(cb, info, begin);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdBeginRenderPass2KHR(VkCommandBuffer cb, const VkRenderPassBeginInfo *info,
-                          const VkSubpassBeginInfo *begin)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdBeginRenderPass2KHR(VkCommandBuffer cb,
+                                                            const VkRenderPassBeginInfo *info,
+                                                            const VkSubpassBeginInfo *begin)
 {
-   record(cb, (cmd_op){OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
-                          (uint64_t)info->renderPass, NULL});
-   device_of(cb)->CmdBeginRenderPass2KHR(cb, info, begin);
+    record(cb, (cmd_op){ OP_BEGIN_RENDER_PASS, SUBPASS_CONTENTS(begin), 0,
+                         (uint64_t)info->renderPass, NULL });
+    device_of(cb)->CmdBeginRenderPass2KHR(cb, info, begin);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdNextSubpass(VkCommandBuffer cb, VkSubpassContents contents)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdNextSubpass(VkCommandBuffer cb, VkSubpassContents contents)
 {
-   record(cb, (cmd_op){OP_NEXT_SUBPASS, contents, 0, 0, NULL});
-   device_of(cb)->CmdNextSubpass(cb, contents);
+    record(cb, (cmd_op){ OP_NEXT_SUBPASS, contents, 0, 0, NULL });
+    device_of(cb)->CmdNextSubpass(cb, contents);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdNextSubpass2(VkCommandBuffer cb, const VkSubpassBeginInfo *begin,
-                   const VkSubpassEndInfo *end)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdNextSubpass2(VkCommandBuffer cb,
+                                                     const VkSubpassBeginInfo *begin,
+                                                     const VkSubpassEndInfo *end)
 {
-   record(cb, (cmd_op){OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL});
-   device_of(cb)->CmdNextSubpass2(cb, begin, end);
+    record(cb, (cmd_op){ OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL });
+    device_of(cb)->CmdNextSubpass2(cb, begin, end);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdNextSubpass2KHR(VkCommandBuffer cb, const VkSubpassBeginInfo *begin,
-                      const VkSubpassEndInfo *end)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdNextSubpass2KHR(VkCommandBuffer cb,
+                                                        const VkSubpassBeginInfo *begin,
+                                                        const VkSubpassEndInfo *end)
 {
-   record(cb, (cmd_op){OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL});
-   device_of(cb)->CmdNextSubpass2KHR(cb, begin, end);
+    record(cb, (cmd_op){ OP_NEXT_SUBPASS, SUBPASS_CONTENTS(begin), 0, 0, NULL });
+    device_of(cb)->CmdNextSubpass2KHR(cb, begin, end);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdEndRenderPass(VkCommandBuffer cb)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdEndRenderPass(VkCommandBuffer cb)
 {
-   record(cb, (cmd_op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
-   device_of(cb)->CmdEndRenderPass(cb);
+    record(cb, (cmd_op){ OP_END_RENDER_PASS, 0, 0, 0, NULL });
+    device_of(cb)->CmdEndRenderPass(cb);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdEndRenderPass2(VkCommandBuffer cb, const VkSubpassEndInfo *end)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdEndRenderPass2(VkCommandBuffer cb,
+                                                       const VkSubpassEndInfo *end)
 {
-   record(cb, (cmd_op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
-   device_of(cb)->CmdEndRenderPass2(cb, end);
+    record(cb, (cmd_op){ OP_END_RENDER_PASS, 0, 0, 0, NULL });
+    device_of(cb)->CmdEndRenderPass2(cb, end);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdEndRenderPass2KHR(VkCommandBuffer cb, const VkSubpassEndInfo *end)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdEndRenderPass2KHR(VkCommandBuffer cb,
+                                                          const VkSubpassEndInfo *end)
 {
-   record(cb, (cmd_op){OP_END_RENDER_PASS, 0, 0, 0, NULL});
-   device_of(cb)->CmdEndRenderPass2KHR(cb, end);
+    record(cb, (cmd_op){ OP_END_RENDER_PASS, 0, 0, 0, NULL });
+    device_of(cb)->CmdEndRenderPass2KHR(cb, end);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdBeginRendering(VkCommandBuffer cb, const VkRenderingInfo *info)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdBeginRendering(VkCommandBuffer cb,
+                                                       const VkRenderingInfo *info)
 {
-   record(cb, (cmd_op){OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL});
-   device_of(cb)->CmdBeginRendering(cb, info);
+    record(cb, (cmd_op){ OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL });
+    device_of(cb)->CmdBeginRendering(cb, info);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdBeginRenderingKHR(VkCommandBuffer cb, const VkRenderingInfo *info)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdBeginRenderingKHR(VkCommandBuffer cb,
+                                                          const VkRenderingInfo *info)
 {
-   record(cb, (cmd_op){OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL});
-   device_of(cb)->CmdBeginRenderingKHR(cb, info);
+    record(cb, (cmd_op){ OP_BEGIN_RENDERING, info->flags, info->viewMask, 0, NULL });
+    device_of(cb)->CmdBeginRenderingKHR(cb, info);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdEndRendering(VkCommandBuffer cb)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdEndRendering(VkCommandBuffer cb)
 {
-   record(cb, (cmd_op){OP_END_RENDERING, 0, 0, 0, NULL});
-   device_of(cb)->CmdEndRendering(cb);
+    record(cb, (cmd_op){ OP_END_RENDERING, 0, 0, 0, NULL });
+    device_of(cb)->CmdEndRendering(cb);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdEndRenderingKHR(VkCommandBuffer cb)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdEndRenderingKHR(VkCommandBuffer cb)
 {
-   record(cb, (cmd_op){OP_END_RENDERING, 0, 0, 0, NULL});
-   device_of(cb)->CmdEndRenderingKHR(cb);
+    record(cb, (cmd_op){ OP_END_RENDERING, 0, 0, 0, NULL });
+    device_of(cb)->CmdEndRenderingKHR(cb);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdWriteTimestamp(VkCommandBuffer cb, VkPipelineStageFlagBits stage, VkQueryPool pool,
-                     uint32_t query)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdWriteTimestamp(VkCommandBuffer cb,
+                                                       VkPipelineStageFlagBits stage,
+                                                       VkQueryPool pool, uint32_t query)
 {
-   record(cb, (cmd_op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
-   device_of(cb)->CmdWriteTimestamp(cb, stage, pool, query);
+    record(cb, (cmd_op){ OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL });
+    device_of(cb)->CmdWriteTimestamp(cb, stage, pool, query);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdWriteTimestamp2(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
-                      uint32_t query)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdWriteTimestamp2(VkCommandBuffer cb,
+                                                        VkPipelineStageFlags2 stage,
+                                                        VkQueryPool pool, uint32_t query)
 {
-   record(cb, (cmd_op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
-   device_of(cb)->CmdWriteTimestamp2(cb, stage, pool, query);
+    record(cb, (cmd_op){ OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL });
+    device_of(cb)->CmdWriteTimestamp2(cb, stage, pool, query);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdWriteTimestamp2KHR(VkCommandBuffer cb, VkPipelineStageFlags2 stage, VkQueryPool pool,
-                         uint32_t query)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdWriteTimestamp2KHR(VkCommandBuffer cb,
+                                                           VkPipelineStageFlags2 stage,
+                                                           VkQueryPool pool, uint32_t query)
 {
-   record(cb, (cmd_op){OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL});
-   device_of(cb)->CmdWriteTimestamp2KHR(cb, stage, pool, query);
+    record(cb, (cmd_op){ OP_TIMESTAMP, query, 0, (uint64_t)pool, NULL });
+    device_of(cb)->CmdWriteTimestamp2KHR(cb, stage, pool, query);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdResetQueryPool(VkCommandBuffer cb, VkQueryPool pool, uint32_t first, uint32_t count)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdResetQueryPool(VkCommandBuffer cb, VkQueryPool pool,
+                                                       uint32_t first, uint32_t count)
 {
-   record(cb, (cmd_op){OP_RESET, first, count, (uint64_t)pool, NULL});
-   device_of(cb)->CmdResetQueryPool(cb, pool, first, count);
+    record(cb, (cmd_op){ OP_RESET, first, count, (uint64_t)pool, NULL });
+    device_of(cb)->CmdResetQueryPool(cb, pool, first, count);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer *buffers)
+static VKAPI_ATTR void VKAPI_CALL cc_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
+                                                        const VkCommandBuffer *buffers)
 {
-   VkCommandBuffer *copy = xrealloc(NULL, count * sizeof *copy);
-   memcpy(copy, buffers, count * sizeof *copy);
-   record(cb, (cmd_op){OP_EXECUTE, count, 0, 0, copy});
-   device_of(cb)->CmdExecuteCommands(cb, count, buffers);
+    VkCommandBuffer *copy = xrealloc(NULL, count * sizeof *copy);
+    memcpy(copy, buffers, count * sizeof *copy);
+    record(cb, (cmd_op){ OP_EXECUTE, count, 0, 0, copy });
+    device_of(cb)->CmdExecuteCommands(cb, count, buffers);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_QueueSubmit(VkQueue queue, uint32_t n, const VkSubmitInfo *submits, VkFence fence)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit(VkQueue queue, uint32_t n,
+                                                     const VkSubmitInfo *submits, VkFence fence)
 {
-   for (uint32_t i = 0; i < n; i++)
-      check_batch(submits[i].pCommandBuffers, submits[i].commandBufferCount, NULL);
-   return device_of(queue)->QueueSubmit(queue, n, submits, fence);
+    for (uint32_t i = 0; i < n; i++)
+        check_batch(submits[i].pCommandBuffers, submits[i].commandBufferCount, NULL);
+    return device_of(queue)->QueueSubmit(queue, n, submits, fence);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_QueueSubmit2(VkQueue queue, uint32_t n, const VkSubmitInfo2 *submits, VkFence fence)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2(VkQueue queue, uint32_t n,
+                                                      const VkSubmitInfo2 *submits, VkFence fence)
 {
-   for (uint32_t i = 0; i < n; i++)
-      check_batch(NULL, submits[i].commandBufferInfoCount, submits[i].pCommandBufferInfos);
-   return device_of(queue)->QueueSubmit2(queue, n, submits, fence);
+    for (uint32_t i = 0; i < n; i++)
+        check_batch(NULL, submits[i].commandBufferInfoCount, submits[i].pCommandBufferInfos);
+    return device_of(queue)->QueueSubmit2(queue, n, submits, fence);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_QueueSubmit2KHR(VkQueue queue, uint32_t n, const VkSubmitInfo2 *submits, VkFence fence)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2KHR(VkQueue queue, uint32_t n,
+                                                         const VkSubmitInfo2 *submits,
+                                                         VkFence fence)
 {
-   for (uint32_t i = 0; i < n; i++)
-      check_batch(NULL, submits[i].commandBufferInfoCount, submits[i].pCommandBufferInfos);
-   return device_of(queue)->QueueSubmit2KHR(queue, n, submits, fence);
+    for (uint32_t i = 0; i < n; i++)
+        check_batch(NULL, submits[i].commandBufferInfoCount, submits[i].pCommandBufferInfos);
+    return device_of(queue)->QueueSubmit2KHR(queue, n, submits, fence);
 }
 
 /* ---- instance and device plumbing ---------------------------------------------------- */
 
-static void
-report(void)
+static void report(void)
 {
-   pthread_mutex_lock(&g_lock);
-   fprintf(stderr,
-           "cmdcheck: batches=%lu timestamps=%lu inside=%lu multiview=%lu resets=%lu "
-           "violations=%lu\n",
-           g_count.batches, g_count.timestamps, g_count.inside, g_count.multiview,
-           g_count.resets, g_count.violations);
-   for (size_t i = 0; i < g_nlogs; i++) {
-      clear_log(&g_logs[i]);
-      free(g_logs[i].ops);
-   }
-   free(g_logs);
-   g_logs = NULL;
-   g_nlogs = g_logs_cap = 0;
-   for (size_t i = 0; i < g_npasses; i++)
-      free(g_passes[i].masks);
-   free(g_passes);
-   g_passes = NULL;
-   g_npasses = g_passes_cap = 0;
-   pthread_mutex_unlock(&g_lock);
+    pthread_mutex_lock(&g_lock);
+    fprintf(stderr,
+            "cmdcheck: batches=%lu timestamps=%lu inside=%lu multiview=%lu resets=%lu "
+            "violations=%lu\n",
+            g_count.batches, g_count.timestamps, g_count.inside, g_count.multiview, g_count.resets,
+            g_count.violations);
+    for (size_t i = 0; i < g_nlogs; i++) {
+        clear_log(&g_logs[i]);
+        free(g_logs[i].ops);
+    }
+    free(g_logs);
+    g_logs = NULL;
+    g_nlogs = g_logs_cap = 0;
+    for (size_t i = 0; i < g_npasses; i++)
+        free(g_passes[i].masks);
+    free(g_passes);
+    g_passes = NULL;
+    g_npasses = g_passes_cap = 0;
+    pthread_mutex_unlock(&g_lock);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_CreateInstance(const VkInstanceCreateInfo *info, const VkAllocationCallbacks *alloc,
-                  VkInstance *out)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_CreateInstance(const VkInstanceCreateInfo *info,
+                                                        const VkAllocationCallbacks *alloc,
+                                                        VkInstance *out)
 {
-   VkLayerInstanceLink *link = tlo_take_instance_link(info);
-   if (!link)
-      return VK_ERROR_INITIALIZATION_FAILED;
-   PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
-   PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(VK_NULL_HANDLE, "vkCreateInstance");
-   if (!create)
-      return VK_ERROR_INITIALIZATION_FAILED;
-   VkResult r = create(info, alloc, out);
-   if (r != VK_SUCCESS)
-      return r;
-   cc_instance *inst = calloc(1, sizeof *inst);
-   if (!inst)
-      abort();
-   inst->key = tlo_dispatch_key(*out);
-   inst->handle = *out;
-   inst->gipa = gipa;
-   inst->DestroyInstance = (PFN_vkDestroyInstance)gipa(*out, "vkDestroyInstance");
-   if (!tlo_publish(&g_instances, inst))
-      abort();
-   return VK_SUCCESS;
+    VkLayerInstanceLink *link = tlo_take_instance_link(info);
+    if (!link)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
+    PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(VK_NULL_HANDLE, "vkCreateInstance");
+    if (!create)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    VkResult r = create(info, alloc, out);
+    if (r != VK_SUCCESS)
+        return r;
+    cc_instance *inst = calloc(1, sizeof *inst);
+    if (!inst)
+        abort();
+    inst->key = tlo_dispatch_key(*out);
+    inst->handle = *out;
+    inst->gipa = gipa;
+    inst->DestroyInstance = (PFN_vkDestroyInstance)gipa(*out, "vkDestroyInstance");
+    if (!tlo_publish(&g_instances, inst))
+        abort();
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc)
+static VKAPI_ATTR void VKAPI_CALL cc_DestroyInstance(VkInstance instance,
+                                                     const VkAllocationCallbacks *alloc)
 {
-   cc_instance *inst = instance_of(instance);
-   if (!inst)
-      return;
-   const bool last = tlo_unpublish(&g_instances, inst) == 0;
-   inst->DestroyInstance(instance, alloc);
-   free(inst);
-   if (last)
-      report();
+    cc_instance *inst = instance_of(instance);
+    if (!inst)
+        return;
+    const bool last = tlo_unpublish(&g_instances, inst) == 0;
+    inst->DestroyInstance(instance, alloc);
+    free(inst);
+    if (last)
+        report();
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-cc_CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
-                const VkAllocationCallbacks *alloc, VkDevice *out)
+static VKAPI_ATTR VkResult VKAPI_CALL cc_CreateDevice(VkPhysicalDevice pd,
+                                                      const VkDeviceCreateInfo *info,
+                                                      const VkAllocationCallbacks *alloc,
+                                                      VkDevice *out)
 {
-   cc_instance *inst = instance_of(pd);
-   VkLayerDeviceLink *link = inst ? tlo_take_device_link(info) : NULL;
-   if (!link)
-      return VK_ERROR_INITIALIZATION_FAILED;
-   PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
-   PFN_vkGetDeviceProcAddr gdpa = link->pfnNextGetDeviceProcAddr;
-   PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->handle, "vkCreateDevice");
-   if (!create)
-      return VK_ERROR_INITIALIZATION_FAILED;
-   VkResult r = create(pd, info, alloc, out);
-   if (r != VK_SUCCESS)
-      return r;
-   cc_device *d = calloc(1, sizeof *d);
-   if (!d)
-      abort();
-   d->key = tlo_dispatch_key(*out);
-   d->handle = *out;
-   d->gdpa = gdpa;
+    cc_instance *inst = instance_of(pd);
+    VkLayerDeviceLink *link = inst ? tlo_take_device_link(info) : NULL;
+    if (!link)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
+    PFN_vkGetDeviceProcAddr gdpa = link->pfnNextGetDeviceProcAddr;
+    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->handle, "vkCreateDevice");
+    if (!create)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    VkResult r = create(pd, info, alloc, out);
+    if (r != VK_SUCCESS)
+        return r;
+    cc_device *d = calloc(1, sizeof *d);
+    if (!d)
+        abort();
+    d->key = tlo_dispatch_key(*out);
+    d->handle = *out;
+    d->gdpa = gdpa;
 #define CC_GET(name) d->name = (PFN_vk##name)gdpa(*out, "vk" #name);
-   CC_DEVICE_FUNCS(CC_GET)
+    CC_DEVICE_FUNCS(CC_GET)
 #undef CC_GET
-   if (!tlo_publish(&g_devices, d))
-      abort();
-   return VK_SUCCESS;
+    if (!tlo_publish(&g_devices, d))
+        abort();
+    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-cc_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
+static VKAPI_ATTR void VKAPI_CALL cc_DestroyDevice(VkDevice device,
+                                                   const VkAllocationCallbacks *alloc)
 {
-   if (!device)
-      return;
-   cc_device *d = device_of(device);
-   if (!d)
-      return;
-   tlo_unpublish(&g_devices, d);
-   d->DestroyDevice(device, alloc);
-   free(d);
+    if (!device)
+        return;
+    cc_device *d = device_of(device);
+    if (!d)
+        return;
+    tlo_unpublish(&g_devices, d);
+    d->DestroyDevice(device, alloc);
+    free(d);
 }
 
 /* ---- lookup ------------------------------------------------------------------------------ */
 
 static const struct {
-   const char *name;
-   PFN_vkVoidFunction fn;
+    const char *name;
+    PFN_vkVoidFunction fn;
 } device_hooks[] = {
-#define CC_ENTRY(name) {"vk" #name, (PFN_vkVoidFunction)cc_##name},
-   CC_HOOKS(CC_ENTRY)
+#define CC_ENTRY(name) { "vk" #name, (PFN_vkVoidFunction)cc_##name },
+    CC_HOOKS(CC_ENTRY)
 #undef CC_ENTRY
 };
 
-static PFN_vkVoidFunction
-device_hook(const char *name)
+static PFN_vkVoidFunction device_hook(const char *name)
 {
-   for (size_t i = 0; i < sizeof device_hooks / sizeof device_hooks[0]; i++) {
-      if (strcmp(device_hooks[i].name, name) == 0)
-         return device_hooks[i].fn;
-   }
-   return NULL;
+    for (size_t i = 0; i < sizeof device_hooks / sizeof device_hooks[0]; i++) {
+        if (strcmp(device_hooks[i].name, name) == 0)
+            return device_hooks[i].fn;
+    }
+    return NULL;
 }
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL cc_GetDeviceProcAddr(VkDevice device,
-                                                                    const char *name);
+                                                                     const char *name);
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-cc_GetInstanceProcAddr(VkInstance instance, const char *name)
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL cc_GetInstanceProcAddr(VkInstance instance,
+                                                                       const char *name)
 {
-   if (strcmp(name, "vkGetInstanceProcAddr") == 0)
-      return (PFN_vkVoidFunction)cc_GetInstanceProcAddr;
-   if (strcmp(name, "vkCreateInstance") == 0)
-      return (PFN_vkVoidFunction)cc_CreateInstance;
-   if (strcmp(name, "vkDestroyInstance") == 0)
-      return (PFN_vkVoidFunction)cc_DestroyInstance;
-   if (strcmp(name, "vkCreateDevice") == 0)
-      return (PFN_vkVoidFunction)cc_CreateDevice;
-   if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-      return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
-   if (strcmp(name, "vkDestroyDevice") == 0)
-      return (PFN_vkVoidFunction)cc_DestroyDevice;
-   cc_instance *inst = instance ? instance_of(instance) : NULL;
-   if (!inst)
-      return NULL;
-   PFN_vkVoidFunction next = inst->gipa(instance, name);
-   PFN_vkVoidFunction hook = next ? device_hook(name) : NULL;
-   return hook ? hook : next;
+    if (strcmp(name, "vkGetInstanceProcAddr") == 0)
+        return (PFN_vkVoidFunction)cc_GetInstanceProcAddr;
+    if (strcmp(name, "vkCreateInstance") == 0)
+        return (PFN_vkVoidFunction)cc_CreateInstance;
+    if (strcmp(name, "vkDestroyInstance") == 0)
+        return (PFN_vkVoidFunction)cc_DestroyInstance;
+    if (strcmp(name, "vkCreateDevice") == 0)
+        return (PFN_vkVoidFunction)cc_CreateDevice;
+    if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+        return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
+    if (strcmp(name, "vkDestroyDevice") == 0)
+        return (PFN_vkVoidFunction)cc_DestroyDevice;
+    cc_instance *inst = instance ? instance_of(instance) : NULL;
+    if (!inst)
+        return NULL;
+    PFN_vkVoidFunction next = inst->gipa(instance, name);
+    PFN_vkVoidFunction hook = next ? device_hook(name) : NULL;
+    return hook ? hook : next;
 }
 
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
-cc_GetDeviceProcAddr(VkDevice device, const char *name)
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL cc_GetDeviceProcAddr(VkDevice device,
+                                                                     const char *name)
 {
-   if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-      return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
-   if (strcmp(name, "vkDestroyDevice") == 0)
-      return (PFN_vkVoidFunction)cc_DestroyDevice;
-   cc_device *d = device ? device_of(device) : NULL;
-   if (!d)
-      return NULL;
-   PFN_vkVoidFunction next = d->gdpa(device, name);
-   PFN_vkVoidFunction hook = next ? device_hook(name) : NULL;
-   return hook ? hook : next;
+    if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+        return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
+    if (strcmp(name, "vkDestroyDevice") == 0)
+        return (PFN_vkVoidFunction)cc_DestroyDevice;
+    cc_device *d = device ? device_of(device) : NULL;
+    if (!d)
+        return NULL;
+    PFN_vkVoidFunction next = d->gdpa(device, name);
+    PFN_vkVoidFunction hook = next ? device_hook(name) : NULL;
+    return hook ? hook : next;
 }
 
 VK_LAYER_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
 vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
 {
-   if (!v || v->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT || v->loaderLayerInterfaceVersion < 2)
-      return VK_ERROR_INITIALIZATION_FAILED;
-   v->loaderLayerInterfaceVersion = 2;
-   v->pfnGetInstanceProcAddr = cc_GetInstanceProcAddr;
-   v->pfnGetDeviceProcAddr = cc_GetDeviceProcAddr;
-   v->pfnGetPhysicalDeviceProcAddr = NULL;
-   return VK_SUCCESS;
+    if (!v || v->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT || v->loaderLayerInterfaceVersion < 2)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    v->loaderLayerInterfaceVersion = 2;
+    v->pfnGetInstanceProcAddr = cc_GetInstanceProcAddr;
+    v->pfnGetDeviceProcAddr = cc_GetDeviceProcAddr;
+    v->pfnGetPhysicalDeviceProcAddr = NULL;
+    return VK_SUCCESS;
 }

@@ -25,16 +25,21 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-typedef enum ev_kind { EV_FIELD, EV_ENTER, EV_EXIT, EV_ERROR } ev_kind;
+typedef enum ev_kind {
+    EV_FIELD,
+    EV_ENTER,
+    EV_EXIT,
+    EV_ERROR
+} ev_kind;
 
 typedef struct event {
     uint8_t kind;
     uint8_t wire_type;
     uint32_t id;
     uint32_t depth;
-    uint64_t value;       /* VARINT/FIXED: value; LEN (not entered): length */
-    const uint8_t *data;  /* LEN (not entered) */
-    pb_error err;         /* EV_ERROR */
+    uint64_t value;      /* VARINT/FIXED: value; LEN (not entered): length */
+    const uint8_t *data; /* LEN (not entered) */
+    pb_error err;        /* EV_ERROR */
 } event;
 
 typedef struct ev_list {
@@ -93,17 +98,21 @@ static void walk(pb_reader *r, ev_list *out)
                 pb_reader child;
                 if (!pb_reader_enter(r, &f, &child))
                     abort();
-                push(out, (event){.kind = EV_ENTER, .id = f.id, .depth = r->depth});
+                push(out, (event){ .kind = EV_ENTER, .id = f.id, .depth = r->depth });
                 walk(&child, out);
-                push(out, (event){.kind = EV_EXIT, .depth = r->depth});
+                push(out, (event){ .kind = EV_EXIT, .depth = r->depth });
                 continue;
             }
         }
-        push(out, (event){.kind = EV_FIELD, .wire_type = f.wire_type, .id = f.id,
-                          .depth = r->depth, .value = f.value, .data = f.data});
+        push(out, (event){ .kind = EV_FIELD,
+                           .wire_type = f.wire_type,
+                           .id = f.id,
+                           .depth = r->depth,
+                           .value = f.value,
+                           .data = f.data });
     }
     if (r->err != PB_OK)
-        push(out, (event){.kind = EV_ERROR, .depth = r->depth, .err = r->err});
+        push(out, (event){ .kind = EV_ERROR, .depth = r->depth, .err = r->err });
 }
 
 /* Re-encodes events [*i, ...) into `m` until the matching EV_EXIT. */
@@ -163,7 +172,7 @@ static bool same_event(const event *a, const event *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ev_list first = {0}, second = {0};
+    ev_list first = { 0 }, second = { 0 };
     pb_reader r;
     pb_reader_init(&r, data, size);
     walk(&r, &first);
@@ -171,7 +180,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
 
     /* Slices of 16..79 bytes, or one big one, depending on the input. */
-    size_t slice = size ? (data[0] & 0x40 ? (size_t)1 << 16 : 16 + (size_t)(data[size - 1] & 63)) : 64;
+    size_t slice =
+        size ? (data[0] & 0x40 ? (size_t)1 << 16 : 16 + (size_t)(data[size - 1] & 63)) : 64;
     pb_heap_buffer h;
     pb_heap_init(&h, slice);
     pb_msg root;

@@ -38,10 +38,10 @@ static void seed_nested(pb_msg *m)
 
 static void seed_packed(pb_msg *m)
 {
-    pb_msg_append_packed_varint_u64(m, 1, (const uint64_t[]){1, 300, UINT64_MAX}, 3);
-    pb_msg_append_packed_sint32(m, 2, (const int32_t[]){-1, 64}, 2);
-    pb_msg_append_packed_fixed32(m, 3, (const uint32_t[]){1, 2}, 2);
-    pb_msg_append_packed_fixed64(m, 4, (const uint64_t[]){5}, 1);
+    pb_msg_append_packed_varint_u64(m, 1, (const uint64_t[]){ 1, 300, UINT64_MAX }, 3);
+    pb_msg_append_packed_sint32(m, 2, (const int32_t[]){ -1, 64 }, 2);
+    pb_msg_append_packed_fixed32(m, 3, (const uint32_t[]){ 1, 2 }, 2);
+    pb_msg_append_packed_fixed64(m, 4, (const uint64_t[]){ 5 }, 1);
 }
 
 static void seed_long_tags(pb_msg *m)
@@ -95,9 +95,9 @@ static const struct {
     const char *name;
     void (*fill)(pb_msg *m);
 } seeds[] = {
-    {"scalars", seed_scalars}, {"nested", seed_nested}, {"packed", seed_packed},
-    {"long_tags", seed_long_tags}, {"empty", seed_empty}, {"deep", seed_deep},
-    {"packets", seed_packets},
+    { "scalars", seed_scalars },     { "nested", seed_nested }, { "packed", seed_packed },
+    { "long_tags", seed_long_tags }, { "empty", seed_empty },   { "deep", seed_deep },
+    { "packets", seed_packets },
 };
 
 int main(int argc, char **argv)

@@ -97,17 +97,22 @@ typedef struct gen_ctx {
 static uint32_t gen_field_id(pbt_rng *r)
 {
     switch (pbt_rng_below(r, 10)) {
-    case 0: case 1: case 2: case 3: /* 1-byte tag */
+    case 0:
+    case 1:
+    case 2:
+    case 3: /* 1-byte tag */
         return (uint32_t)pbt_rng_range(r, 1, 15);
-    case 4: case 5: /* 2-byte tag */
+    case 4:
+    case 5: /* 2-byte tag */
         return (uint32_t)pbt_rng_range(r, 16, 2047);
     case 6: /* 3- and 4-byte tags */
         return (uint32_t)pbt_rng_range(r, 2048, (1u << 25) - 1);
     case 7: /* 5-byte tags */
         return (uint32_t)pbt_rng_range(r, 1u << 25, PB_MAX_FIELD_ID);
     case 8: { /* boundaries */
-        static const uint32_t edge[] = {1, 15, 16, 2047, 2048, 262143, 262144,
-                                        (1u << 25) - 1, 1u << 25, PB_MAX_FIELD_ID};
+        static const uint32_t edge[] = {
+            1, 15, 16, 2047, 2048, 262143, 262144, (1u << 25) - 1, 1u << 25, PB_MAX_FIELD_ID
+        };
         return edge[pbt_rng_below(r, sizeof edge / sizeof edge[0])];
     }
     default:
@@ -118,10 +123,21 @@ static uint32_t gen_field_id(pbt_rng *r)
 static uint64_t gen_varint_value(pbt_rng *r)
 {
     if (pbt_rng_below(r, 8) == 0) {
-        static const uint64_t edge[] = {0, 1, 127, 128, 300, 16383, 16384, 1ull << 32,
-                                        (1ull << 56) - 1, 1ull << 56, (1ull << 63) - 1,
-                                        1ull << 63, UINT64_MAX,
-                                        (uint64_t)(int64_t)-1, (uint64_t)(int64_t)INT32_MIN};
+        static const uint64_t edge[] = { 0,
+                                         1,
+                                         127,
+                                         128,
+                                         300,
+                                         16383,
+                                         16384,
+                                         1ull << 32,
+                                         (1ull << 56) - 1,
+                                         1ull << 56,
+                                         (1ull << 63) - 1,
+                                         1ull << 63,
+                                         UINT64_MAX,
+                                         (uint64_t)(int64_t)-1,
+                                         (uint64_t)(int64_t)INT32_MIN };
         return edge[pbt_rng_below(r, sizeof edge / sizeof edge[0])];
     }
     return pbt_rng_bits(r);
@@ -134,7 +150,9 @@ static size_t gen_len(gen_ctx *g, size_t max)
         return 0;
     case 1:
         return pbt_rng_range(g->r, 0, max);
-    case 2: case 3: case 4: {
+    case 2:
+    case 3:
+    case 4: {
         size_t n = (size_t)pbt_rng_range(g->r, 100, 300);
         return n < max ? n : max;
     }
@@ -291,7 +309,7 @@ static pbt_msg *gen_msg(gen_ctx *g, unsigned depth)
 
 pbt_msg *pbt_gen(pbt_arena *a, pbt_rng *r, const pbt_gen_opts *o)
 {
-    gen_ctx g = {a, r, o, 0};
+    gen_ctx g = { a, r, o, 0 };
     return gen_msg(&g, 0);
 }
 
@@ -518,7 +536,7 @@ static void check_sizes(write_ctx *w, pb_msg **pool, const pbt_msg *t)
 
 unsigned pbt_write(pb_stream *s, const pbt_msg *m, pb_msg *pool)
 {
-    write_ctx w = {pool, 0};
+    write_ctx w = { pool, 0 };
     pb_msg root;
     uint64_t before = pb_stream_bytes_written(s);
     pb_msg_init_root(&root, s);
@@ -577,8 +595,8 @@ static bool check_packed(check_ctx *c, const pb_field *pf, const pbt_field *f)
         if (!ok)
             return fail(c, "packed element %zu missing (%s)", i, pb_error_str(it.err));
         if (got != f->packed_wire[i])
-            return fail(c, "packed element %zu: got %#llx want %#llx", i,
-                        (unsigned long long)got, (unsigned long long)f->packed_wire[i]);
+            return fail(c, "packed element %zu: got %#llx want %#llx", i, (unsigned long long)got,
+                        (unsigned long long)f->packed_wire[i]);
     }
     uint64_t extra;
     if (pb_packed_next_varint(&it, &extra) || it.err != PB_OK)
@@ -600,10 +618,19 @@ static bool check_msg(check_ctx *c, pb_reader *r, const pbt_msg *t)
             return fail(c, "id %u", pf.id);
         unsigned want_wt;
         switch (f->kind) {
-        case PBT_VARINT: case PBT_RAW: want_wt = PB_WIRE_VARINT; break;
-        case PBT_FIXED32: want_wt = PB_WIRE_FIXED32; break;
-        case PBT_FIXED64: want_wt = PB_WIRE_FIXED64; break;
-        default: want_wt = PB_WIRE_LEN; break;
+        case PBT_VARINT:
+        case PBT_RAW:
+            want_wt = PB_WIRE_VARINT;
+            break;
+        case PBT_FIXED32:
+            want_wt = PB_WIRE_FIXED32;
+            break;
+        case PBT_FIXED64:
+            want_wt = PB_WIRE_FIXED64;
+            break;
+        default:
+            want_wt = PB_WIRE_LEN;
+            break;
         }
         if (pf.wire_type != want_wt)
             return fail(c, "wire type %u, want %u", pf.wire_type, want_wt);
@@ -648,7 +675,7 @@ static bool check_msg(check_ctx *c, pb_reader *r, const pbt_msg *t)
 
 bool pbt_check(const uint8_t *data, size_t len, const pbt_msg *m, char *why, size_t why_len)
 {
-    check_ctx c = {why, why_len, {0}};
+    check_ctx c = { why, why_len, { 0 } };
     if (why && why_len)
         why[0] = '\0';
     pb_reader r;

@@ -53,14 +53,14 @@ void pbt_arena_free(pbt_arena *a);
 /* ---- message-tree model ---------------------------------------------------- */
 
 typedef enum pbt_kind {
-    PBT_VARINT,     /* pb_msg_append_varint(value) */
-    PBT_FIXED32,    /* pb_msg_append_fixed32(value) */
-    PBT_FIXED64,    /* pb_msg_append_fixed64(value) */
-    PBT_BYTES,      /* pb_msg_append_bytes(data, len) */
-    PBT_STRING,     /* pb_msg_append_string(data), no NUL inside */
-    PBT_RAW,        /* pb_msg_append_raw() of a pre-encoded varint field */
-    PBT_NESTED,     /* pb_msg_begin_nested() ... child ... [pb_msg_end()] */
-    PBT_PACKED,     /* pb_msg_append_packed_*(), see pbt_packed_kind */
+    PBT_VARINT,  /* pb_msg_append_varint(value) */
+    PBT_FIXED32, /* pb_msg_append_fixed32(value) */
+    PBT_FIXED64, /* pb_msg_append_fixed64(value) */
+    PBT_BYTES,   /* pb_msg_append_bytes(data, len) */
+    PBT_STRING,  /* pb_msg_append_string(data), no NUL inside */
+    PBT_RAW,     /* pb_msg_append_raw() of a pre-encoded varint field */
+    PBT_NESTED,  /* pb_msg_begin_nested() ... child ... [pb_msg_end()] */
+    PBT_PACKED,  /* pb_msg_append_packed_*(), see pbt_packed_kind */
     PBT_KIND_COUNT
 } pbt_kind;
 
@@ -106,12 +106,12 @@ struct pbt_msg {
 };
 
 typedef struct pbt_gen_opts {
-    unsigned max_depth;       /* nesting levels below the root */
-    unsigned max_fields;      /* per message */
-    unsigned max_total;       /* fields in the whole tree (a soft cap) */
-    size_t max_bytes_len;     /* longest BYTES/STRING payload */
-    size_t max_packed;        /* longest packed array */
-    unsigned nested_pct;      /* chance (%) of a nested field; 0: as any kind */
+    unsigned max_depth;   /* nesting levels below the root */
+    unsigned max_fields;  /* per message */
+    unsigned max_total;   /* fields in the whole tree (a soft cap) */
+    size_t max_bytes_len; /* longest BYTES/STRING payload */
+    size_t max_packed;    /* longest packed array */
+    unsigned nested_pct;  /* chance (%) of a nested field; 0: as any kind */
 } pbt_gen_opts;
 
 /* A random tree under the given limits; every kind and field-number range

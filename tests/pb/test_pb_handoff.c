@@ -96,7 +96,7 @@ static void hand_off_current(handoff *h, const uint8_t *write_ptr)
     h->log_len += used;
     memset(h->cur, POISON, h->cur_size);
     h->old = grow(h->old, &h->cap_old, h->n_old + 1, sizeof *h->old);
-    h->old[h->n_old++] = (old_buffer){h->cur, h->cur_size};
+    h->old[h->n_old++] = (old_buffer){ h->cur, h->cur_size };
     h->cur = NULL;
     h->handoffs++;
 }
@@ -118,7 +118,7 @@ static pb_span handoff_new_buffer(void *ctx, pb_stream *s)
     h->cur = malloc(n); /* exact size: ASan catches any overrun */
     assert_non_null(h->cur);
     h->cur_size = n;
-    return (pb_span){h->cur, h->cur + n};
+    return (pb_span){ h->cur, h->cur + n };
 }
 
 static uint8_t *handoff_annotate_patch(void *ctx, uint8_t *size_field)
@@ -127,7 +127,7 @@ static uint8_t *handoff_annotate_patch(void *ctx, uint8_t *size_field)
     /* The whole field lies in the current buffer and is still unwritten. */
     assert_non_null(h->cur);
     assert_true(size_field >= h->cur && size_field + PB_SIZE_FIELD_BYTES <= h->cur + h->cur_size);
-    static const uint8_t zero[PB_SIZE_FIELD_BYTES] = {0};
+    static const uint8_t zero[PB_SIZE_FIELD_BYTES] = { 0 };
     assert_memory_equal(size_field, zero, PB_SIZE_FIELD_BYTES);
     patch *p = calloc(1, sizeof *p);
     assert_non_null(p);
@@ -191,12 +191,15 @@ static void test_random_trees(void **state)
     (void)state;
     pbt_rng r;
     pbt_rng_seed(&r, 0xbadc0de);
-    const pbt_gen_opts opts = {.max_depth = 8, .max_fields = 6, .max_total = 120,
-                               .max_bytes_len = 400, .max_packed = 30,
-                               .nested_pct = 35};
+    const pbt_gen_opts opts = { .max_depth = 8,
+                                .max_fields = 6,
+                                .max_total = 120,
+                                .max_bytes_len = 400,
+                                .max_packed = 30,
+                                .nested_pct = 35 };
     size_t total_patches = 0;
     for (int t = 0; t < 300; t++) {
-        pbt_arena a = {0};
+        pbt_arena a = { 0 };
         pbt_msg *m = pbt_gen(&a, &r, &opts);
         size_t ref_len = pbt_ref_size(m);
         uint8_t *ref = pbt_alloc(&a, ref_len + 1);
@@ -260,10 +263,10 @@ static void test_slot_zero_until_finalized(void **state)
     const uint8_t *got = handoff_finish(&h, &len);
     assert_int_equal(len, 5 + 5 + 440 + 2);
     /* field 1 { field 2 { 40 x (field 1: UINT64_MAX) }, field 3: 1 } */
-    static const uint8_t head[] = {0x0a, 0xbf, 0x83, 0x80, 0x00,  /* 447 */
-                                   0x12, 0xb8, 0x83, 0x80, 0x00}; /* 440 */
+    static const uint8_t head[] = { 0x0a, 0xbf, 0x83, 0x80, 0x00,   /* 447 */
+                                    0x12, 0xb8, 0x83, 0x80, 0x00 }; /* 440 */
     assert_memory_equal(got, head, sizeof head);
-    assert_memory_equal(got + len - 2, ((const uint8_t[]){0x18, 0x01}), 2);
+    assert_memory_equal(got + len - 2, ((const uint8_t[]){ 0x18, 0x01 }), 2);
     handoff_free(&h);
 }
 
@@ -284,7 +287,7 @@ static void test_no_patch_when_in_place(void **state)
     assert_int_equal(h.n_patches, 0);
     size_t len;
     const uint8_t *got = handoff_finish(&h, &len);
-    static const uint8_t want[] = {0x08, 0x01, 0x12, 0x82, 0x80, 0x80, 0x00, 0x08, 0x05};
+    static const uint8_t want[] = { 0x08, 0x01, 0x12, 0x82, 0x80, 0x80, 0x00, 0x08, 0x05 };
     assert_int_equal(len, sizeof want);
     assert_memory_equal(got, want, sizeof want);
     handoff_free(&h);

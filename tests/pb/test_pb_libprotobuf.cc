@@ -39,12 +39,19 @@ using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
 using google::protobuf::io::StringOutputStream;
 
-namespace {
+namespace
+{
 
-bool IsFixed32(uint8_t k) { return k == PBT_PACKED_F32; }
-bool IsFixed64(uint8_t k) { return k == PBT_PACKED_F64; }
+bool IsFixed32(uint8_t k)
+{
+    return k == PBT_PACKED_F32;
+}
+bool IsFixed64(uint8_t k)
+{
+    return k == PBT_PACKED_F64;
+}
 
-bool ComparePacked(const std::string& payload, const pbt_field& f, std::string* why)
+bool ComparePacked(const std::string &payload, const pbt_field &f, std::string *why)
 {
     ArrayInputStream in(payload.data(), static_cast<int>(payload.size()));
     CodedInputStream cis(&in);
@@ -72,7 +79,7 @@ bool ComparePacked(const std::string& payload, const pbt_field& f, std::string* 
     return true;
 }
 
-bool Compare(const UnknownFieldSet& u, const pbt_msg& m, std::string* why)
+bool Compare(const UnknownFieldSet &u, const pbt_msg &m, std::string *why)
 {
     if (static_cast<size_t>(u.field_count()) != m.n) {
         *why = "libprotobuf sees " + std::to_string(u.field_count()) + " fields, model has " +
@@ -80,8 +87,8 @@ bool Compare(const UnknownFieldSet& u, const pbt_msg& m, std::string* why)
         return false;
     }
     for (size_t i = 0; i < m.n; i++) {
-        const UnknownField& uf = u.field(static_cast<int>(i));
-        const pbt_field& f = m.fields[i];
+        const UnknownField &uf = u.field(static_cast<int>(i));
+        const pbt_field &f = m.fields[i];
         std::string where = "field #" + std::to_string(i) + " (id " + std::to_string(f.id) + ")";
         if (uf.number() != static_cast<int>(f.id)) {
             *why = where + ": number " + std::to_string(uf.number());
@@ -101,9 +108,9 @@ bool Compare(const UnknownFieldSet& u, const pbt_msg& m, std::string* why)
             break;
         case PBT_BYTES:
         case PBT_STRING:
-            ok = uf.type() == UnknownField::TYPE_LENGTH_DELIMITED &&
-                 uf.length_delimited() ==
-                     std::string(reinterpret_cast<const char*>(f.data), f.len);
+            ok =
+                uf.type() == UnknownField::TYPE_LENGTH_DELIMITED &&
+                uf.length_delimited() == std::string(reinterpret_cast<const char *>(f.data), f.len);
             break;
         case PBT_NESTED: {
             if (uf.type() != UnknownField::TYPE_LENGTH_DELIMITED) {
@@ -138,10 +145,10 @@ bool Compare(const UnknownFieldSet& u, const pbt_msg& m, std::string* why)
     return true;
 }
 
-void Build(UnknownFieldSet* u, const pbt_msg& m)
+void Build(UnknownFieldSet *u, const pbt_msg &m)
 {
     for (size_t i = 0; i < m.n; i++) {
-        const pbt_field& f = m.fields[i];
+        const pbt_field &f = m.fields[i];
         int id = static_cast<int>(f.id);
         switch (f.kind) {
         case PBT_VARINT:
@@ -156,7 +163,7 @@ void Build(UnknownFieldSet* u, const pbt_msg& m)
             break;
         case PBT_BYTES:
         case PBT_STRING:
-            u->AddLengthDelimited(id, std::string(reinterpret_cast<const char*>(f.data), f.len));
+            u->AddLengthDelimited(id, std::string(reinterpret_cast<const char *>(f.data), f.len));
             break;
         case PBT_NESTED: {
             UnknownFieldSet child;
@@ -199,22 +206,23 @@ pbt_gen_opts Opts()
     return o;
 }
 
-void TestOursToLibprotobuf(void** state)
+void TestOursToLibprotobuf(void **state)
 {
     (void)state;
     pbt_rng r;
     pbt_rng_seed(&r, 0x11b9b0f);
     const pbt_gen_opts opts = Opts();
-    static const size_t kSlices[] = {PB_MIN_BUFFER_BYTES, 29, 4096};
+    static const size_t kSlices[] = { PB_MIN_BUFFER_BYTES, 29, 4096 };
     for (int t = 0; t < 1000; t++) {
-        pbt_arena a = {nullptr};
-        pbt_msg* m = pbt_gen(&a, &r, &opts);
+        pbt_arena a = { nullptr };
+        pbt_msg *m = pbt_gen(&a, &r, &opts);
         pb_heap_buffer h;
         pb_heap_init(&h, kSlices[t % 3]);
-        pb_msg* pool = static_cast<pb_msg*>(pbt_alloc(&a, (pbt_count_nested(m) + 1) * sizeof(pb_msg)));
+        pb_msg *pool =
+            static_cast<pb_msg *>(pbt_alloc(&a, (pbt_count_nested(m) + 1) * sizeof(pb_msg)));
         assert_int_equal(pbt_write(pb_heap_stream(&h), m, pool), 0);
         size_t len = 0;
-        uint8_t* bytes = pb_heap_dup(&h, &len);
+        uint8_t *bytes = pb_heap_dup(&h, &len);
         assert_non_null(bytes);
         UnknownFieldSet u;
         if (!u.ParseFromArray(bytes, static_cast<int>(len)))
@@ -228,20 +236,20 @@ void TestOursToLibprotobuf(void** state)
     }
 }
 
-void TestLibprotobufToOurs(void** state)
+void TestLibprotobufToOurs(void **state)
 {
     (void)state;
     pbt_rng r;
     pbt_rng_seed(&r, 0x2b9b0f);
     const pbt_gen_opts opts = Opts();
     for (int t = 0; t < 1000; t++) {
-        pbt_arena a = {nullptr};
-        pbt_msg* m = pbt_gen(&a, &r, &opts);
+        pbt_arena a = { nullptr };
+        pbt_msg *m = pbt_gen(&a, &r, &opts);
         UnknownFieldSet u;
         Build(&u, *m);
         std::string s;
         assert_true(u.SerializeToString(&s));
-        uint8_t* exact = pbt_exact_copy(s.data(), s.size());
+        uint8_t *exact = pbt_exact_copy(s.data(), s.size());
         char why[256];
         if (!pbt_check(exact, s.size(), m, why, sizeof why))
             fail_msg("tree %d: %s", t, why);
@@ -255,7 +263,7 @@ void TestLibprotobufToOurs(void** state)
     }
 }
 
-}  // namespace
+} // namespace
 
 int main()
 {

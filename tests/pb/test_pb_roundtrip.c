@@ -78,12 +78,15 @@ static void test_random_roundtrip(void **state)
     (void)state;
     pbt_rng r;
     pbt_rng_seed(&r, 20240601);
-    const pbt_gen_opts opts = {.max_depth = 8, .max_fields = 8, .max_total = 150,
-                               .max_bytes_len = 4096, .max_packed = 60,
-                               .nested_pct = 20};
-    coverage cov = {0};
+    const pbt_gen_opts opts = { .max_depth = 8,
+                                .max_fields = 8,
+                                .max_total = 150,
+                                .max_bytes_len = 4096,
+                                .max_packed = 60,
+                                .nested_pct = 20 };
+    coverage cov = { 0 };
     for (int t = 0; t < 2500; t++) {
-        pbt_arena a = {0};
+        pbt_arena a = { 0 };
         pbt_msg *m = pbt_gen(&a, &r, &opts);
         survey(&cov, m, 0);
         roundtrip(m, 1u << 16, &a, t);
@@ -106,11 +109,12 @@ static void test_random_roundtrip_tiny_slices(void **state)
     (void)state;
     pbt_rng r;
     pbt_rng_seed(&r, 99);
-    const pbt_gen_opts opts = {.max_depth = 8, .max_fields = 6, .max_total = 100,
-                               .max_bytes_len = 1000, .max_packed = 40};
-    static const size_t slices[] = {PB_MIN_BUFFER_BYTES, 17, 24, 31};
+    const pbt_gen_opts opts = {
+        .max_depth = 8, .max_fields = 6, .max_total = 100, .max_bytes_len = 1000, .max_packed = 40
+    };
+    static const size_t slices[] = { PB_MIN_BUFFER_BYTES, 17, 24, 31 };
     for (int t = 0; t < 200; t++) {
-        pbt_arena a = {0};
+        pbt_arena a = { 0 };
         pbt_msg *m = pbt_gen(&a, &r, &opts);
         roundtrip(m, slices[t % 4], &a, t);
         pbt_arena_free(&a);
@@ -121,16 +125,16 @@ static void test_random_roundtrip_tiny_slices(void **state)
 static void test_degenerate(void **state)
 {
     (void)state;
-    pbt_arena a = {0};
-    pbt_msg empty = {NULL, 0};
+    pbt_arena a = { 0 };
+    pbt_msg empty = { NULL, 0 };
     roundtrip(&empty, 64, &a, -1);
-    pbt_msg inner = {NULL, 0};
+    pbt_msg inner = { NULL, 0 };
     pbt_field f[3] = {
-        {.id = 1, .kind = PBT_NESTED, .child = &inner, .leave_open = true},
-        {.id = 2, .kind = PBT_NESTED, .child = &inner},
-        {.id = 3, .kind = PBT_BYTES, .data = (const uint8_t *)"", .len = 0},
+        { .id = 1, .kind = PBT_NESTED, .child = &inner, .leave_open = true },
+        { .id = 2, .kind = PBT_NESTED, .child = &inner },
+        { .id = 3, .kind = PBT_BYTES, .data = (const uint8_t *)"", .len = 0 },
     };
-    pbt_msg m = {f, 3};
+    pbt_msg m = { f, 3 };
     roundtrip(&m, PB_MIN_BUFFER_BYTES, &a, -2);
     pbt_arena_free(&a);
 }

@@ -51,11 +51,14 @@ static void test_flat_vs_tiny_slices(void **state)
     (void)state;
     pbt_rng r;
     pbt_rng_seed(&r, 0x51ce5);
-    const pbt_gen_opts opts = {.max_depth = 6, .max_fields = 7, .max_total = 80,
-                               .max_bytes_len = 300, .max_packed = 40,
-                               .nested_pct = 25};
+    const pbt_gen_opts opts = { .max_depth = 6,
+                                .max_fields = 7,
+                                .max_total = 80,
+                                .max_bytes_len = 300,
+                                .max_packed = 40,
+                                .nested_pct = 25 };
     for (int t = 0; t < 60; t++) {
-        pbt_arena a = {0};
+        pbt_arena a = { 0 };
         pbt_msg *m = pbt_gen(&a, &r, &opts);
         size_t flat_len, slices;
         uint8_t *flat = write_tree(m, FLAT_SLICE, &flat_len, &slices, &a);
@@ -92,12 +95,13 @@ static void test_heap_reuse(void **state)
     (void)state;
     pbt_rng r;
     pbt_rng_seed(&r, 77);
-    const pbt_gen_opts opts = {.max_depth = 4, .max_fields = 6, .max_total = 40,
-                               .max_bytes_len = 100, .max_packed = 10};
+    const pbt_gen_opts opts = {
+        .max_depth = 4, .max_fields = 6, .max_total = 40, .max_bytes_len = 100, .max_packed = 10
+    };
     pb_heap_buffer h;
     pb_heap_init(&h, 24);
     for (int t = 0; t < 200; t++) {
-        pbt_arena a = {0};
+        pbt_arena a = { 0 };
         pbt_msg *m = pbt_gen(&a, &r, &opts);
         pb_heap_reset(&h);
         pb_msg *pool = pbt_alloc(&a, (pbt_count_nested(m) + 1) * sizeof *pool);
@@ -129,7 +133,7 @@ static uint8_t payload_bytes[64];
 
 static size_t write_header_case(pb_stream *s, size_t prefix, const header_case *hc)
 {
-    static const uint8_t junk[256] = {0};
+    static const uint8_t junk[256] = { 0 };
     pb_stream_write(s, junk, prefix);
     pb_msg root, f, g;
     pb_msg_init_root(&root, s);
@@ -148,14 +152,14 @@ static size_t write_header_case(pb_stream *s, size_t prefix, const header_case *
 static void header_model(const header_case *hc, pbt_msg *root, pbt_field *rf, pbt_msg *fm,
                          pbt_field *ff, pbt_msg *gm, pbt_field *gf)
 {
-    gf[0] = (pbt_field){.id = 3, .kind = PBT_BYTES, .data = payload_bytes, .len = hc->payload};
-    *gm = (pbt_msg){gf, 1};
-    ff[0] = (pbt_field){.id = 1, .kind = PBT_VARINT, .value = 150};
-    ff[1] = (pbt_field){.id = 2, .kind = PBT_NESTED, .child = gm};
-    *fm = (pbt_msg){ff, 2};
-    rf[0] = (pbt_field){.id = hc->id, .kind = PBT_NESTED, .child = fm};
-    rf[1] = (pbt_field){.id = 4, .kind = PBT_VARINT, .value = 1};
-    *root = (pbt_msg){rf, 2};
+    gf[0] = (pbt_field){ .id = 3, .kind = PBT_BYTES, .data = payload_bytes, .len = hc->payload };
+    *gm = (pbt_msg){ gf, 1 };
+    ff[0] = (pbt_field){ .id = 1, .kind = PBT_VARINT, .value = 150 };
+    ff[1] = (pbt_field){ .id = 2, .kind = PBT_NESTED, .child = gm };
+    *fm = (pbt_msg){ ff, 2 };
+    rf[0] = (pbt_field){ .id = hc->id, .kind = PBT_NESTED, .child = fm };
+    rf[1] = (pbt_field){ .id = 4, .kind = PBT_VARINT, .value = 1 };
+    *root = (pbt_msg){ rf, 2 };
 }
 
 static void test_nested_header_every_offset(void **state)
@@ -164,10 +168,10 @@ static void test_nested_header_every_offset(void **state)
     for (size_t i = 0; i < sizeof payload_bytes; i++)
         payload_bytes[i] = (uint8_t)(0x41 + i);
     static const header_case hcs[] = {
-        {1, 0},                /* 1-byte tag, empty grandchild payload */
-        {1, 20},               /* payload longer than a small slice */
-        {300, 5},              /* 2-byte tag */
-        {PB_MAX_FIELD_ID, 9},  /* 5-byte tag: header is exactly 9 bytes */
+        { 1, 0 },               /* 1-byte tag, empty grandchild payload */
+        { 1, 20 },              /* payload longer than a small slice */
+        { 300, 5 },             /* 2-byte tag */
+        { PB_MAX_FIELD_ID, 9 }, /* 5-byte tag: header is exactly 9 bytes */
     };
     for (size_t c = 0; c < sizeof hcs / sizeof hcs[0]; c++) {
         const header_case *hc = &hcs[c];
@@ -175,7 +179,7 @@ static void test_nested_header_every_offset(void **state)
         pbt_field rf[2], ff[2], gf[1];
         header_model(hc, &root, rf, &fm, ff, &gm, gf);
         for (size_t s = 16; s <= 48; s++) {
-            bool room_seen[49] = {false};
+            bool room_seen[49] = { false };
             for (size_t k = 0; k <= 2 * s; k++) {
                 pb_heap_buffer flat, tiny;
                 pb_heap_init(&flat, 4096);
@@ -207,8 +211,8 @@ static void test_nested_header_every_offset(void **state)
              * at all (a full buffer). */
             for (size_t room = 0; room < s; room++)
                 if (!room_seen[room])
-                    fail_msg("slice %zu: never began a nested message %zu bytes before the end",
-                             s, room);
+                    fail_msg("slice %zu: never began a nested message %zu bytes before the end", s,
+                             room);
         }
     }
 }

@@ -28,7 +28,7 @@
 #include "tests/stress/stress_payload.h"
 #include "protos/perfetto/test_event.pbc.h"
 
-#define PROG "gputrace-stress"
+#define PROG        "gputrace-stress"
 #define DATA_SOURCE "gputrace.stress"
 
 typedef struct stress {
@@ -108,7 +108,7 @@ static void *worker_main(void *arg)
     stress *st = w->st;
     tw_writer *tw;
     if (st->backend) {
-        tw_config tc = {.policy = st->policy, .stall_timeout_ms = st->stall_ms};
+        tw_config tc = { .policy = st->policy, .stall_timeout_ms = st->stall_ms };
         tw = inproc_backend_new_writer_with(st->backend, &tc);
     } else {
         tw = ipc_producer_new_writer(st->producer, st->instance);
@@ -129,8 +129,8 @@ static void *worker_main(void *arg)
             uint64_t due = start + (i + 1) * 1000000000ull / st->rate;
             uint64_t t = now_ns();
             if (due > t) {
-                struct timespec ts = {(time_t)((due - t) / 1000000000u),
-                                      (long)((due - t) % 1000000000u)};
+                struct timespec ts = { (time_t)((due - t) / 1000000000u),
+                                       (long)((due - t) % 1000000000u) };
                 nanosleep(&ts, NULL);
             }
         }
@@ -178,21 +178,20 @@ static bool wait_for_session(stress *st)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: " PROG " [--writers N] [--packets N] [--size BYTES] [--rate PER_S]\n"
-            "       [--wait-ms N] [--socket PATH] [--output FILE] [--policy drop|stall]\n"
-            "       [--smb-kb N] [--page-kb N] [--stall-ms N] [--no-producer-smb] [--quiet]\n"
-            "\n"
-            "Registers data source '" DATA_SOURCE "' with the tracing service (or, with\n"
-            "--output, traces in-process into FILE) and writes TestEvent packets:\n"
-            "  --writers N    writer threads (default 4)\n"
-            "  --packets N    packets per writer (default 10000)\n"
-            "  --size BYTES   TestEvent.str bytes per packet (default 256)\n"
-            "  --rate PER_S   packets per second per writer, 0 = unthrottled (default 0)\n"
-            "  --wait-ms N    how long to wait for a session to start us (default 10000)\n"
-            "  --policy P     when the SMB is full: drop (default) or stall\n"
-            "  --stall-ms N   how long a stalled writer waits for a free chunk before\n"
-            "                 dropping (default 100)\n");
+    fprintf(f, "usage: " PROG " [--writers N] [--packets N] [--size BYTES] [--rate PER_S]\n"
+               "       [--wait-ms N] [--socket PATH] [--output FILE] [--policy drop|stall]\n"
+               "       [--smb-kb N] [--page-kb N] [--stall-ms N] [--no-producer-smb] [--quiet]\n"
+               "\n"
+               "Registers data source '" DATA_SOURCE "' with the tracing service (or, with\n"
+               "--output, traces in-process into FILE) and writes TestEvent packets:\n"
+               "  --writers N    writer threads (default 4)\n"
+               "  --packets N    packets per writer (default 10000)\n"
+               "  --size BYTES   TestEvent.str bytes per packet (default 256)\n"
+               "  --rate PER_S   packets per second per writer, 0 = unthrottled (default 0)\n"
+               "  --wait-ms N    how long to wait for a session to start us (default 10000)\n"
+               "  --policy P     when the SMB is full: drop (default) or stall\n"
+               "  --stall-ms N   how long a stalled writer waits for a free chunk before\n"
+               "                 dropping (default 100)\n");
 }
 
 static bool parse_u64(const char *s, uint64_t *out)
@@ -266,7 +265,7 @@ static int run(stress *st)
     bool failed = !w;
     uint64_t t0 = now_ns();
     for (uint32_t i = 0; w && i < st->writers; i++) {
-        w[i] = (worker){.st = st, .index = i};
+        w[i] = (worker){ .st = st, .index = i };
         if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0) {
             fprintf(stderr, PROG ": cannot start writer threads\n");
             failed = true;
@@ -295,7 +294,7 @@ static int run(stress *st)
     if (failed)
         return 1;
     printf(PROG ": mode=%s writers=%u size=%u written=%llu dropped=%llu aborted=%llu "
-           "seconds=%.3f packets_per_s=%.0f delivered=%s\n",
+                "seconds=%.3f packets_per_s=%.0f delivered=%s\n",
            mode, st->writers, st->size, (unsigned long long)written, (unsigned long long)dropped,
            (unsigned long long)aborted, secs, secs > 0 ? (double)written / secs : 0.0,
            delivered ? "yes" : "no");
@@ -307,25 +306,30 @@ static int run(stress *st)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"writers", required_argument, NULL, 'n'},
-        {"packets", required_argument, NULL, 'p'},
-        {"size", required_argument, NULL, 'z'},
-        {"rate", required_argument, NULL, 'r'},
-        {"wait-ms", required_argument, NULL, 'w'},
-        {"socket", required_argument, NULL, 's'},
-        {"output", required_argument, NULL, 'o'},
-        {"policy", required_argument, NULL, 'P'},
-        {"smb-kb", required_argument, NULL, 'S'},
-        {"page-kb", required_argument, NULL, 'G'},
-        {"no-producer-smb", no_argument, NULL, 'N'},
-        {"kill-after", required_argument, NULL, 'K'},
-        {"stall-ms", required_argument, NULL, 'T'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        { "writers", required_argument, NULL, 'n' },
+        { "packets", required_argument, NULL, 'p' },
+        { "size", required_argument, NULL, 'z' },
+        { "rate", required_argument, NULL, 'r' },
+        { "wait-ms", required_argument, NULL, 'w' },
+        { "socket", required_argument, NULL, 's' },
+        { "output", required_argument, NULL, 'o' },
+        { "policy", required_argument, NULL, 'P' },
+        { "smb-kb", required_argument, NULL, 'S' },
+        { "page-kb", required_argument, NULL, 'G' },
+        { "no-producer-smb", no_argument, NULL, 'N' },
+        { "kill-after", required_argument, NULL, 'K' },
+        { "stall-ms", required_argument, NULL, 'T' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
-    stress st = {.writers = 4, .packets = 10000, .size = 256, .wait_ms = 10000,
-                 .smb_kb = 256, .page_kb = 4, .stall_ms = 100};
+    stress st = { .writers = 4,
+                  .packets = 10000,
+                  .size = 256,
+                  .wait_ms = 10000,
+                  .smb_kb = 256,
+                  .page_kb = 4,
+                  .stall_ms = 100 };
     uint64_t v;
     int c;
     while ((c = getopt_long(argc, argv, "n:p:z:r:w:s:o:P:S:G:NK:T:qh", opts, NULL)) != -1) {
@@ -367,16 +371,42 @@ int main(int argc, char **argv)
         }
         bool ok = true;
         switch (c) {
-        case 'n': ok = v >= 1 && v <= 512; st.writers = (uint32_t)v; break;
-        case 'p': st.packets = v; break;
-        case 'z': ok = v <= (16u << 20); st.size = (uint32_t)v; break;
-        case 'r': ok = v <= UINT32_MAX; st.rate = (uint32_t)v; break;
-        case 'w': ok = v <= UINT32_MAX; st.wait_ms = (uint32_t)v; break;
-        case 'S': ok = v >= 4 && v <= 32768; st.smb_kb = (uint32_t)v; break;
-        case 'G': ok = v == 4 || v == 8 || v == 16 || v == 32; st.page_kb = (uint32_t)v; break;
-        case 'K': st.kill_after = v; break;
-        case 'T': ok = v >= 1 && v <= 600000; st.stall_ms = (uint32_t)v; break;
-        default: break;
+        case 'n':
+            ok = v >= 1 && v <= 512;
+            st.writers = (uint32_t)v;
+            break;
+        case 'p':
+            st.packets = v;
+            break;
+        case 'z':
+            ok = v <= (16u << 20);
+            st.size = (uint32_t)v;
+            break;
+        case 'r':
+            ok = v <= UINT32_MAX;
+            st.rate = (uint32_t)v;
+            break;
+        case 'w':
+            ok = v <= UINT32_MAX;
+            st.wait_ms = (uint32_t)v;
+            break;
+        case 'S':
+            ok = v >= 4 && v <= 32768;
+            st.smb_kb = (uint32_t)v;
+            break;
+        case 'G':
+            ok = v == 4 || v == 8 || v == 16 || v == 32;
+            st.page_kb = (uint32_t)v;
+            break;
+        case 'K':
+            st.kill_after = v;
+            break;
+        case 'T':
+            ok = v >= 1 && v <= 600000;
+            st.stall_ms = (uint32_t)v;
+            break;
+        default:
+            break;
         }
         if (!ok) {
             fprintf(stderr, PROG ": %s: out of range: '%s'\n", argv[optind - 1], optarg);

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * decompression bomb). */
     o.inflate_limits.ratio_floor = 1u << 20;
     o.inflate_limits.max_bytes = 64u << 20;
-    static const tk_clock_name names[] = {{false, 0, "com.example.gpu"}};
+    static const tk_clock_name names[] = { { false, 0, "com.example.gpu" } };
     o.names = names;
     o.n_names = 1;
     tk_result *r = tk_check_buffer(data, size, &o);
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!devnull)
         devnull = fopen("/dev/null", "w");
     if (devnull) {
-        tk_file_result f = {.path = "fuzz", .result = r};
+        tk_file_result f = { .path = "fuzz", .result = r };
         tk_report_json(devnull, &f, 1, &o);
         tk_report_human(devnull, &f, 1, &o, true);
     }

@@ -18,7 +18,7 @@
 
 static int write_case(const char *dir, const tk_case *c, bool seed)
 {
-    tk_case_out r = {0};
+    tk_case_out r = { 0 };
     (seed ? c->make_seed : c->make)(&r);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.pftrace", dir, c->name);
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     }
     if (argc < 2) {
         fprintf(stderr, "usage: make_traces OUTDIR [CASE...] | --list | --args CASE | "
-                "--corpus DIR\n");
+                        "--corpus DIR\n");
         return 2;
     }
     if (argc == 3 && strcmp(argv[1], "--corpus") == 0) {

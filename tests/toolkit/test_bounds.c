@@ -28,7 +28,7 @@ static const tk_case *find_case(const char *name)
 
 static tk_result *check_case(const char *name, const tk_check_options *o, size_t *len)
 {
-    tk_case_out out = {0};
+    tk_case_out out = { 0 };
     find_case(name)->make(&out);
     tk_result *r = tk_check_buffer(out.data, out.len, o);
     assert_non_null(r);
@@ -70,8 +70,7 @@ static void test_map_colliding_keys(void **state)
     }
     /* 3n operations plus the rehashing of growth; a load under 1/2 gives
      * a handful of probes each. */
-    print_message("tk_map: %" PRIu64 " probes for %u inserts and %u lookups\n", m.probes, n,
-                  2 * n);
+    print_message("tk_map: %" PRIu64 " probes for %u inserts and %u lookups\n", m.probes, n, 2 * n);
     assert_true(m.probes < 16ull * 3 * n);
     tk_map_free(&m);
 }

@@ -85,12 +85,12 @@ static void judge(const tk_case *c, const tk_result *r, const tk_check_options *
         const char *code = name + 5, *dash = strchr(code, '-');
         ok = !r->input_error && !failed &&
              find_violation(r, code, dash ? (size_t)(dash - code) : strlen(code));
-    }
-    else if (strncmp(name, "fail-", 5) == 0) {
+    } else if (strncmp(name, "fail-", 5) == 0) {
         /* fail-CODE[-VARIANT]. Without a recorded loss the code keeps its
          * own severity. */
         const char *code = name + 5, *dash = strchr(code, '-');
-        const tk_violation *v = find_violation(r, code, dash ? (size_t)(dash - code) : strlen(code));
+        const tk_violation *v =
+            find_violation(r, code, dash ? (size_t)(dash - code) : strlen(code));
         ok = !r->input_error && failed && v && v->severity == tk_violation_severity(v->code);
     } else if (strncmp(name, "loss-", 5) == 0) {
         /* loss-CODE[-VARIANT]: CODE is data_loss, nothing is an error, so
@@ -102,8 +102,7 @@ static void judge(const tk_case *c, const tk_result *r, const tk_check_options *
         allow.allow_loss = true;
         ok = !r->input_error && failed && v && v->severity == TK_SEV_DATA_LOSS && !any_error(r) &&
              !tk_result_failed(r, &allow);
-    }
-    else
+    } else
         ok = r->input_error && has(r, "input_error");
     if (!ok) {
         print_message("case %s: unexpected outcome (input_error=%d failed=%d)\n", name,
@@ -118,7 +117,7 @@ static void test_all_cases(void **state)
     (void)state;
     for (size_t i = 0; i < tk_n_cases; i++) {
         const tk_case *c = &tk_cases[i];
-        tk_case_out out = {0};
+        tk_case_out out = { 0 };
         c->make(&out);
         tk_check_options o;
         tk_check_options_default(&o);
@@ -139,7 +138,7 @@ static void test_all_cases_chunked(void **state)
     (void)state;
     for (size_t i = 0; i < tk_n_cases; i++) {
         const tk_case *c = &tk_cases[i];
-        tk_case_out out = {0};
+        tk_case_out out = { 0 };
         (c->make_seed ? c->make_seed : c->make)(&out);
         tk_check_options o;
         tk_check_options_default(&o);
@@ -183,7 +182,7 @@ static const tk_case *find(const char *name)
 
 static tk_result *run_case(const char *name)
 {
-    tk_case_out out = {0};
+    tk_case_out out = { 0 };
     find(name)->make(&out);
     tk_check_options o;
     tk_check_options_default(&o);
@@ -205,7 +204,7 @@ static const tk_clock_report *clock_by_raw(const tk_result *r, uint32_t raw)
 static void test_gpu_scenario_numbers(void **state)
 {
     (void)state;
-    const char *cases[] = {"pass-gpu", "pass-compressed"};
+    const char *cases[] = { "pass-gpu", "pass-compressed" };
     for (int k = 0; k < 2; k++) {
         tk_result *r = run_case(cases[k]);
         assert_int_equal(r->gpu_render_stage_events, 60);
@@ -300,12 +299,9 @@ static void test_every_code_has_a_case(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_code_has_a_case),
-        cmocka_unit_test(test_all_cases),
-        cmocka_unit_test(test_all_cases_chunked),
-        cmocka_unit_test(test_gpu_scenario_numbers),
-        cmocka_unit_test(test_sequence_clock_numbers),
-        cmocka_unit_test(test_loss_numbers),
+        cmocka_unit_test(test_every_code_has_a_case),  cmocka_unit_test(test_all_cases),
+        cmocka_unit_test(test_all_cases_chunked),      cmocka_unit_test(test_gpu_scenario_numbers),
+        cmocka_unit_test(test_sequence_clock_numbers), cmocka_unit_test(test_loss_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

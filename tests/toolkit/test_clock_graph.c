@@ -25,10 +25,10 @@ static tk_clock_graph *new_graph(void)
 }
 
 /* Adds a snapshot of two clocks from sequence `seq`. */
-static tk_snapshot_status snap2(tk_clock_graph *g, uint32_t seq, uint32_t a, uint64_t ta, uint32_t b,
-                                uint64_t tb)
+static tk_snapshot_status snap2(tk_clock_graph *g, uint32_t seq, uint32_t a, uint64_t ta,
+                                uint32_t b, uint64_t tb)
 {
-    tk_snapshot_clock c[2] = {{a, ta, 0, false}, {b, tb, 0, false}};
+    tk_snapshot_clock c[2] = { { a, ta, 0, false }, { b, tb, 0, false } };
     return tk_clock_graph_add_clock_snapshot(g, seq, 0, c, 2, NULL);
 }
 
@@ -50,8 +50,8 @@ static void test_seed_1104(void **state)
 {
     (void)state;
     tk_clock_graph *g = new_graph();
-    static const uint64_t mono[] = {1000, 1100, 1200, 1900, 2000, 2100};
-    static const uint64_t boot[] = {2000, 2100, 2200, 2900, 3500, 3600};
+    static const uint64_t mono[] = { 1000, 1100, 1200, 1900, 2000, 2100 };
+    static const uint64_t boot[] = { 2000, 2100, 2200, 2900, 3500, 3600 };
     for (int i = 0; i < 6; i++)
         assert_int_equal(snap2(g, 1, MONO, mono[i], BOOT, boot[i]), TK_SNAPSHOT_OK);
     assert_int_equal(to_trace(g, MONO, 1104), 2104);
@@ -127,18 +127,20 @@ static void test_invalid_snapshots(void **state)
     const tk_clock_graph_counters *c = tk_clock_graph_counters_get(g);
     const char *why = NULL;
     /* The same clock twice. */
-    tk_snapshot_clock dup[3] = {{200, 1, 0, false}, {BOOT, 2, 0, false}, {200, 3, 0, false}};
+    tk_snapshot_clock dup[3] = { { 200, 1, 0, false },
+                                 { BOOT, 2, 0, false },
+                                 { 200, 3, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, dup, 3, &why), TK_SNAPSHOT_INVALID);
     assert_non_null(why);
     assert_int_equal(c->invalid_clock_snapshots, 1);
     /* A global clock cannot be incremental; a sequence one can. */
-    tk_snapshot_clock inc[2] = {{300, 1, 0, true}, {BOOT, 2, 0, false}};
+    tk_snapshot_clock inc[2] = { { 300, 1, 0, true }, { BOOT, 2, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, inc, 2, NULL), TK_SNAPSHOT_INVALID);
-    tk_snapshot_clock seq_inc[2] = {{70, 1, 0, true}, {BOOT, 3, 0, false}};
+    tk_snapshot_clock seq_inc[2] = { { 70, 1, 0, true }, { BOOT, 3, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, seq_inc, 2, NULL), TK_SNAPSHOT_OK);
     /* A unit change. */
-    tk_snapshot_clock u1[2] = {{400, 10, 1000, false}, {BOOT, 10, 0, false}};
-    tk_snapshot_clock u2[2] = {{400, 20, 10, false}, {BOOT, 20, 0, false}};
+    tk_snapshot_clock u1[2] = { { 400, 10, 1000, false }, { BOOT, 10, 0, false } };
+    tk_snapshot_clock u2[2] = { { 400, 20, 10, false }, { BOOT, 20, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, u1, 2, NULL), TK_SNAPSHOT_OK);
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, u2, 2, NULL), TK_SNAPSHOT_INVALID);
     /* The trace clock going backwards. */
@@ -146,7 +148,7 @@ static void test_invalid_snapshots(void **state)
     assert_int_equal(snap2(g, 1, BOOT, 4000, MONO, 200), TK_SNAPSHOT_INVALID);
     assert_int_equal(c->invalid_clock_snapshots, 4);
     /* A sequence-scoped clock without a sequence stops the import. */
-    tk_snapshot_clock sc[2] = {{64, 1, 0, false}, {BOOT, 2, 0, false}};
+    tk_snapshot_clock sc[2] = { { 64, 1, 0, false }, { BOOT, 2, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 0, 0, sc, 2, NULL), TK_SNAPSHOT_FATAL);
     tk_clock_graph_free(g);
 }
@@ -156,8 +158,8 @@ static void test_sequence_scoped_and_units(void **state)
     (void)state;
     tk_clock_graph *g = new_graph();
     /* Clock 64 of sequence 1 counts microseconds, 64 of sequence 2 ns. */
-    tk_snapshot_clock a[2] = {{64, 5, 1000, false}, {BOOT, 10000, 0, false}};
-    tk_snapshot_clock b[2] = {{64, 5, 0, false}, {BOOT, 20000, 0, false}};
+    tk_snapshot_clock a[2] = { { 64, 5, 1000, false }, { BOOT, 10000, 0, false } };
+    tk_snapshot_clock b[2] = { { 64, 5, 0, false }, { BOOT, 20000, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, a, 2, NULL), TK_SNAPSHOT_OK);
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 2, 0, b, 2, NULL), TK_SNAPSHOT_OK);
     assert_int_equal(to_trace(g, tk_clock_sequence_to_global(1, 64), 6), 11000);
@@ -177,12 +179,12 @@ static void test_incremental_and_cache_quirk(void **state)
     (void)state;
     tk_clock_graph *g = new_graph();
     const int64_t c = tk_clock_sequence_to_global(7, 65);
-    tk_snapshot_clock s1[2] = {{65, 100, 0, true}, {BOOT, 1000, 0, false}};
-    tk_snapshot_clock s2[2] = {{65, 200, 0, true}, {BOOT, 2000, 0, false}};
+    tk_snapshot_clock s1[2] = { { 65, 100, 0, true }, { BOOT, 1000, 0, false } };
+    tk_snapshot_clock s2[2] = { { 65, 200, 0, true }, { BOOT, 2000, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 7, 0, s1, 2, NULL), TK_SNAPSHOT_OK);
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 7, 0, s2, 2, NULL), TK_SNAPSHOT_OK);
-    assert_int_equal(to_trace(g, c, 10), 2010);  /* 200 + 10 */
-    assert_int_equal(to_trace(g, c, 5), 2015);   /* cached: 215 */
+    assert_int_equal(to_trace(g, c, 10), 2010); /* 200 + 10 */
+    assert_int_equal(to_trace(g, c, 5), 2015);  /* cached: 215 */
     /* 215 - 50 = 165 misses the cached range [200, max); the slow path
      * applies -50 again: 115 -> first snapshot -> 1015. */
     assert_int_equal(to_trace(g, c, -50), 1015);
@@ -193,12 +195,12 @@ static void test_primary_trace_clock(void **state)
 {
     (void)state;
     tk_clock_graph *g = new_graph();
-    tk_snapshot_clock c[2] = {{BOOT, 5000, 0, false}, {MONO, 1000, 0, false}};
+    tk_snapshot_clock c[2] = { { BOOT, 5000, 0, false }, { MONO, 1000, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, MONO, c, 2, NULL), TK_SNAPSHOT_OK);
     assert_int_equal(tk_clock_graph_trace_clock(g), MONO);
     assert_int_equal(to_trace(g, BOOT, 5100), 1100);
     /* Too late to change once something was converted. */
-    tk_snapshot_clock d[2] = {{BOOT, 6000, 0, false}, {MONO, 2000, 0, false}};
+    tk_snapshot_clock d[2] = { { BOOT, 6000, 0, false }, { MONO, 2000, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, BOOT, d, 2, NULL), TK_SNAPSHOT_OK);
     assert_int_equal(tk_clock_graph_trace_clock(g), MONO);
     assert_int_equal(tk_clock_graph_counters_get(g)->trace_clock_change_ignored, 1);
@@ -307,7 +309,7 @@ static void test_limits(void **state)
     tk_clock_graph *g = tk_clock_graph_new(&lim);
     tk_snapshot_clock many[5];
     for (uint32_t i = 0; i < 5; i++)
-        many[i] = (tk_snapshot_clock){200 + i, i, 0, false};
+        many[i] = (tk_snapshot_clock){ 200 + i, i, 0, false };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, many, 5, NULL), TK_SNAPSHOT_LIMIT);
     /* History beyond the budget keeps the first and the latest readings. */
     for (uint64_t i = 0; i < 100; i++)
@@ -366,7 +368,7 @@ static void test_path_index_matches_search(void **state)
                 /* Now and then a custom clock jumps back. */
                 if (j > 2 && rnd(40) == 0)
                     ts -= 500000;
-                c[n] = (tk_snapshot_clock){ids[j], ts, 0, false};
+                c[n] = (tk_snapshot_clock){ ids[j], ts, 0, false };
                 n++;
             }
             tk_clock_graph_add_clock_snapshot(g, 1 + rnd(3), 0, c, n, NULL);
@@ -390,12 +392,13 @@ static void test_path_work_bounded(void **state)
     assert_int_equal(snap2(g, 1, BOOT, 1000 * (uint64_t)s, chain0 + 1, 100 * (uint64_t)s),
                      TK_SNAPSHOT_OK);
     for (uint32_t k = 1; k < 4; k++)
-        assert_int_equal(snap2(g, 1, chain0 + k, 100 * (uint64_t)s + k, chain0 + k + 1,
-                               200 * (uint64_t)s), TK_SNAPSHOT_OK);
+        assert_int_equal(
+            snap2(g, 1, chain0 + k, 100 * (uint64_t)s + k, chain0 + k + 1, 200 * (uint64_t)s),
+            TK_SNAPSHOT_OK);
     for (uint32_t k = 0; k < 16; k++) {
         tk_snapshot_clock c[64];
         for (uint32_t j = 0; j < 64; j++)
-            c[j] = (tk_snapshot_clock){dense0 + k * 32 + j, 5 * (uint64_t)s + j, 0, false};
+            c[j] = (tk_snapshot_clock){ dense0 + k * 32 + j, 5 * (uint64_t)s + j, 0, false };
         assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, c, 64, NULL), TK_SNAPSHOT_OK);
     }
     int64_t out;
@@ -423,7 +426,7 @@ static void test_timestamp_overflow_counted(void **state)
 {
     (void)state;
     tk_clock_graph *g = new_graph();
-    tk_snapshot_clock c[2] = {{64, 1000, 0, true}, {BOOT, 5000, 0, false}};
+    tk_snapshot_clock c[2] = { { 64, 1000, 0, true }, { BOOT, 5000, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 1, 0, c, 2, NULL), TK_SNAPSHOT_OK);
     const int64_t clock = tk_clock_sequence_to_global(1, 64);
     const int64_t quarter = INT64_C(1) << 62;
@@ -434,10 +437,12 @@ static void test_timestamp_overflow_counted(void **state)
     assert_int_equal(to_trace(g, clock, quarter), INT64_MIN + quarter + 5000);
     assert_int_equal(tk_clock_graph_counters_get(g)->timestamp_overflows, 1);
 
-    tk_snapshot_clock u[2] = {{0x80000200u, (uint64_t)1 << 60, 1000, false}, {BOOT, 6000, 0, false}};
+    tk_snapshot_clock u[2] = { { 0x80000200u, (uint64_t)1 << 60, 1000, false },
+                               { BOOT, 6000, 0, false } };
     assert_int_equal(tk_clock_graph_add_clock_snapshot(g, 2, 0, u, 2, NULL), TK_SNAPSHOT_OK);
     assert_int_equal(tk_clock_graph_counters_get(g)->timestamp_overflows, 2);
-    tk_snapshot_clock b[2] = {{0x80000300u, 1, 0, false}, {BOOT, (uint64_t)1 << 63, 0, false}};
+    tk_snapshot_clock b[2] = { { 0x80000300u, 1, 0, false },
+                               { BOOT, (uint64_t)1 << 63, 0, false } };
     tk_clock_graph_add_clock_snapshot(g, 2, 0, b, 2, NULL);
     assert_true(tk_clock_graph_counters_get(g)->timestamp_overflows >= 3);
     tk_clock_graph_free(g);

@@ -41,13 +41,29 @@ static bool on_packet(void *ctx, const uint8_t *data, size_t len, uint64_t offse
 static size_t sample(uint8_t *b)
 {
     size_t n = 0;
-    b[n++] = 0x0a; b[n++] = 3; b[n++] = 0x08; b[n++] = 0x01; b[n++] = 0x50;
-    b[n++] = 0x10; b[n++] = 0x96; b[n++] = 0x01;
-    b[n++] = 0x0a; b[n++] = 0;
-    b[n++] = 0x1a; b[n++] = 2; b[n++] = 'h'; b[n++] = 'i';
-    b[n++] = 0x21; memset(b + n, 0x11, 8); n += 8;
-    b[n++] = 0x2d; memset(b + n, 0x22, 4); n += 4;
-    b[n++] = 0x0a; b[n++] = 0xc8; b[n++] = 0x01;
+    b[n++] = 0x0a;
+    b[n++] = 3;
+    b[n++] = 0x08;
+    b[n++] = 0x01;
+    b[n++] = 0x50;
+    b[n++] = 0x10;
+    b[n++] = 0x96;
+    b[n++] = 0x01;
+    b[n++] = 0x0a;
+    b[n++] = 0;
+    b[n++] = 0x1a;
+    b[n++] = 2;
+    b[n++] = 'h';
+    b[n++] = 'i';
+    b[n++] = 0x21;
+    memset(b + n, 0x11, 8);
+    n += 8;
+    b[n++] = 0x2d;
+    memset(b + n, 0x22, 4);
+    n += 4;
+    b[n++] = 0x0a;
+    b[n++] = 0xc8;
+    b[n++] = 0x01;
     for (int i = 0; i < 200; i++)
         b[n++] = (uint8_t)(0x40 + (i & 7)); /* not necessarily a valid packet: irrelevant */
     return n;
@@ -70,7 +86,7 @@ static void test_memory(void **state)
     (void)state;
     uint8_t b[512];
     size_t n = sample(b);
-    seen s = {0};
+    seen s = { 0 };
     tk_reader r;
     tk_reader_init(&r, NULL);
     assert_int_equal(tk_reader_parse_buffer(&r, b, n, on_packet, &s), TK_READ_OK);
@@ -83,7 +99,7 @@ static void test_byte_by_byte(void **state)
     (void)state;
     uint8_t b[512];
     size_t n = sample(b);
-    seen s = {0};
+    seen s = { 0 };
     tk_reader r;
     tk_reader_init(&r, NULL);
     for (size_t i = 0; i < n; i++)
@@ -102,9 +118,9 @@ static void test_pipe_tiny_blocks(void **state)
     assert_int_equal(pipe(fds), 0);
     assert_int_equal(write(fds[1], b, n), (ssize_t)n);
     close(fds[1]);
-    seen s = {0};
+    seen s = { 0 };
     tk_reader r;
-    tk_reader_config cfg = {.block_size = 64}; /* smaller than the last packet */
+    tk_reader_config cfg = { .block_size = 64 }; /* smaller than the last packet */
     tk_reader_init(&r, &cfg);
     assert_int_equal(tk_reader_read_fd(&r, fds[0], on_packet, &s, NULL, NULL), TK_READ_OK);
     close(fds[0]);
@@ -118,7 +134,7 @@ static void test_truncated(void **state)
     uint8_t b[512];
     size_t n = sample(b);
     for (size_t cut = 1; cut < n; cut++) {
-        seen s = {0};
+        seen s = { 0 };
         tk_reader r;
         tk_reader_init(&r, NULL);
         tk_read_status st = tk_reader_parse_buffer(&r, b, cut, on_packet, &s);
@@ -133,29 +149,33 @@ static void test_truncated(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    seen s = {0};
+    seen s = { 0 };
     tk_reader r;
     /* group wire type */
-    static const uint8_t grp[] = {0x0b, 0x00};
+    static const uint8_t grp[] = { 0x0b, 0x00 };
     tk_reader_init(&r, NULL);
-    assert_int_equal(tk_reader_parse_buffer(&r, grp, sizeof grp, on_packet, &s), TK_READ_ERR_FORMAT);
+    assert_int_equal(tk_reader_parse_buffer(&r, grp, sizeof grp, on_packet, &s),
+                     TK_READ_ERR_FORMAT);
     assert_non_null(strstr(tk_reader_error(&r), "wire type"));
     tk_reader_free(&r);
     /* over-long tag varint */
-    static const uint8_t tag[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t tag[] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01
+    };
     tk_reader_init(&r, NULL);
-    assert_int_equal(tk_reader_parse_buffer(&r, tag, sizeof tag, on_packet, &s), TK_READ_ERR_FORMAT);
+    assert_int_equal(tk_reader_parse_buffer(&r, tag, sizeof tag, on_packet, &s),
+                     TK_READ_ERR_FORMAT);
     tk_reader_free(&r);
     /* a packet above the limit, reported before its bytes arrive */
-    static const uint8_t big[] = {0x0a, 0x80, 0x80, 0x80, 0x01};
-    tk_reader_config cfg = {.max_packet_size = 1000};
+    static const uint8_t big[] = { 0x0a, 0x80, 0x80, 0x80, 0x01 };
+    tk_reader_config cfg = { .max_packet_size = 1000 };
     tk_reader_init(&r, &cfg);
     assert_int_equal(tk_reader_feed(&r, big, sizeof big, on_packet, &s), TK_READ_ERR_TOO_BIG);
     tk_reader_free(&r);
     /* the callback stops the reader */
     uint8_t b[512];
     size_t n = sample(b);
-    seen stop = {.stop_after = 1};
+    seen stop = { .stop_after = 1 };
     tk_reader_init(&r, NULL);
     assert_int_equal(tk_reader_parse_buffer(&r, b, n, on_packet, &stop), TK_READ_ERR_ABORTED);
     assert_int_equal(stop.n, 1);
@@ -175,8 +195,10 @@ static void test_skip_large_field(void **state)
     b[n++] = (uint8_t)(big >> 14);
     memset(b + n, 0x55, big);
     n += big;
-    b[n++] = 0x0a; b[n++] = 1; b[n++] = 0x08;
-    seen s = {0};
+    b[n++] = 0x0a;
+    b[n++] = 1;
+    b[n++] = 0x08;
+    seen s = { 0 };
     tk_reader r;
     tk_reader_init(&r, NULL);
     for (size_t off = 0; off < n; off += 4096) {
@@ -213,21 +235,27 @@ static void test_inflate(void **state)
     const size_t big = 300 << 10;
     uint8_t *in = malloc(big + 64);
     size_t n = 0;
-    in[n++] = 0x0a; in[n++] = 3; in[n++] = 0x08; in[n++] = 0x07; in[n++] = 0x50;
-    in[n++] = 0x0a; in[n++] = 0x00;
+    in[n++] = 0x0a;
+    in[n++] = 3;
+    in[n++] = 0x08;
+    in[n++] = 0x07;
+    in[n++] = 0x50;
+    in[n++] = 0x0a;
+    in[n++] = 0x00;
     in[n++] = 0x0a;
     in[n++] = (uint8_t)(0x80 | (big & 0x7f));
     in[n++] = (uint8_t)(0x80 | ((big >> 7) & 0x7f));
     in[n++] = (uint8_t)(big >> 14);
     memset(in + n, 0x33, big);
     n += big;
-    in[n++] = 0x0a; in[n++] = 0x05;
+    in[n++] = 0x0a;
+    in[n++] = 0x05;
     size_t cap = big + 4096;
     uint8_t *z = malloc(cap);
     for (int gzip = 0; gzip < 2; gzip++) {
         size_t zn = deflate_buf(in, n, z, cap, gzip);
         tk_inflater *inf = tk_inflater_new(0);
-        seen s = {0};
+        seen s = { 0 };
         uint64_t inflated = 0;
         assert_int_equal(tk_inflate_packets(inf, z, zn, 77, on_packet, &s, &inflated), TK_READ_OK);
         assert_int_equal(s.n, 3);
@@ -237,24 +265,27 @@ static void test_inflate(void **state)
         assert_int_equal(s.offsets[2], 77);
         assert_int_equal(inflated, n);
         /* reusable; a truncated stream fails */
-        seen t = {0};
-        assert_int_equal(tk_inflate_packets(inf, z, zn / 2, 0, on_packet, &t, NULL), TK_READ_ERR_FORMAT);
+        seen t = { 0 };
+        assert_int_equal(tk_inflate_packets(inf, z, zn / 2, 0, on_packet, &t, NULL),
+                         TK_READ_ERR_FORMAT);
         assert_non_null(strstr(tk_inflater_error(inf), "truncated"));
         /* the limit applies inside too */
         tk_inflater *small = tk_inflater_new(1000);
-        seen u = {0};
-        assert_int_equal(tk_inflate_packets(small, z, zn, 0, on_packet, &u, NULL), TK_READ_ERR_TOO_BIG);
+        seen u = { 0 };
+        assert_int_equal(tk_inflate_packets(small, z, zn, 0, on_packet, &u, NULL),
+                         TK_READ_ERR_TOO_BIG);
         tk_inflater_free(small);
         tk_inflater_free(inf);
     }
     /* not a packet tag, and not zlib at all */
-    static const uint8_t junk[] = {0x12, 0x01, 0x00, 0x0a, 0x00};
+    static const uint8_t junk[] = { 0x12, 0x01, 0x00, 0x0a, 0x00 };
     size_t zn = deflate_buf(junk, sizeof junk, z, cap, false);
     tk_inflater *inf = tk_inflater_new(0);
-    seen s = {0};
+    seen s = { 0 };
     assert_int_equal(tk_inflate_packets(inf, z, zn, 0, on_packet, &s, NULL), TK_READ_ERR_FORMAT);
-    assert_int_equal(tk_inflate_packets(inf, (const uint8_t *)"nonsense", 8, 0, on_packet, &s, NULL),
-                     TK_READ_ERR_FORMAT);
+    assert_int_equal(
+        tk_inflate_packets(inf, (const uint8_t *)"nonsense", 8, 0, on_packet, &s, NULL),
+        TK_READ_ERR_FORMAT);
     tk_inflater_free(inf);
     free(z);
     free(in);
@@ -272,15 +303,24 @@ static void test_fastpb_matches_pb_reader(void **state)
         if (round & 1) {
             /* well-formed-ish: tags and varints of every length */
             while (len < sizeof buf - 16) {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
                 uint32_t id = 1 + (uint32_t)(x % 1000);
                 uint8_t wt = (uint8_t)((x >> 20) % 6);
                 uint64_t tag = (uint64_t)id << 3 | wt;
-                while (tag >= 0x80) { buf[len++] = (uint8_t)(tag | 0x80); tag >>= 7; }
+                while (tag >= 0x80) {
+                    buf[len++] = (uint8_t)(tag | 0x80);
+                    tag >>= 7;
+                }
                 buf[len++] = (uint8_t)tag;
                 uint64_t v = x >> ((x >> 40) & 63);
-                if (wt == 2) v &= 7;
-                while (v >= 0x80 && len < sizeof buf - 1) { buf[len++] = (uint8_t)(v | 0x80); v >>= 7; }
+                if (wt == 2)
+                    v &= 7;
+                while (v >= 0x80 && len < sizeof buf - 1) {
+                    buf[len++] = (uint8_t)(v | 0x80);
+                    v >>= 7;
+                }
                 buf[len++] = (uint8_t)v;
                 if (wt == 2)
                     len += (size_t)(x & 7) < sizeof buf - len ? (size_t)(x & 7) : 0;
@@ -288,11 +328,15 @@ static void test_fastpb_matches_pb_reader(void **state)
         } else {
             len = (size_t)(x % sizeof buf);
             for (size_t i = 0; i < len; i++) {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
                 buf[i] = (uint8_t)(x >> 24) | ((x & 3) ? 0x80 : 0);
             }
         }
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
         size_t cut = len ? (size_t)(x % (len + 1)) : 0;
         pb_reader a;
         tk_fr b;
@@ -325,14 +369,10 @@ static void test_fastpb_matches_pb_reader(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory),
-        cmocka_unit_test(test_byte_by_byte),
-        cmocka_unit_test(test_pipe_tiny_blocks),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_skip_large_field),
-        cmocka_unit_test(test_inflate),
-        cmocka_unit_test(test_fastpb_matches_pb_reader),
+        cmocka_unit_test(test_memory),           cmocka_unit_test(test_byte_by_byte),
+        cmocka_unit_test(test_pipe_tiny_blocks), cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_errors),           cmocka_unit_test(test_skip_large_field),
+        cmocka_unit_test(test_inflate),          cmocka_unit_test(test_fastpb_matches_pb_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

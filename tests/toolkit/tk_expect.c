@@ -199,7 +199,9 @@ static stat_entry *find_stat(stat_entry *s, int n, const char *name)
 /* trace_processor's word against the report: see --expect-tp-stats. */
 static int check_tp_stats(const char *json)
 {
-    enum { MAX_STATS = 1024 };
+    enum {
+        MAX_STATS = 1024
+    };
     static stat_entry reported[MAX_STATS];
     int n = report_stats(json, reported, MAX_STATS);
     if (n <= 0)
@@ -239,7 +241,8 @@ static int check_tp_stats(const char *json)
         if (reported[k].in_tp && reported[k].value != reported[k].tp_value)
             bad |= fail("stat %s: report %lld, trace_processor %lld", reported[k].name,
                         reported[k].value, reported[k].tp_value);
-        else if (!reported[k].in_tp && reported[k].value != 0 && strncmp(reported[k].name, "traced_", 7) == 0)
+        else if (!reported[k].in_tp && reported[k].value != 0 &&
+                 strncmp(reported[k].name, "traced_", 7) == 0)
             bad |= fail("stat %s: report %lld, trace_processor 0 (no row)", reported[k].name,
                         reported[k].value);
     }
@@ -281,19 +284,32 @@ int main(int argc, char **argv)
             fprintf(stderr, "tk_expect: %s needs a value\n", a);
             return 2;
         }
-        if (strcmp(a, "--tool") == 0) tool = argv[++i];
-        else if (strcmp(a, "--make") == 0) make = argv[++i];
-        else if (strcmp(a, "--dir") == 0) dir = argv[++i];
-        else if (strcmp(a, "--case") == 0) case_name = argv[++i];
-        else if (strcmp(a, "--file") == 0) files[n_files++] = argv[++i];
-        else if (strcmp(a, "--expect-tp-stats") == 0) tp_stats_files[n_tp_stats_files++] = argv[++i];
-        else if (strcmp(a, "--expect-figures") == 0) figure_files[n_figure_files++] = argv[++i];
-        else if (strcmp(a, "--expect-exit") == 0) expect_exit = atoi(argv[++i]);
-        else if (strcmp(a, "--expect-code") == 0) codes[n_codes++] = argv[++i];
-        else if (strcmp(a, "--expect-no-code") == 0) no_codes[n_no_codes++] = argv[++i];
-        else if (strcmp(a, "--expect-stat") == 0) stats[n_stats++] = argv[++i];
-        else if (strcmp(a, "--expect-text") == 0) texts[n_texts++] = argv[++i];
-        else if (strcmp(a, "--raw") == 0) raw = true;
+        if (strcmp(a, "--tool") == 0)
+            tool = argv[++i];
+        else if (strcmp(a, "--make") == 0)
+            make = argv[++i];
+        else if (strcmp(a, "--dir") == 0)
+            dir = argv[++i];
+        else if (strcmp(a, "--case") == 0)
+            case_name = argv[++i];
+        else if (strcmp(a, "--file") == 0)
+            files[n_files++] = argv[++i];
+        else if (strcmp(a, "--expect-tp-stats") == 0)
+            tp_stats_files[n_tp_stats_files++] = argv[++i];
+        else if (strcmp(a, "--expect-figures") == 0)
+            figure_files[n_figure_files++] = argv[++i];
+        else if (strcmp(a, "--expect-exit") == 0)
+            expect_exit = atoi(argv[++i]);
+        else if (strcmp(a, "--expect-code") == 0)
+            codes[n_codes++] = argv[++i];
+        else if (strcmp(a, "--expect-no-code") == 0)
+            no_codes[n_no_codes++] = argv[++i];
+        else if (strcmp(a, "--expect-stat") == 0)
+            stats[n_stats++] = argv[++i];
+        else if (strcmp(a, "--expect-text") == 0)
+            texts[n_texts++] = argv[++i];
+        else if (strcmp(a, "--raw") == 0)
+            raw = true;
         else {
             fprintf(stderr, "tk_expect: unknown option %s\n", a);
             return 2;
@@ -316,15 +332,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "tk_expect: --case needs --make and --dir\n");
             return 2;
         }
-        char *margv[] = {(char *)make, (char *)dir, (char *)case_name, NULL};
+        char *margv[] = { (char *)make, (char *)dir, (char *)case_name, NULL };
         char *mout;
         size_t mlen;
         int rc = run(margv, &mout, &mlen);
         free(mout);
         if (rc != 0)
-            return fail("make_traces %s exited with %s", case_name, rc < 0 ? "an error" : "non-zero");
+            return fail("make_traces %s exited with %s", case_name,
+                        rc < 0 ? "an error" : "non-zero");
         /* Options the case needs come from the case registry. */
-        char *aargv[] = {(char *)make, "--args", (char *)case_name, NULL};
+        char *aargv[] = { (char *)make, "--args", (char *)case_name, NULL };
         rc = run(aargv, &mout, &mlen);
         if (rc != 0)
             return fail("make_traces --args %s failed", case_name);
@@ -337,10 +354,12 @@ int main(int argc, char **argv)
 
         static char code_buf[256];
         if (strncmp(case_name, "pass-", 5) == 0) {
-            if (expect_exit < 0) expect_exit = 0;
+            if (expect_exit < 0)
+                expect_exit = 0;
             no_violations = !raw;
         } else if (strncmp(case_name, "warn-", 5) == 0 || strncmp(case_name, "fail-", 5) == 0) {
-            if (expect_exit < 0) expect_exit = case_name[0] == 'w' ? 0 : 1;
+            if (expect_exit < 0)
+                expect_exit = case_name[0] == 'w' ? 0 : 1;
             /* fail-CODE[-VARIANT]: codes have no dashes. */
             const char *code = case_name + 5;
             const char *dash = strchr(code, '-');
@@ -350,16 +369,18 @@ int main(int argc, char **argv)
                 codes[n_codes++] = code_buf;
         } else if (strncmp(case_name, "loss-", 5) == 0) {
             /* loss-CODE[-VARIANT]: CODE reported as data_loss. */
-            if (expect_exit < 0) expect_exit = 1;
+            if (expect_exit < 0)
+                expect_exit = 1;
             const char *code = case_name + 5;
             const char *dash = strchr(code, '-');
             int n = dash ? (int)(dash - code) : (int)strlen(code);
-            snprintf(code_buf, sizeof code_buf,
-                     "\"code\": \"%.*s\", \"severity\": \"data_loss\"", n, code);
+            snprintf(code_buf, sizeof code_buf, "\"code\": \"%.*s\", \"severity\": \"data_loss\"",
+                     n, code);
             if (!raw)
                 texts[n_texts++] = code_buf;
         } else if (strncmp(case_name, "error-", 6) == 0) {
-            if (expect_exit < 0) expect_exit = 2;
+            if (expect_exit < 0)
+                expect_exit = 2;
             if (!raw)
                 codes[n_codes++] = "input_error";
         }

@@ -35,13 +35,13 @@ enum {
     SEQ_NEEDS = 2,
 };
 
-#define BOOT 6
-#define MONO 3
+#define BOOT     6
+#define MONO     3
 #define MONO_RAW 5
 #define REALTIME 1
-#define S 1000000000ull
-#define MS 1000000ull
-#define US 1000ull
+#define S        1000000000ull
+#define MS       1000000ull
+#define US       1000ull
 
 static uint32_t fnv_id(const char *name)
 {
@@ -117,7 +117,7 @@ static void snapshot_ex(tb *t, uint32_t seq, const clk *c, size_t n, int32_t pri
 
 static void snapshot2(tb *t, uint32_t seq, uint32_t a, uint64_t ta, uint32_t b, uint64_t tbv)
 {
-    clk c[2] = {{a, ta, 0, false}, {b, tbv, 0, false}};
+    clk c[2] = { { a, ta, 0, false }, { b, tbv, 0, false } };
     snapshot_ex(t, seq, c, 2, 0);
 }
 
@@ -125,10 +125,10 @@ static void snapshot2(tb *t, uint32_t seq, uint32_t a, uint64_t ta, uint32_t b, 
 static void traced_snapshot(tb *t, uint64_t boot)
 {
     clk c[4] = {
-        {BOOT, boot, 0, false},
-        {MONO, boot - 5 * S, 0, false},
-        {MONO_RAW, boot - 5 * S + 123, 0, false},
-        {REALTIME, boot + 1700000000ull * S, 0, false},
+        { BOOT, boot, 0, false },
+        { MONO, boot - 5 * S, 0, false },
+        { MONO_RAW, boot - 5 * S + 123, 0, false },
+        { REALTIME, boot + 1700000000ull * S, 0, false },
     };
     snapshot_ex(t, 1, c, 4, 0);
 }
@@ -273,16 +273,16 @@ typedef struct gpu_opts {
     double drift_ppm;
     uint64_t period;
     int n_snaps;
-    int64_t stage_delay_ns;  /* true GPU start relative to the submit */
+    int64_t stage_delay_ns; /* true GPU start relative to the submit */
     bool no_stats;
-    bool no_clear;           /* producer never sets SEQ_INCREMENTAL_STATE_CLEARED */
+    bool no_clear; /* producer never sets SEQ_INCREMENTAL_STATE_CLEARED */
     bool snap_from_second_seq;
     bool stage_before_first_snapshot;
     bool no_event_id;
     uint64_t queue_iid;
     uint64_t legacy_queue_id;
-    bool loss_midway;        /* a loss on the GPU sequence, re-cleared later */
-    bool submit_loss;        /* a gap on the Vulkan sequence */
+    bool loss_midway; /* a loss on the GPU sequence, re-cleared later */
+    bool submit_loss; /* a gap on the Vulkan sequence */
     bool out_of_order;
     /* The hw queue's interned description, where our layer names its clock. */
     const char *queue_description;
@@ -325,13 +325,15 @@ static void build_gpu(tb *t, const gpu_opts *o)
         if (o->snap_from_second_seq)
             snapshot2(t, 4, o->gpu_clock, gpu_time(o, b) + 7, BOOT, b + 7);
         if (i == 0 && o->stage_before_first_snapshot) {
-            stage st = {.ts = gpu_time(o, b - 10 * MS), .clock = o->gpu_clock, .queue_iid = 1};
+            stage st = { .ts = gpu_time(o, b - 10 * MS), .clock = o->gpu_clock, .queue_iid = 1 };
             gpu_stage(t, 2, &st);
         }
         if (o->loss_midway && i == o->n_snaps / 2) {
             /* A gap on sequence 2: its interned data is gone until re-cleared. */
-            stage st = {.ts = gpu_time(o, b + 1 * US), .clock = o->gpu_clock,
-                        .queue_iid = o->queue_iid, .prev_dropped = true};
+            stage st = { .ts = gpu_time(o, b + 1 * US),
+                         .clock = o->gpu_clock,
+                         .queue_iid = o->queue_iid,
+                         .prev_dropped = true };
             gpu_stage(t, 2, &st);
         }
         if (o->loss_midway && i == o->n_snaps / 2 + 2)
@@ -364,7 +366,10 @@ static void build_gpu(tb *t, const gpu_opts *o)
 
 typedef tk_case_out out;
 
-static void finish_into(tb *t, out *o) { o->data = tb_finish(t, &o->len); }
+static void finish_into(tb *t, out *o)
+{
+    o->data = tb_finish(t, &o->len);
+}
 
 static void base_case(out *r, const gpu_opts *o)
 {
@@ -374,13 +379,13 @@ static void base_case(out *r, const gpu_opts *o)
     finish_into(&t, r);
 }
 
-#define GPU_CASE(fn, body)                 \
-    static void fn(out *r)                 \
-    {                                      \
-        gpu_opts o;                        \
-        gpu_defaults(&o);                  \
-        body;                              \
-        base_case(r, &o);                  \
+#define GPU_CASE(fn, body) \
+    static void fn(out *r) \
+    {                      \
+        gpu_opts o;        \
+        gpu_defaults(&o);  \
+        body;              \
+        base_case(r, &o);  \
     }
 
 GPU_CASE(c_pass_gpu, (void)0)
@@ -414,13 +419,13 @@ GPU_CASE(c_seq_loss, o.submit_loss = true)
 GPU_CASE(c_ooo, o.out_of_order = true)
 GPU_CASE(c_no_stats, o.no_stats = true)
 
-static const kv k_overwritten[] = {{3, 17}, {13, 557056}, {4, 9}};
-static const kv k_discarded[] = {{18, 3}};
-static const kv k_patches[] = {{6, 2}};
-static const kv k_abi[] = {{9, 1}};
-static const kv k_writer_loss[] = {{19, 5}};
-static const kv k_flush_failed[] = {{14, 1}};
-static const kv k_final_flush[] = {{15, 2}};
+static const kv k_overwritten[] = { { 3, 17 }, { 13, 557056 }, { 4, 9 } };
+static const kv k_discarded[] = { { 18, 3 } };
+static const kv k_patches[] = { { 6, 2 } };
+static const kv k_abi[] = { { 9, 1 } };
+static const kv k_writer_loss[] = { { 19, 5 } };
+static const kv k_flush_failed[] = { { 14, 1 } };
+static const kv k_final_flush[] = { { 15, 2 } };
 GPU_CASE(c_overwritten, (o.buf = k_overwritten, o.nbuf = 3))
 GPU_CASE(c_discarded, (o.buf = k_discarded, o.nbuf = 1))
 GPU_CASE(c_patches, (o.buf = k_patches, o.nbuf = 1))
@@ -433,8 +438,8 @@ GPU_CASE(c_wrap_lost_clear, (o.no_clear = true, o.buf = k_overwritten, o.nbuf = 
 GPU_CASE(c_wrap_lost_queue, (o.queue_iid = 9, o.buf = k_overwritten, o.nbuf = 3))
 /* Discard counts of 2^63 - 1 in the buffer and in the service: their sum
  * does not fit (it is clamped, not overflowed). */
-static const kv k_discarded_max[] = {{18, (uint64_t)INT64_MAX}};
-static const kv k_top_discarded_max[] = {{8, (uint64_t)INT64_MAX}};
+static const kv k_discarded_max[] = { { 18, (uint64_t)INT64_MAX } };
+static const kv k_top_discarded_max[] = { { 8, (uint64_t)INT64_MAX } };
 GPU_CASE(c_discarded_saturated,
          (o.buf = k_discarded_max, o.nbuf = 1, o.top = k_top_discarded_max, o.ntop = 1))
 
@@ -466,7 +471,9 @@ static void c_sequence_clock(out *r)
     ts_packet(&t, 5, boot0, 0, SEQ_CLEARED, true);
     for (int i = 0; i < 5; i++) {
         uint64_t b = boot0 + (uint64_t)i * 100 * MS;
-        clk c[3] = {{64, (b - boot0) / US + 5000, 1000, false}, {65, b / 10, 10, true}, {BOOT, b, 0, false}};
+        clk c[3] = { { 64, (b - boot0) / US + 5000, 1000, false },
+                     { 65, b / 10, 10, true },
+                     { BOOT, b, 0, false } };
         snapshot_ex(&t, 5, c, 3, 0);
         ts_packet(&t, 5, (b - boot0 + 20 * MS) / US + 5000, 64, 0, false);
         /* Incremental: deltas of 10 ns ticks from the snapshot. */
@@ -553,14 +560,14 @@ static void compressed_raw(out *r, const uint8_t *payload, size_t len)
 
 static void c_compressed_bad_inner(out *r)
 {
-    static const uint8_t junk[] = {0x12, 0x03, 'a', 'b', 'c', 0x0a, 0x01, 0x00};
+    static const uint8_t junk[] = { 0x12, 0x03, 'a', 'b', 'c', 0x0a, 0x01, 0x00 };
     compressed_raw(r, junk, sizeof junk);
 }
 
 static void c_nested_compressed(out *r)
 {
     /* inner = one packet that itself holds compressed_packets */
-    uint8_t inner_payload[] = {0x0a, 0x01, 0x00}; /* an empty packet record */
+    uint8_t inner_payload[] = { 0x0a, 0x01, 0x00 }; /* an empty packet record */
     uLongf clen = compressBound(sizeof inner_payload);
     uint8_t c1[64];
     clen = sizeof c1;
@@ -620,7 +627,8 @@ static void c_corrupt_packet(out *r)
     tb_init(&t);
     traced_snapshot(&t, boot0);
     /* A packet whose body holds a varint of 11 bytes. */
-    static const uint8_t bad[] = {0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t bad[] = { 0x40, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
     pb_msg_append_bytes(&t.trace, F_TRACE_PACKET, bad, sizeof bad);
     finish_into(&t, r);
 }
@@ -635,7 +643,7 @@ static void c_bad_wire_type(out *r)
 
 static void c_huge_length(out *r)
 {
-    static const uint8_t hdr[] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x20}; /* 8 GiB packet */
+    static const uint8_t hdr[] = { 0x0a, 0x80, 0x80, 0x80, 0x80, 0x20 }; /* 8 GiB packet */
     r->data = malloc(sizeof hdr + 16);
     memcpy(r->data, hdr, sizeof hdr);
     memset(r->data + sizeof hdr, 0, 16);
@@ -658,7 +666,9 @@ static void c_invalid_snapshot(out *r)
     tb t;
     tb_init(&t);
     traced_snapshot(&t, boot0);
-    clk c[3] = {{0x80000100u, 5, 0, false}, {BOOT, boot0 + 5, 0, false}, {0x80000100u, 6, 0, false}};
+    clk c[3] = { { 0x80000100u, 5, 0, false },
+                 { BOOT, boot0 + 5, 0, false },
+                 { 0x80000100u, 6, 0, false } };
     snapshot_ex(&t, 2, c, 3, 0);
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
@@ -669,7 +679,7 @@ static void c_import_error(out *r)
     tb t;
     tb_init(&t);
     traced_snapshot(&t, boot0);
-    clk c[2] = {{64, 5, 0, false}, {BOOT, boot0 + 5, 0, false}};
+    clk c[2] = { { 64, 5, 0, false }, { BOOT, boot0 + 5, 0, false } };
     snapshot_ex(&t, 0, c, 2, 0); /* sequence-scoped clock, no sequence id */
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
@@ -681,7 +691,7 @@ static void c_trace_clock_change(out *r)
     tb_init(&t);
     traced_snapshot(&t, boot0);
     ts_packet(&t, 2, boot0 - 5 * S + MS, MONO, SEQ_CLEARED, true);
-    clk c[2] = {{BOOT, boot0 + S, 0, false}, {MONO, boot0 - 4 * S, 0, false}};
+    clk c[2] = { { BOOT, boot0 + S, 0, false }, { MONO, boot0 - 4 * S, 0, false } };
     snapshot_ex(&t, 1, c, 2, MONO);
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
@@ -691,11 +701,11 @@ static void c_primary_clock(out *r)
 {
     tb t;
     tb_init(&t);
-    clk c[2] = {{BOOT, boot0, 0, false}, {MONO, boot0 - 5 * S, 0, false}};
+    clk c[2] = { { BOOT, boot0, 0, false }, { MONO, boot0 - 5 * S, 0, false } };
     snapshot_ex(&t, 1, c, 2, MONO);
     ts_packet(&t, 2, boot0 + MS, BOOT, SEQ_CLEARED, true);
     ts_packet(&t, 2, boot0 - 5 * S + 2 * MS, 0, 0, false);
-    clk d[2] = {{BOOT, boot0 + S, 0, false}, {MONO, boot0 - 4 * S, 0, false}};
+    clk d[2] = { { BOOT, boot0 + S, 0, false }, { MONO, boot0 - 4 * S, 0, false } };
     snapshot_ex(&t, 1, d, 2, MONO);
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
@@ -774,9 +784,18 @@ static void c_ftrace(out *r, int kind)
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
 }
-static void c_ftrace_overrun(out *r) { c_ftrace(r, 0); }
-static void c_ftrace_dropped(out *r) { c_ftrace(r, 1); }
-static void c_ftrace_lost(out *r) { c_ftrace(r, 2); }
+static void c_ftrace_overrun(out *r)
+{
+    c_ftrace(r, 0);
+}
+static void c_ftrace_dropped(out *r)
+{
+    c_ftrace(r, 1);
+}
+static void c_ftrace_lost(out *r)
+{
+    c_ftrace(r, 2);
+}
 
 static void c_zstd(out *r)
 {
@@ -798,12 +817,11 @@ static void c_state_limit(out *r)
     traced_snapshot(&t, boot0);
     clk c[70];
     for (uint32_t i = 0; i < 70; i++)
-        c[i] = (clk){0x80000300u + i, 1000 + i, 0, false};
+        c[i] = (clk){ 0x80000300u + i, 1000 + i, 0, false };
     snapshot_ex(&t, 2, c, 70, 0);
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
 }
-
 
 /* ---- hostile inputs -------------------------------------------------------
  * Regression cases for attacks on the checker itself: arithmetic on absurd
@@ -822,7 +840,7 @@ static void c_ts_overflow(out *r)
     traced_snapshot(&t, boot0);
     ts_packet(&t, 2, 1ull << 63, 0, SEQ_CLEARED, true);
     ts_packet(&t, 2, boot0 + MS, 0, 0, false);
-    clk c[2] = {{64, 1000, 0, true}, {BOOT, boot0 + 2 * MS, 0, false}};
+    clk c[2] = { { 64, 1000, 0, true }, { BOOT, boot0 + 2 * MS, 0, false } };
     snapshot_ex(&t, 2, c, 2, 0);
     for (int i = 0; i < 3; i++)
         ts_packet(&t, 2, 1ull << 62, 64, 0, false);
@@ -840,10 +858,11 @@ static void c_ts_overflow_gpu(out *r)
     traced_snapshot(&t, boot0);
     intern_specs(&t, 2, true, NULL);
     vk_submit(&t, 3, (uint64_t)INT64_MAX - 30000, 77, true);
-    stage early = {.ts = (1ull << 63) + 5, .clock = BOOT, .queue_iid = 1, .submission_id = 77};
+    stage early = { .ts = (1ull << 63) + 5, .clock = BOOT, .queue_iid = 1, .submission_id = 77 };
     gpu_stage(&t, 2, &early);
-    stage late = {.ts = (uint64_t)INT64_MAX - 5, .clock = BOOT, .queue_iid = 1,
-                  .submission_id = 77};
+    stage late = {
+        .ts = (uint64_t)INT64_MAX - 5, .clock = BOOT, .queue_iid = 1, .submission_id = 77
+    };
     gpu_stage(&t, 2, &late);
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
@@ -908,8 +927,14 @@ static void stats_buffers(out *r, uint32_t n)
     free(buf);
     finish_into(&t, r);
 }
-static void c_stats_buffers(out *r) { stats_buffers(r, 800000); }
-static void c_stats_buffers_seed(out *r) { stats_buffers(r, 5000); }
+static void c_stats_buffers(out *r)
+{
+    stats_buffers(r, 800000);
+}
+static void c_stats_buffers_seed(out *r)
+{
+    stats_buffers(r, 5000);
+}
 
 /* FtraceStats (end phase) for `n` distinct cpus. */
 static void stats_cpus(out *r, uint32_t n)
@@ -941,8 +966,14 @@ static void stats_cpus(out *r, uint32_t n)
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
 }
-static void c_stats_cpus(out *r) { stats_cpus(r, 300000); }
-static void c_stats_cpus_seed(out *r) { stats_cpus(r, 5000); }
+static void c_stats_cpus(out *r)
+{
+    stats_cpus(r, 300000);
+}
+static void c_stats_cpus_seed(out *r)
+{
+    stats_cpus(r, 5000);
+}
 
 /* The inverse of the splitmix64 finalizer the toolkit's hash tables use
  * (tk_map.h): keys whose unkeyed hash is k << 20 all share one bucket of
@@ -969,7 +1000,10 @@ static uint64_t unsplitmix(uint64_t h)
     h *= inverse_odd(0xbf58476d1ce4e5b9ull);
     return unshift(h, 30);
 }
-uint64_t tk_case_colliding_key(uint32_t k) { return unsplitmix((uint64_t)k << 20); }
+uint64_t tk_case_colliding_key(uint32_t k)
+{
+    return unsplitmix((uint64_t)k << 20);
+}
 
 /* `n` interned GPU specifications whose iids collide in an unkeyed table,
  * then GPU stages naming one more such iid that was never interned (each
@@ -1000,15 +1034,22 @@ static void colliding_iids(out *r, uint32_t n, uint32_t stages)
     pb_msg_end(&p);
     free(buf);
     for (uint32_t i = 0; i < stages; i++) {
-        stage st = {.ts = boot0 + MS + i * US, .clock = BOOT,
-                    .queue_iid = tk_case_colliding_key(n + 1)};
+        stage st = { .ts = boot0 + MS + i * US,
+                     .clock = BOOT,
+                     .queue_iid = tk_case_colliding_key(n + 1) };
         gpu_stage(&t, 2, &st);
     }
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
 }
-static void c_colliding_iids(out *r) { colliding_iids(r, 65000, 20000); }
-static void c_colliding_iids_seed(out *r) { colliding_iids(r, 2000, 50); }
+static void c_colliding_iids(out *r)
+{
+    colliding_iids(r, 65000, 20000);
+}
+static void c_colliding_iids_seed(out *r)
+{
+    colliding_iids(r, 2000, 50);
+}
 
 /* compressed_packets whose inflated content is `mib` MiB of empty packet
  * records (0x0a 0x00), built by repeating one deflate block that ends on a
@@ -1075,9 +1116,15 @@ static void inflate_bomb(out *r, uint32_t mib)
     free(z);
     finish_into(&t, r);
 }
-static void c_inflate_bomb(out *r) { inflate_bomb(r, 1024); }
+static void c_inflate_bomb(out *r)
+{
+    inflate_bomb(r, 1024);
+}
 /* Past the 16 MiB always allowed, at a ratio of about 1000. */
-static void c_inflate_bomb_seed(out *r) { inflate_bomb(r, 17); }
+static void c_inflate_bomb_seed(out *r)
+{
+    inflate_bomb(r, 17);
+}
 
 /* A dense clock graph with no path to the trace clock (16 snapshots of 64
  * clocks, overlapping by half: 64512 edges), a chain of four hops that
@@ -1095,7 +1142,7 @@ static void dense_clocks(out *r, uint32_t n)
     for (uint32_t k = 0; k < 16; k++) {
         clk c[64];
         for (uint32_t j = 0; j < 64; j++)
-            c[j] = (clk){dense0 + k * 32 + j, 5 * S + j, 0, false};
+            c[j] = (clk){ dense0 + k * 32 + j, 5 * S + j, 0, false };
         snapshot_ex(&t, 1, c, 64, 0);
     }
     ts_packet(&t, 2, boot0 + 2 * MS, 0, SEQ_CLEARED, true);
@@ -1107,91 +1154,98 @@ static void dense_clocks(out *r, uint32_t n)
     trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
     finish_into(&t, r);
 }
-static void c_dense_clocks(out *r) { dense_clocks(r, 30000); }
-static void c_dense_clocks_seed(out *r) { dense_clocks(r, 100); }
+static void c_dense_clocks(out *r)
+{
+    dense_clocks(r, 30000);
+}
+static void c_dense_clocks_seed(out *r)
+{
+    dense_clocks(r, 100);
+}
 
 /* ---- registry ---- */
 
-static const char *const a_named[] = {"--clock-name", GPU_CLOCK_NAME, NULL};
-static const char *const a_other_name[] = {"--clock-name", "com.example.other", NULL};
-static const char *const a_mismatch[] = {"--clock-name", "2147483649=" GPU_CLOCK_NAME, NULL};
-static const char *const a_expect_60[] = {"--expect-gpu-events", "60", NULL};
-static const char *const a_expect_1000[] = {"--expect-gpu-events", "1000", NULL};
-static const char *const a_latency[] = {"--max-submit-latency-ns", "50000", NULL};
+static const char *const a_named[] = { "--clock-name", GPU_CLOCK_NAME, NULL };
+static const char *const a_other_name[] = { "--clock-name", "com.example.other", NULL };
+static const char *const a_mismatch[] = { "--clock-name", "2147483649=" GPU_CLOCK_NAME, NULL };
+static const char *const a_expect_60[] = { "--expect-gpu-events", "60", NULL };
+static const char *const a_expect_1000[] = { "--expect-gpu-events", "1000", NULL };
+static const char *const a_latency[] = { "--max-submit-latency-ns", "50000", NULL };
 
 const tk_case tk_cases[] = {
-    {"pass-minimal", c_minimal},
+    { "pass-minimal", c_minimal },
 
-    {"pass-gpu", c_pass_gpu},
-    {"pass-compressed", c_compressed},
-    {"pass-sequence-clock", c_sequence_clock},
-    {"pass-primary-trace-clock", c_primary_clock},
-    {"pass-global-clock-named", c_pass_gpu, a_named},
-    {"pass-expect-gpu-events", c_pass_gpu, a_expect_60},
-    {"fail-clock_sync_failure", c_clock_sync_failure},
-    {"fail-invalid_clock_snapshots", c_invalid_snapshot},
-    {"fail-import_error", c_import_error},
-    {"warn-trace_clock_change_ignored", c_trace_clock_change},
-    {"fail-clock_unresolvable", c_unresolvable},
-    {"fail-clock_non_monotonic", c_non_monotonic},
-    {"warn-clock_single_snapshot", c_single},
-    {"warn-clock_snapshot_gap", c_gap},
-    {"fail-clock_drift_exceeded", c_drift},
-    {"fail-clock_error_exceeded", c_error},
-    {"warn-clock_used_before_first_snapshot", c_before_first},
-    {"warn-global_clock_id_not_hashed", c_not_hashed},
-    {"warn-global_clock_id_unknown", c_pass_gpu, a_other_name},
-    {"fail-global_clock_id_mismatch", c_mismatch, a_mismatch},
-    {"pass-global-clock-learned", c_learned},
-    {"fail-global_clock_id_mismatch-learned", c_learned_mismatch},
-    {"warn-global_clock_multiple_sequences", c_multi_seq},
-    {"fail-buffer_chunks_overwritten", c_overwritten},
-    {"fail-buffer_chunks_discarded", c_discarded},
-    {"fail-buffer_patches_failed", c_patches},
-    {"fail-buffer_abi_violations", c_abi},
-    {"fail-writer_packet_loss", c_writer_loss},
-    {"fail-sequence_packet_loss", c_seq_loss},
-    {"fail-incremental_state_lost", c_state_lost},
-    {"fail-incremental_state_missing", c_state_missing},
-    {"warn-interned_data_missing", c_unknown_queue},
-    {"fail-flushes_failed", c_flushes_failed},
-    {"fail-final_flush_failed", c_final_flush},
-    {"fail-ftrace_overrun", c_ftrace_overrun},
-    {"fail-ftrace_dropped_events", c_ftrace_dropped},
-    {"fail-ftrace_lost_events", c_ftrace_lost},
-    {"warn-packets_out_of_order", c_ooo},
-    {"fail-no_trace_stats", c_no_stats},
-    {"fail-gpu_render_stage_parser_errors", c_parser_errors},
-    {"warn-gpu_stage_dropped", c_no_event_id},
-    {"fail-gpu_stage_before_submit", c_before_submit},
-    {"warn-gpu_stage_after_submit_window", c_pass_gpu, a_latency},
-    {"fail-gpu_events_missing", c_pass_gpu, a_expect_1000},
-    {"warn-zstd_unsupported", c_zstd},
-    {"warn-state_limit_reached", c_state_limit},
-    {"loss-incremental_state_missing", c_wrap_lost_clear, a_expect_60},
-    {"loss-gpu_stage_dropped", c_wrap_lost_queue},
-    {"loss-gpu_events_missing", c_writer_loss, a_expect_1000},
-    {"loss-gpu_events_missing-sequence", c_seq_loss, a_expect_1000},
+    { "pass-gpu", c_pass_gpu },
+    { "pass-compressed", c_compressed },
+    { "pass-sequence-clock", c_sequence_clock },
+    { "pass-primary-trace-clock", c_primary_clock },
+    { "pass-global-clock-named", c_pass_gpu, a_named },
+    { "pass-expect-gpu-events", c_pass_gpu, a_expect_60 },
+    { "fail-clock_sync_failure", c_clock_sync_failure },
+    { "fail-invalid_clock_snapshots", c_invalid_snapshot },
+    { "fail-import_error", c_import_error },
+    { "warn-trace_clock_change_ignored", c_trace_clock_change },
+    { "fail-clock_unresolvable", c_unresolvable },
+    { "fail-clock_non_monotonic", c_non_monotonic },
+    { "warn-clock_single_snapshot", c_single },
+    { "warn-clock_snapshot_gap", c_gap },
+    { "fail-clock_drift_exceeded", c_drift },
+    { "fail-clock_error_exceeded", c_error },
+    { "warn-clock_used_before_first_snapshot", c_before_first },
+    { "warn-global_clock_id_not_hashed", c_not_hashed },
+    { "warn-global_clock_id_unknown", c_pass_gpu, a_other_name },
+    { "fail-global_clock_id_mismatch", c_mismatch, a_mismatch },
+    { "pass-global-clock-learned", c_learned },
+    { "fail-global_clock_id_mismatch-learned", c_learned_mismatch },
+    { "warn-global_clock_multiple_sequences", c_multi_seq },
+    { "fail-buffer_chunks_overwritten", c_overwritten },
+    { "fail-buffer_chunks_discarded", c_discarded },
+    { "fail-buffer_patches_failed", c_patches },
+    { "fail-buffer_abi_violations", c_abi },
+    { "fail-writer_packet_loss", c_writer_loss },
+    { "fail-sequence_packet_loss", c_seq_loss },
+    { "fail-incremental_state_lost", c_state_lost },
+    { "fail-incremental_state_missing", c_state_missing },
+    { "warn-interned_data_missing", c_unknown_queue },
+    { "fail-flushes_failed", c_flushes_failed },
+    { "fail-final_flush_failed", c_final_flush },
+    { "fail-ftrace_overrun", c_ftrace_overrun },
+    { "fail-ftrace_dropped_events", c_ftrace_dropped },
+    { "fail-ftrace_lost_events", c_ftrace_lost },
+    { "warn-packets_out_of_order", c_ooo },
+    { "fail-no_trace_stats", c_no_stats },
+    { "fail-gpu_render_stage_parser_errors", c_parser_errors },
+    { "warn-gpu_stage_dropped", c_no_event_id },
+    { "fail-gpu_stage_before_submit", c_before_submit },
+    { "warn-gpu_stage_after_submit_window", c_pass_gpu, a_latency },
+    { "fail-gpu_events_missing", c_pass_gpu, a_expect_1000 },
+    { "warn-zstd_unsupported", c_zstd },
+    { "warn-state_limit_reached", c_state_limit },
+    { "loss-incremental_state_missing", c_wrap_lost_clear, a_expect_60 },
+    { "loss-gpu_stage_dropped", c_wrap_lost_queue },
+    { "loss-gpu_events_missing", c_writer_loss, a_expect_1000 },
+    { "loss-gpu_events_missing-sequence", c_seq_loss, a_expect_1000 },
     /* Cut short: no TraceStats (the writer was killed), or nothing at all. */
-    {"loss-gpu_events_missing-unfinished", c_no_stats, a_expect_1000},
-    {"loss-no_trace_stats-empty", c_empty},
-    {"error-truncated", c_truncated},
-    {"error-corrupt-packet", c_corrupt_packet},
-    {"error-bad-wire-type", c_bad_wire_type},
-    {"error-huge-length", c_huge_length},
-    {"error-bad-compressed", c_bad_compressed},
-    {"error-compressed-truncated", c_compressed_truncated},
-    {"error-compressed-bad-inner", c_compressed_bad_inner},
-    {"error-nested-compressed", c_nested_compressed},
+    { "loss-gpu_events_missing-unfinished", c_no_stats, a_expect_1000 },
+    { "loss-no_trace_stats-empty", c_empty },
+    { "error-truncated", c_truncated },
+    { "error-corrupt-packet", c_corrupt_packet },
+    { "error-bad-wire-type", c_bad_wire_type },
+    { "error-huge-length", c_huge_length },
+    { "error-bad-compressed", c_bad_compressed },
+    { "error-compressed-truncated", c_compressed_truncated },
+    { "error-compressed-bad-inner", c_compressed_bad_inner },
+    { "error-nested-compressed", c_nested_compressed },
     /* Hostile inputs: also fuzzer seeds (make_traces --corpus). */
-    {"fail-timestamp_overflow", c_ts_overflow, NULL, c_ts_overflow},
-    {"fail-timestamp_overflow-gpu", c_ts_overflow_gpu, NULL, c_ts_overflow_gpu},
-    {"fail-timestamp_overflow-drift", c_ts_overflow_drift, NULL, c_ts_overflow_drift},
-    {"fail-buffer_chunks_discarded-saturated", c_discarded_saturated, NULL, c_discarded_saturated},
-    {"warn-state_limit_reached-buffers", c_stats_buffers, NULL, c_stats_buffers_seed},
-    {"warn-state_limit_reached-cpus", c_stats_cpus, NULL, c_stats_cpus_seed},
-    {"warn-gpu_stage_dropped-colliding-iids", c_colliding_iids, NULL, c_colliding_iids_seed},
-    {"error-inflate-bomb", c_inflate_bomb, NULL, c_inflate_bomb_seed},
-    {"fail-clock_sync_failure-dense", c_dense_clocks, NULL, c_dense_clocks_seed},
+    { "fail-timestamp_overflow", c_ts_overflow, NULL, c_ts_overflow },
+    { "fail-timestamp_overflow-gpu", c_ts_overflow_gpu, NULL, c_ts_overflow_gpu },
+    { "fail-timestamp_overflow-drift", c_ts_overflow_drift, NULL, c_ts_overflow_drift },
+    { "fail-buffer_chunks_discarded-saturated", c_discarded_saturated, NULL,
+      c_discarded_saturated },
+    { "warn-state_limit_reached-buffers", c_stats_buffers, NULL, c_stats_buffers_seed },
+    { "warn-state_limit_reached-cpus", c_stats_cpus, NULL, c_stats_cpus_seed },
+    { "warn-gpu_stage_dropped-colliding-iids", c_colliding_iids, NULL, c_colliding_iids_seed },
+    { "error-inflate-bomb", c_inflate_bomb, NULL, c_inflate_bomb_seed },
+    { "fail-clock_sync_failure-dense", c_dense_clocks, NULL, c_dense_clocks_seed },
 };
 const size_t tk_n_cases = sizeof tk_cases / sizeof tk_cases[0];

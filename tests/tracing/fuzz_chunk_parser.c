@@ -89,7 +89,7 @@ static void smb_ops(cb_buffer *cb, input *in)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    input in = {data, data + size};
+    input in = { data, data + size };
     uint8_t mode = byte(&in);
     cb_buffer *cb = cb_create(mode & 1 ? 4096 : 16384, mode & 2 ? CB_DISCARD : CB_RING_BUFFER, 2);
     if (!cb)
@@ -110,8 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memcpy(payload, in.p, take);
             memset(payload + take, 0, len - take);
             in.p += take;
-            cb_copy_chunk(cb, writer & 1, writer, chunk_id, nfrag, flags & 0x7F, complete,
-                          payload, len);
+            cb_copy_chunk(cb, writer & 1, writer, chunk_id, nfrag, flags & 0x7F, complete, payload,
+                          len);
             break;
         }
         case 2: {

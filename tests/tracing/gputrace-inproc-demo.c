@@ -98,16 +98,21 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},  {"writers", required_argument, NULL, 'w'},
-        {"packets", required_argument, NULL, 'p'}, {"size", required_argument, NULL, 's'},
-        {"buffer-kb", required_argument, NULL, 'b'}, {"smb-kb", required_argument, NULL, 'm'},
-        {"discard", no_argument, NULL, 'd'},       {"drop", no_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        { "output", required_argument, NULL, 'o' },
+        { "writers", required_argument, NULL, 'w' },
+        { "packets", required_argument, NULL, 'p' },
+        { "size", required_argument, NULL, 's' },
+        { "buffer-kb", required_argument, NULL, 'b' },
+        { "smb-kb", required_argument, NULL, 'm' },
+        { "discard", no_argument, NULL, 'd' },
+        { "drop", no_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     inproc_backend_config cfg;
     inproc_backend_config_default(&cfg);
     unsigned long writers = 4, packets = 1000, size = 64, v;
-    demo d = {.wcfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000}};
+    demo d = { .wcfg = { .policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000 } };
     int c;
     while ((c = getopt_long(argc, argv, "o:w:p:s:b:m:drh", opts, NULL)) != -1) {
         switch (c) {
@@ -162,7 +167,7 @@ int main(int argc, char **argv)
     worker *w = calloc(writers, sizeof *w);
     pthread_t *th = calloc(writers, sizeof *th);
     for (unsigned long i = 0; i < writers; i++) {
-        w[i] = (worker){&d, (unsigned)i, {0}};
+        w[i] = (worker){ &d, (unsigned)i, { 0 } };
         pthread_create(&th[i], NULL, worker_main, &w[i]);
     }
     uint64_t lost = 0;

@@ -59,8 +59,7 @@ static void *writer_main(void *arg)
         uint64_t c = (uint64_t)i;
         size_t len = tt_payload_len(r->seed, wa->index, c, r->max_len);
         tt_payload_fill(wa->index, c, buf, len);
-        tt_write_test_packet(tw, wa->index, c, buf, len,
-                             tt_hash3(r->seed, wa->index, c) % 3 == 0);
+        tt_write_test_packet(tw, wa->index, c, buf, len, tt_hash3(r->seed, wa->index, c) % 3 == 0);
         uint64_t h = tt_hash3(r->seed ^ 0x55, wa->index, c);
         if (h % 211 == 0)
             tw_flush(tw);
@@ -90,7 +89,7 @@ static uint64_t run_and_check(run *r)
     pthread_t th[MAX_WRITERS];
     writer_arg wa[MAX_WRITERS];
     for (int w = 0; w < r->writers; w++) {
-        wa[w] = (writer_arg){r, (uint32_t)w};
+        wa[w] = (writer_arg){ r, (uint32_t)w };
         pthread_create(&th[w], NULL, writer_main, &wa[w]);
     }
     if (r->flush_midway) {
@@ -115,7 +114,7 @@ static uint64_t run_and_check(run *r)
     assert_true(t.pkts[t.n - 1].v.has_trace_stats);
     assert_true(t.pkts[t.n - 2].v.has_clock_snapshot);
 
-    seq_state seqs[MAX_WRITERS] = {0};
+    seq_state seqs[MAX_WRITERS] = { 0 };
     for (size_t i = 0; i < t.n; i++) {
         const tt_packet *p = &t.pkts[i];
         assert_true(p->v.has_trusted_packet_sequence_id);
@@ -144,8 +143,8 @@ static uint64_t run_and_check(run *r)
         bool flagged = p->v.has_previous_packet_dropped && p->v.previous_packet_dropped;
         if (gap != flagged)
             fail_msg("seed %llu writer %u counter %llu: gap %d flagged %d",
-                     (unsigned long long)r->seed, ev.writer, (unsigned long long)ev.counter,
-                     gap, flagged);
+                     (unsigned long long)r->seed, ev.writer, (unsigned long long)ev.counter, gap,
+                     flagged);
         /* Intact. */
         assert_int_equal(ev.str.size, tt_payload_len(r->seed, ev.writer, ev.counter, r->max_len));
         assert_true(tt_payload_check(ev.writer, ev.counter, ev.str.data, ev.str.size));
@@ -211,14 +210,14 @@ static uint64_t run_and_check(run *r)
 static void test_property_runs(void **state)
 {
     (void)state;
-    static const size_t page_sizes[] = {4096, 8192, 16384};
-    static const size_t max_lens[] = {64, 600, 5000, 20000};
-    static const size_t buffers[] = {16 << 10, 64 << 10, 512 << 10, 8 << 20};
-    static const uint32_t write_periods[] = {0, 10, 200};
+    static const size_t page_sizes[] = { 4096, 8192, 16384 };
+    static const size_t max_lens[] = { 64, 600, 5000, 20000 };
+    static const size_t buffers[] = { 16 << 10, 64 << 10, 512 << 10, 8 << 20 };
+    static const uint32_t write_periods[] = { 0, 10, 200 };
     int runs = 16, lossy = 0, lossless = 0;
     for (int i = 0; i < runs; i++) {
         uint64_t rs = 0x1234567ull + (uint64_t)i * 7919u;
-        run r = {.seed = rs};
+        run r = { .seed = rs };
         inproc_backend_config_default(&r.cfg);
         r.writers = 1 + (int)(tt_rand(&rs) % 4);
         r.packets = (200 + (int)(tt_rand(&rs) % 1200)) / SCALE;
@@ -249,7 +248,7 @@ static void test_property_runs(void **state)
 static void test_lossless_file_is_clean(void **state)
 {
     (void)state;
-    run r = {.seed = 99, .writers = 3, .packets = 1500 / SCALE, .max_len = 3000};
+    run r = { .seed = 99, .writers = 3, .packets = 1500 / SCALE, .max_len = 3000 };
     inproc_backend_config_default(&r.cfg);
     r.cfg.smb_size = 4 << 20;
     r.cfg.buffer_size = 64 << 20;
@@ -265,7 +264,7 @@ static void test_smb_loss_counted_exactly(void **state)
     (void)state;
     int lossy = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
-        run r = {.seed = seed, .writers = 4, .packets = 800 / SCALE, .max_len = 5000};
+        run r = { .seed = seed, .writers = 4, .packets = 800 / SCALE, .max_len = 5000 };
         inproc_backend_config_default(&r.cfg);
         r.cfg.smb_size = 2 * 4096;
         r.cfg.page_layout = seed % 2 ? SMB_PAGE_DIV1 : SMB_PAGE_DIV4;

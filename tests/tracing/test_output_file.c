@@ -264,7 +264,7 @@ static void test_dev_full_counts_the_loss(void **state)
 
 /* ---- RLIMIT_FSIZE, in a child process ------------------------------------- */
 
-#define FSIZE_LIMIT (96 * 1024)
+#define FSIZE_LIMIT   (96 * 1024)
 #define FSIZE_WRITERS 3
 #define FSIZE_PACKETS 3000
 
@@ -285,7 +285,7 @@ static void collect_report(void *ctx, inproc_backend_report_level level, const c
 static int fsize_child(const char *path, int report_fd, bool lift)
 {
     signal(SIGXFSZ, SIG_DFL);
-    struct rlimit rl = {FSIZE_LIMIT, RLIM_INFINITY};
+    struct rlimit rl = { FSIZE_LIMIT, RLIM_INFINITY };
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
         return 2;
     inproc_backend_config cfg;
@@ -337,7 +337,7 @@ static void rlimit_fsize(bool lift)
         _exit(fsize_child(path, pipefd[1], lift));
     }
     close(pipefd[1]);
-    char rep[8192] = {0};
+    char rep[8192] = { 0 };
     size_t got = 0;
     ssize_t n;
     while ((n = read(pipefd[0], rep + got, sizeof rep - 1 - got)) > 0)
@@ -366,7 +366,7 @@ static void rlimit_fsize(bool lift)
     assert_true(ts.has_flushes_failed && ts.flushes_failed > 0);
 
     /* Per writer: in order; a packet after missing ones says so. */
-    uint64_t next[FSIZE_WRITERS] = {0};
+    uint64_t next[FSIZE_WRITERS] = { 0 };
     size_t events = 0, marked = 0;
     for (size_t i = 0; i < t.n; i++) {
         if (!t.pkts[i].v.has_for_testing)

@@ -80,8 +80,10 @@ static void test_partition_and_states(void **state)
     assert_int_equal(le32(mem), 3u << 28);
     assert_int_equal(smb_free_chunks(&abi, 0), 0xF);
 
-    smb_chunk_header_value hv = {.chunk_id = 0x01020304, .writer_id = 0x0506,
-                                 .packets = smb_packets_make(1, SMB_CHUNK_FIRST_PACKET_CONTINUES)};
+    smb_chunk_header_value hv = { .chunk_id = 0x01020304,
+                                  .writer_id = 0x0506,
+                                  .packets =
+                                      smb_packets_make(1, SMB_CHUNK_FIRST_PACKET_CONTINUES) };
     smb_chunk c;
     assert_true(smb_try_acquire_chunk_for_writing(&abi, 0, 2, &hv, &c));
     assert_ptr_equal(c.begin, mem + 8 + 2 * 1020);
@@ -89,7 +91,7 @@ static void test_partition_and_states(void **state)
     /* Chunk 2 BEING_WRITTEN (1) at bits 4..5. */
     assert_int_equal(le32(mem), 3u << 28 | 1u << 4);
     /* Header bytes: chunk_id LE, writer_id LE, packets LE. */
-    const uint8_t want[8] = {0x04, 0x03, 0x02, 0x01, 0x06, 0x05, 0x01, 0x04};
+    const uint8_t want[8] = { 0x04, 0x03, 0x02, 0x01, 0x06, 0x05, 0x01, 0x04 };
     assert_memory_equal(c.begin, want, 8);
     assert_false(smb_try_acquire_chunk_for_writing(&abi, 0, 2, &hv, &c));
     assert_false(smb_try_acquire_chunk_for_reading(&abi, 0, 2, &c));
@@ -108,7 +110,7 @@ static void test_partition_and_states(void **state)
     assert_true(smb_release_chunk_as_free(&abi, &r));
     /* Last busy chunk freed: the page is unpartitioned again, header zero. */
     assert_int_equal(le32(mem), 0);
-    const uint8_t zero[8] = {0};
+    const uint8_t zero[8] = { 0 };
     assert_memory_equal(c.begin, zero, 8);
     free(mem);
 }
@@ -121,7 +123,7 @@ static void test_page_stays_partitioned_while_busy(void **state)
     assert_true(smb_abi_init(&abi, mem, 4096, 4096));
     assert_true(smb_try_partition_page(&abi, 0, SMB_PAGE_DIV14));
     assert_int_equal(smb_free_chunks(&abi, 0), 0x3FFF);
-    smb_chunk_header_value hv = {.chunk_id = 1, .writer_id = 1};
+    smb_chunk_header_value hv = { .chunk_id = 1, .writer_id = 1 };
     smb_chunk a, b;
     assert_true(smb_try_acquire_chunk_for_writing(&abi, 0, 0, &hv, &a));
     assert_true(smb_try_acquire_chunk_for_writing(&abi, 0, 13, &hv, &b));
@@ -153,7 +155,7 @@ static void test_hostile_bitmaps(void **state)
     memcpy(mem, &bogus, 4);
     assert_false(smb_try_acquire_chunk_for_reading(&abi, 0, 1, &c));
     assert_true(smb_try_acquire_chunk_for_reading(&abi, 0, 0, &c));
-    smb_chunk fake = {0};
+    smb_chunk fake = { 0 };
     assert_false(smb_release_chunk_as_free(&abi, &fake));
     free(mem);
 }
@@ -162,21 +164,21 @@ static void test_fragment_headers(void **state)
 {
     (void)state;
     uint32_t v = 0;
-    const uint8_t redundant[4] = {0x85, 0x80, 0x80, 0x00}; /* 5, padded */
+    const uint8_t redundant[4] = { 0x85, 0x80, 0x80, 0x00 }; /* 5, padded */
     assert_int_equal(smb_read_fragment_header(redundant, redundant + 4, &v), 4);
     assert_int_equal(v, 5);
-    const uint8_t shortv[2] = {0x7f, 0xAA};
+    const uint8_t shortv[2] = { 0x7f, 0xAA };
     assert_int_equal(smb_read_fragment_header(shortv, shortv + 2, &v), 1);
     assert_int_equal(v, 127);
-    const uint8_t drop[4] = {0xff, 0xff, 0xff, 0x7f};
+    const uint8_t drop[4] = { 0xff, 0xff, 0xff, 0x7f };
     assert_int_equal(smb_read_fragment_header(drop, drop + 4, &v), 4);
     assert_int_equal(v, SMB_PACKET_SIZE_DROP_PACKET);
-    const uint8_t unterminated[5] = {0x80, 0x80, 0x80, 0x80, 0x01};
+    const uint8_t unterminated[5] = { 0x80, 0x80, 0x80, 0x80, 0x01 };
     assert_int_equal(smb_read_fragment_header(unterminated, unterminated + 5, &v), 0);
     assert_int_equal(smb_read_fragment_header(redundant, redundant + 2, &v), 0);
 
     /* Two fragments of 2 and 1 bytes, then garbage. */
-    const uint8_t frags[] = {0x82, 0x80, 0x80, 0x00, 'a', 'b', 0x01, 'c', 0xff, 0xff};
+    const uint8_t frags[] = { 0x82, 0x80, 0x80, 0x00, 'a', 'b', 0x01, 'c', 0xff, 0xff };
     assert_int_equal(smb_fragments_extent(frags, sizeof frags, 0), 0);
     assert_int_equal(smb_fragments_extent(frags, sizeof frags, 1), 6);
     assert_int_equal(smb_fragments_extent(frags, sizeof frags, 2), 8);

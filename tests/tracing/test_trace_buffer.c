@@ -14,9 +14,9 @@
 #include "tests/tracing/tt_util.h"
 
 #define PAYLOAD 512
-#define FIRST SMB_CHUNK_FIRST_PACKET_CONTINUES
-#define LAST SMB_CHUNK_LAST_PACKET_CONTINUES
-#define PATCH SMB_CHUNK_NEEDS_PATCHING
+#define FIRST   SMB_CHUNK_FIRST_PACKET_CONTINUES
+#define LAST    SMB_CHUNK_LAST_PACKET_CONTINUES
+#define PATCH   SMB_CHUNK_NEEDS_PATCHING
 
 typedef struct chunk {
     uint8_t payload[PAYLOAD];
@@ -61,7 +61,7 @@ static void put(cb_buffer *cb, uint16_t writer, uint32_t chunk_id, uint8_t flags
 /* One chunk holding packets [first, first + n). */
 static void put_simple(cb_buffer *cb, uint16_t writer, uint32_t chunk_id, uint64_t first, int n)
 {
-    chunk c = {0};
+    chunk c = { 0 };
     for (int i = 0; i < n; i++)
         pkt(&c, first + (uint64_t)i);
     put(cb, writer, chunk_id, 0, &c);
@@ -129,12 +129,12 @@ static void test_gap_rule(void **state)
     put_simple(cb, 1, 2, 2, 1);
     put_simple(cb, 1, 5, 5, 1);
     put_simple(cb, 1, 6, 6, 1);
-    const uint64_t a[] = {0, 1, 2};
+    const uint64_t a[] = { 0, 1, 2 };
     expect(cb, false, a, NULL, 3);
     expect(cb, false, NULL, NULL, 0);
     put_simple(cb, 1, 4, 4, 1);
     put_simple(cb, 1, 3, 3, 1);
-    const uint64_t b[] = {3, 4, 5, 6};
+    const uint64_t b[] = { 3, 4, 5, 6 };
     expect(cb, false, b, NULL, 4);
     assert_int_equal(cb_get_stats(cb)->chunks_committed_out_of_order, 2);
     cb_destroy(cb);
@@ -146,11 +146,11 @@ static void test_gap_final_read(void **state)
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
     put_simple(cb, 1, 0, 0, 1);
     put_simple(cb, 1, 3, 3, 2);
-    const uint64_t a[] = {0};
+    const uint64_t a[] = { 0 };
     expect(cb, false, a, NULL, 1);
     /* At the end the hole can no longer fill: go on, and say so. */
-    const uint64_t b[] = {3, 4};
-    const bool bd[] = {true, false};
+    const uint64_t b[] = { 3, 4 };
+    const bool bd[] = { true, false };
     expect(cb, true, b, bd, 2);
     cb_destroy(cb);
 }
@@ -159,10 +159,10 @@ static void test_first_packet_flag(void **state)
 {
     (void)state;
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
-    put_simple(cb, 1, 0, 0, 2); /* starts at chunk 0: nothing lost */
+    put_simple(cb, 1, 0, 0, 2);  /* starts at chunk 0: nothing lost */
     put_simple(cb, 2, 7, 70, 2); /* starts at 7: 0..6 are gone */
-    const uint64_t ids[] = {0, 1, 70, 71};
-    const bool d[] = {false, false, true, false};
+    const uint64_t ids[] = { 0, 1, 70, 71 };
+    const bool d[] = { false, false, true, false };
     expect(cb, false, ids, d, 4);
     cb_destroy(cb);
 }
@@ -173,7 +173,7 @@ static void test_fragmented_packet(void **state)
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
     uint8_t big[1200];
     size_t n = make_packet(99, 1100, big);
-    chunk c0 = {0}, c1 = {0}, c2 = {0};
+    chunk c0 = { 0 }, c1 = { 0 }, c2 = { 0 };
     pkt(&c0, 1);
     frag(&c0, big, 400);
     frag(&c1, big + 400, 500);
@@ -181,7 +181,7 @@ static void test_fragmented_packet(void **state)
     pkt(&c2, 2);
     put(cb, 1, 0, LAST, &c0);
     put(cb, 1, 1, FIRST | LAST, &c1);
-    const uint64_t a[] = {1};
+    const uint64_t a[] = { 1 };
     expect(cb, false, a, NULL, 1); /* the big one waits for its tail */
     assert_true(cb_get_stats(cb)->readaheads_failed > 0);
     put(cb, 1, 2, FIRST, &c2);
@@ -198,8 +198,7 @@ static void test_fragmented_packet(void **state)
 }
 
 /* A packet whose nested size field was in a chunk already committed. */
-static void make_patched_chunks(cb_buffer *cb, uint8_t *full, size_t *full_len,
-                                uint32_t *patch_off)
+static void make_patched_chunks(cb_buffer *cb, uint8_t *full, size_t *full_len, uint32_t *patch_off)
 {
     /* TracePacket{ timestamp 5, for_testing(900) { str(1) "xxxx...x" } } with
      * the for_testing size left as 4 zero bytes in chunk 0. */
@@ -217,7 +216,7 @@ static void make_patched_chunks(cb_buffer *cb, uint8_t *full, size_t *full_len,
     pb_write_redundant_varint((uint32_t)(p - body), size_field);
     *full_len = (size_t)(p - full);
 
-    chunk c0 = {0}, c1 = {0};
+    chunk c0 = { 0 }, c1 = { 0 };
     frag(&c0, full, 300);
     *patch_off = 4 + (uint32_t)(size_field - full);
     memset(c0.payload + *patch_off, 0, 4); /* unknown when chunk 0 left */
@@ -237,12 +236,12 @@ static void test_patches(void **state)
     make_patched_chunks(cb, full, &full_len, &off);
     expect(cb, false, NULL, NULL, 0); /* not read past the unpatched chunk */
 
-    smb_patch bad = {.offset = PAYLOAD - 3, .data = {1, 2, 3, 4}};
+    smb_patch bad = { .offset = PAYLOAD - 3, .data = { 1, 2, 3, 4 } };
     assert_false(cb_try_patch(cb, 1, 1, 0, &bad, 1, false));
     assert_false(cb_try_patch(cb, 1, 1, 77, &bad, 1, false));
     assert_int_equal(cb_get_stats(cb)->patches_failed, 2);
 
-    smb_patch good = {.offset = off};
+    smb_patch good = { .offset = off };
     memcpy(good.data, full + off - 4, 4);
     assert_true(cb_try_patch(cb, 1, 1, 0, &good, 1, false));
     tt_cbpkt *got;
@@ -265,12 +264,12 @@ static void test_patch_never_came(void **state)
     uint32_t off;
     make_patched_chunks(cb, full, &full_len, &off);
     /* A patch with more to come keeps the chunk blocked. */
-    smb_patch partial = {.offset = off, .data = {0x80, 0x80, 0x80, 0}};
+    smb_patch partial = { .offset = off, .data = { 0x80, 0x80, 0x80, 0 } };
     assert_true(cb_try_patch(cb, 1, 1, 0, &partial, 1, true));
     expect(cb, false, NULL, NULL, 0);
     /* Final read: the holey packet is dropped, the next one flagged. */
-    const uint64_t ids[] = {6};
-    const bool d[] = {true};
+    const uint64_t ids[] = { 6 };
+    const bool d[] = { true };
     expect(cb, true, ids, d, 1);
     assert_int_equal(cb_get_stats(cb)->patches_failed, 1);
     cb_destroy(cb);
@@ -283,7 +282,7 @@ static void test_ring_overwrite(void **state)
     cb_buffer *cb = cb_create(4096, CB_RING_BUFFER, 2);
     put_simple(cb, 1, 0, 0, 1);
     put_simple(cb, 1, 1, 1, 1);
-    const uint64_t a[] = {0, 1};
+    const uint64_t a[] = { 0, 1 };
     expect(cb, false, a, NULL, 2);
     for (uint32_t i = 2; i < 20; i++)
         put_simple(cb, 1, i, i, 1);
@@ -292,8 +291,8 @@ static void test_ring_overwrite(void **state)
     assert_int_equal(st->chunks_overwritten, 20 - 7 - 2);
     assert_true(st->write_wrap_count >= 2);
     assert_true(st->padding_bytes_written > 0);
-    const uint64_t b[] = {13, 14, 15, 16, 17, 18, 19};
-    const bool bd[] = {true, false, false, false, false, false, false};
+    const uint64_t b[] = { 13, 14, 15, 16, 17, 18, 19 };
+    const bool bd[] = { true, false, false, false, false, false, false };
     expect(cb, false, b, bd, 7);
     cb_destroy(cb);
 }
@@ -305,7 +304,7 @@ static void test_discard(void **state)
     for (uint32_t i = 0; i < 10; i++)
         put_simple(cb, 1, i, i, 1);
     assert_int_equal(cb_get_stats(cb)->chunks_discarded, 3);
-    const uint64_t a[] = {0, 1, 2, 3, 4, 5, 6};
+    const uint64_t a[] = { 0, 1, 2, 3, 4, 5, 6 };
     expect(cb, false, a, NULL, 7);
     /* Once full, stays discarding (the tail of the trace is what goes). */
     put_simple(cb, 1, 10, 10, 1);
@@ -318,18 +317,18 @@ static void test_rewrite_incomplete(void **state)
 {
     (void)state;
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
-    chunk c = {0};
+    chunk c = { 0 };
     for (int i = 0; i < 3; i++)
         pkt(&c, (uint64_t)i);
     /* Scraped while packet 2 was being written: only 0 and 1 count. */
     cb_copy_chunk(cb, 1, 1, 0, 3, 0, false, c.payload, PAYLOAD);
-    const uint64_t a[] = {0, 1};
+    const uint64_t a[] = { 0, 1 };
     expect(cb, false, a, NULL, 2);
     put_simple(cb, 1, 1, 10, 1); /* the next chunk waits behind chunk 0 */
     expect(cb, false, NULL, NULL, 0);
     pkt(&c, 3);
     cb_copy_chunk(cb, 1, 1, 0, 4, 0, true, c.payload, PAYLOAD);
-    const uint64_t b[] = {2, 3, 10};
+    const uint64_t b[] = { 2, 3, 10 };
     expect(cb, false, b, NULL, 3);
     assert_int_equal(cb_get_stats(cb)->chunks_rewritten, 1);
     /* A shrinking rewrite is a violation and changes nothing. */
@@ -343,7 +342,7 @@ static void test_corrupt_chunks(void **state)
     (void)state;
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
     /* Chunk 0: a good packet, then a fragment claiming 1000 bytes. */
-    chunk c0 = {0};
+    chunk c0 = { 0 };
     pkt(&c0, 0);
     pb_write_redundant_varint(1000, c0.payload + c0.len);
     c0.len += 4;
@@ -351,30 +350,30 @@ static void test_corrupt_chunks(void **state)
     pkt(&c0, 1); /* unreachable after the bad header */
     put(cb, 1, 0, 0, &c0);
     /* Chunk 1: claims 9 fragments, holds 1. */
-    chunk c1 = {0};
+    chunk c1 = { 0 };
     pkt(&c1, 2);
     memset(c1.payload + c1.len, 0xFF, PAYLOAD - c1.len); /* no header ends */
     c1.nfrag = 9;
     put(cb, 1, 1, 0, &c1);
     /* Chunk 2: a packet with a forged trusted_uid, then a malformed one,
      * then a good one. */
-    chunk c2 = {0};
+    chunk c2 = { 0 };
     uint8_t buf[32];
     size_t n = make_packet(3, 1, buf);
     buf[n++] = (uint8_t)pb_make_tag(3, PB_WIRE_VARINT);
     buf[n++] = 0;
     frag(&c2, buf, n);
-    const uint8_t junk[] = {0x0A, 0x7F, 0x01};
+    const uint8_t junk[] = { 0x0A, 0x7F, 0x01 };
     frag(&c2, junk, sizeof junk);
     pkt(&c2, 4);
     put(cb, 1, 2, 0, &c2);
     /* Chunk 3: continues a packet but chunk 2 did not end with one. */
-    chunk c3 = {0};
+    chunk c3 = { 0 };
     pkt(&c3, 50);
     pkt(&c3, 5);
     put(cb, 1, 3, FIRST, &c3);
     /* Chunks 4, 5: a broken chain (5 does not say it continues). */
-    chunk c4 = {0}, c5 = {0};
+    chunk c4 = { 0 }, c5 = { 0 };
     uint8_t big[300];
     frag(&c4, big, make_packet(60, 200, big) / 2);
     pkt(&c5, 6);
@@ -384,8 +383,8 @@ static void test_corrupt_chunks(void **state)
     cb_copy_chunk(cb, 1, 0, 9, 1, 0, true, c5.payload, PAYLOAD);
     cb_copy_chunk(cb, 1, 1, 9, 1, 0, true, c5.payload, 70000);
 
-    const uint64_t ids[] = {0, 2, 4, 5, 6};
-    const bool d[] = {false, true, true, true, true};
+    const uint64_t ids[] = { 0, 2, 4, 5, 6 };
+    const bool d[] = { false, true, true, true, true };
     expect(cb, false, ids, d, 5);
     const cb_stats *st = cb_get_stats(cb);
     assert_int_equal(st->abi_violations, 2 + 1 + 2);
@@ -397,7 +396,7 @@ static void test_drop_marker(void **state)
 {
     (void)state;
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
-    chunk c0 = {0}, c1 = {0};
+    chunk c0 = { 0 }, c1 = { 0 };
     pkt(&c0, 0);
     uint8_t big[300];
     frag(&c0, big, make_packet(1, 200, big) / 2);
@@ -406,8 +405,8 @@ static void test_drop_marker(void **state)
     pkt(&c1, 2);
     put(cb, 1, 0, 0, &c0);
     put(cb, 1, 1, 0, &c1);
-    const uint64_t ids[] = {0, 2};
-    const bool d[] = {false, true};
+    const uint64_t ids[] = { 0, 2 };
+    const bool d[] = { false, true };
     expect(cb, false, ids, d, 2);
     assert_int_equal(cb_get_stats(cb)->trace_writer_packet_loss, 1);
     assert_int_equal(cb_get_stats(cb)->abi_violations, 0);
@@ -420,7 +419,7 @@ static void test_chunk_id_wraparound(void **state)
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
     uint8_t big[400];
     size_t n = make_packet(100, 300, big);
-    chunk a = {0}, b = {0};
+    chunk a = { 0 }, b = { 0 };
     pkt(&a, 1);
     frag(&a, big, 150);
     frag(&b, big + 150, n - 150);
@@ -429,8 +428,8 @@ static void test_chunk_id_wraparound(void **state)
     put(cb, 1, 0xFFFFFFFFu, LAST, &a);
     put(cb, 1, 0, FIRST, &b);
     put_simple(cb, 1, 1, 3, 1);
-    const uint64_t ids[] = {0, 1, 100, 2, 3};
-    const bool d[] = {true, false, false, false, false};
+    const uint64_t ids[] = { 0, 1, 100, 2, 3 };
+    const bool d[] = { true, false, false, false, false };
     expect(cb, false, ids, d, 5);
     cb_destroy(cb);
 }
@@ -471,25 +470,23 @@ typedef struct twin {
 
 static twin twin_create(size_t size)
 {
-    twin t = {cb_create(size, CB_RING_BUFFER, 2), cb_create(size, CB_RING_BUFFER, 2)};
+    twin t = { cb_create(size, CB_RING_BUFFER, 2), cb_create(size, CB_RING_BUFFER, 2) };
     assert_non_null(t.a);
     assert_non_null(t.b);
     return t;
 }
 
-static void twin_put(twin *t, uint32_t producer, uint16_t writer, uint32_t chunk_id,
-                     uint8_t flags, bool complete, const chunk *c)
+static void twin_put(twin *t, uint32_t producer, uint16_t writer, uint32_t chunk_id, uint8_t flags,
+                     bool complete, const chunk *c)
 {
-    cb_copy_chunk(t->a, producer, writer, chunk_id, c->nfrag, flags, complete, c->payload,
-                  PAYLOAD);
-    cb_copy_chunk(t->b, producer, writer, chunk_id, c->nfrag, flags, complete, c->payload,
-                  PAYLOAD);
+    cb_copy_chunk(t->a, producer, writer, chunk_id, c->nfrag, flags, complete, c->payload, PAYLOAD);
+    cb_copy_chunk(t->b, producer, writer, chunk_id, c->nfrag, flags, complete, c->payload, PAYLOAD);
 }
 
 static void twin_put_simple(twin *t, uint32_t producer, uint16_t writer, uint32_t chunk_id,
                             uint64_t first)
 {
-    chunk c = {0};
+    chunk c = { 0 };
     pkt(&c, first);
     pkt(&c, first + 1);
     twin_put(t, producer, writer, chunk_id, 0, true, &c);
@@ -549,7 +546,7 @@ static void test_close_keeps_stats(void **state)
     /* Producer 1: writer 1 with a packet across chunks 1-2, writer 2. */
     uint8_t big[1200];
     size_t n = make_packet(99, 700, big);
-    chunk c1 = {0}, c2 = {0};
+    chunk c1 = { 0 }, c2 = { 0 };
     pkt(&c1, 1);
     frag(&c1, big, 400);
     frag(&c2, big + 400, n - 400);
@@ -561,7 +558,7 @@ static void test_close_keeps_stats(void **state)
     assert_int_equal(twin_read(&t, false), 8);
     /* More from producer 1, then it goes: chunk 3 of writer 1 scraped
      * (incomplete), chunk 1 of writer 2 committed but not read yet. */
-    chunk c3 = {0};
+    chunk c3 = { 0 };
     pkt(&c3, 40);
     pkt(&c3, 41);
     pkt(&c3, 42);
@@ -680,7 +677,7 @@ static void test_retired_writer_stats_capped(void **state)
     const uint32_t rounds = 5;
     for (uint32_t r = 1; r <= rounds; r++) {
         for (uint16_t w = 1; w <= SMB_MAX_WRITER_ID; w++) {
-            chunk c = {0};
+            chunk c = { 0 };
             pkt(&c, w);
             cb_copy_chunk(cb, r, w, 0, c.nfrag, 0, true, c.payload, PAYLOAD);
         }

@@ -17,7 +17,7 @@
 
 static smb_arbiter *make_arb(size_t smb, size_t page, smb_page_layout layout)
 {
-    smb_arbiter_config c = {.smb_size = smb, .page_size = page, .layout = layout};
+    smb_arbiter_config c = { .smb_size = smb, .page_size = page, .layout = layout };
     smb_arbiter *a = smb_arbiter_create(&c);
     assert_non_null(a);
     return a;
@@ -40,21 +40,21 @@ static void test_byte_exact_chunk(void **state)
 
     const uint8_t *page = smb_arbiter_abi(arb)->start;
     const uint8_t want[] = {
-        0x03, 0x00, 0x00, 0x10,             /* page: Div1 (1 << 28), chunk 0 COMPLETE */
-        0x00, 0x00, 0x00, 0x00,             /* reserved */
-        0x00, 0x00, 0x00, 0x00,             /* chunk_id 0 */
-        0x01, 0x00,                         /* writer_id 1 */
-        0x02, 0x00,                         /* 2 packets, no flags */
-        0x82, 0x80, 0x80, 0x00, 0x40, 0x2A, /* [2] timestamp 42 */
+        0x03, 0x00, 0x00, 0x10,                   /* page: Div1 (1 << 28), chunk 0 COMPLETE */
+        0x00, 0x00, 0x00, 0x00,                   /* reserved */
+        0x00, 0x00, 0x00, 0x00,                   /* chunk_id 0 */
+        0x01, 0x00,                               /* writer_id 1 */
+        0x02, 0x00,                               /* 2 packets, no flags */
+        0x82, 0x80, 0x80, 0x00, 0x40, 0x2A,       /* [2] timestamp 42 */
         0x83, 0x80, 0x80, 0x00, 0x40, 0xAC, 0x02, /* [3] timestamp 300 */
     };
     assert_memory_equal(page, want, sizeof want);
 
     cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
-    smb_commit_batch b = {0};
+    smb_commit_batch b = { 0 };
     tt_service_drain(arb, cb, &b);
     /* The service freed it: page back to unpartitioned, header cleared. */
-    const uint8_t zero[16] = {0};
+    const uint8_t zero[16] = { 0 };
     assert_memory_equal(page, zero, 16);
     tt_cbpkt *got;
     size_t n = tt_cb_read_all(cb, false, &got);
@@ -89,7 +89,7 @@ static void test_fragmentation_and_patches(void **state)
     (void)state;
     smb_arbiter *arb = make_arb(64 * 1024, 4096, SMB_PAGE_DIV4);
     cb_buffer *cb = cb_create(1 << 20, CB_RING_BUFFER, 2);
-    smb_commit_batch b = {0};
+    smb_commit_batch b = { 0 };
     tw_writer *tw = tw_create(arb, NULL);
     const uint64_t seed = 7;
     const size_t max = 5000;
@@ -137,9 +137,9 @@ static void test_chunk_headers_of_spanning_packet(void **state)
     const smb_abi *abi = smb_arbiter_abi(arb);
     uint32_t bitmap = smb_page_bitmap(abi, 0);
     assert_int_equal(smb_num_chunks_of(bitmap), 4);
-    uint8_t want_flags[3] = {SMB_CHUNK_LAST_PACKET_CONTINUES | SMB_CHUNK_NEEDS_PATCHING,
-                             SMB_CHUNK_FIRST_PACKET_CONTINUES | SMB_CHUNK_LAST_PACKET_CONTINUES,
-                             SMB_CHUNK_FIRST_PACKET_CONTINUES};
+    uint8_t want_flags[3] = { SMB_CHUNK_LAST_PACKET_CONTINUES | SMB_CHUNK_NEEDS_PATCHING,
+                              SMB_CHUNK_FIRST_PACKET_CONTINUES | SMB_CHUNK_LAST_PACKET_CONTINUES,
+                              SMB_CHUNK_FIRST_PACKET_CONTINUES };
     for (uint32_t i = 0; i < 3; i++) {
         smb_chunk c;
         assert_int_equal(smb_chunk_state_of(bitmap, i), SMB_CHUNK_COMPLETE);
@@ -158,7 +158,7 @@ static void test_packet_count_limit(void **state)
     (void)state;
     smb_arbiter *arb = make_arb(4 * 65536, 65536, SMB_PAGE_DIV1);
     cb_buffer *cb = cb_create(1 << 22, CB_RING_BUFFER, 2);
-    smb_commit_batch b = {0};
+    smb_commit_batch b = { 0 };
     tw_writer *tw = tw_create(arb, NULL);
     for (uint64_t i = 0; i < 2500; i++) {
         perfetto_protos_TracePacket pkt;
@@ -188,7 +188,7 @@ static void test_drop_policy(void **state)
     (void)state;
     smb_arbiter *arb = make_arb(2 * 4096, 4096, SMB_PAGE_DIV1);
     cb_buffer *cb = cb_create(1 << 20, CB_RING_BUFFER, 2);
-    smb_commit_batch b = {0};
+    smb_commit_batch b = { 0 };
     tw_writer *tw = tw_create(arb, NULL);
     uint8_t buf[1500];
     const uint64_t total = 60;
@@ -246,7 +246,7 @@ static void test_stall_times_out(void **state)
 {
     (void)state;
     smb_arbiter *arb = make_arb(4096, 4096, SMB_PAGE_DIV1);
-    tw_config cfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 60};
+    tw_config cfg = { .policy = SMB_POLICY_STALL, .stall_timeout_ms = 60 };
     tw_writer *tw = tw_create(arb, &cfg);
     uint8_t buf[3000];
     tt_payload_fill(0, 0, buf, sizeof buf);
@@ -282,14 +282,15 @@ static void count_urgent(void *ctx, bool urgent)
 static void test_capped_writer_never_waits(void **state)
 {
     (void)state;
-    smb_arbiter_config c = {.smb_size = 2 * 4096, .page_size = 4096, .layout = SMB_PAGE_DIV1,
-                            .notify = count_urgent};
+    smb_arbiter_config c = {
+        .smb_size = 2 * 4096, .page_size = 4096, .layout = SMB_PAGE_DIV1, .notify = count_urgent
+    };
     smb_arbiter *arb = smb_arbiter_create(&c);
     assert_non_null(arb);
     cb_buffer *cb = cb_create(1 << 20, CB_RING_BUFFER, 2);
-    smb_commit_batch b = {0};
+    smb_commit_batch b = { 0 };
     /* A service that asked for a long stall. */
-    tw_config cfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000};
+    tw_config cfg = { .policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000 };
     tw_writer *tw = tw_create(arb, &cfg);
     tw_cap_stall(tw, 0);
     atomic_store(&g_urgent_notifies, 0);
@@ -349,8 +350,8 @@ static void test_stall_once_per_loss_episode(void **state)
     (void)state;
     smb_arbiter *arb = make_arb(4096, 4096, SMB_PAGE_DIV1); /* one chunk */
     cb_buffer *cb = cb_create(1 << 20, CB_RING_BUFFER, 2);
-    smb_commit_batch b = {0};
-    tw_config cfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 20};
+    smb_commit_batch b = { 0 };
+    tw_config cfg = { .policy = SMB_POLICY_STALL, .stall_timeout_ms = 20 };
     tw_writer *tw = tw_create(arb, &cfg);
     uint8_t buf[3900];
     uint64_t counter = 0;
@@ -414,10 +415,10 @@ typedef struct drainer {
 static void *drain_main(void *arg)
 {
     drainer *d = arg;
-    smb_commit_batch b = {0};
+    smb_commit_batch b = { 0 };
     while (!atomic_load(&d->stop)) {
         tt_service_drain(d->arb, d->cb, &b);
-        struct timespec ts = {0, 200000};
+        struct timespec ts = { 0, 200000 };
         nanosleep(&ts, NULL);
     }
     tt_service_drain(d->arb, d->cb, &b);
@@ -429,11 +430,11 @@ static void *drain_main(void *arg)
 static void test_stall_policy_loses_nothing(void **state)
 {
     (void)state;
-    drainer d = {.arb = make_arb(2 * 4096, 4096, SMB_PAGE_DIV2),
-                 .cb = cb_create(1 << 22, CB_RING_BUFFER, 2)};
+    drainer d = { .arb = make_arb(2 * 4096, 4096, SMB_PAGE_DIV2),
+                  .cb = cb_create(1 << 22, CB_RING_BUFFER, 2) };
     pthread_t th;
     pthread_create(&th, NULL, drain_main, &d);
-    tw_config cfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000};
+    tw_config cfg = { .policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000 };
     tw_writer *tw = tw_create(d.arb, &cfg);
     const uint64_t seed = 11;
     uint8_t *buf = malloc(20000);

@@ -124,8 +124,7 @@ bool tt_decode_test_event(const uint8_t *data, size_t size, tt_event *ev)
     ev->counter = te.counter;
     if (te.has_payload) {
         perfetto_protos_TestEvent_TestPayload_view outer;
-        if (!perfetto_protos_TestEvent_TestPayload_decode(&outer, te.payload.data,
-                                                          te.payload.size))
+        if (!perfetto_protos_TestEvent_TestPayload_decode(&outer, te.payload.data, te.payload.size))
             return false;
         (void)outer;
         return find_nested_string(&te.payload, &ev->str);

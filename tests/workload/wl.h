@@ -15,117 +15,122 @@
 
 #include <vulkan/vulkan.h>
 
-#define WL_PROG "gputrace-workload"
-#define WL_MAX_QUEUES 16
+#define WL_PROG        "gputrace-workload"
+#define WL_MAX_QUEUES  16
 #define WL_MAX_THREADS 64
 
 /* Sizes of the work in one frame. */
-#define WL_VALUES 4096u    /* uints in the compute buffer */
-#define WL_ROUNDS 64u      /* LCG steps per element per dispatch, times --work */
+#define WL_VALUES   4096u /* uints in the compute buffer */
+#define WL_ROUNDS   64u   /* LCG steps per element per dispatch, times --work */
 #define WL_MAX_WORK 4096u
-#define WL_EXTENT 64u      /* width = height of the render targets */
+#define WL_EXTENT   64u /* width = height of the render targets */
 
 typedef struct wl_options wl_options;
 struct wl_options {
-   uint32_t frames;
-   uint32_t threads;
-   uint32_t queues;
-   uint32_t work; /* --work: scales the GPU work of every dispatch and draw */
-   bool validate;
+    uint32_t frames;
+    uint32_t threads;
+    uint32_t queues;
+    uint32_t work; /* --work: scales the GPU work of every dispatch and draw */
+    bool validate;
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */
 typedef struct wl_queue wl_queue;
 struct wl_queue {
-   VkQueue handle;
-   pthread_mutex_t lock;
+    VkQueue handle;
+    pthread_mutex_t lock;
 };
 
 typedef struct wl_context wl_context;
 struct wl_context {
-   VkInstance instance;
-   uint32_t api_version; /* requested for the instance */
-   VkDebugUtilsMessengerEXT messenger;
-   bool validate;
-   uint32_t work;
-   atomic_uint validation_errors;
+    VkInstance instance;
+    uint32_t api_version; /* requested for the instance */
+    VkDebugUtilsMessengerEXT messenger;
+    bool validate;
+    uint32_t work;
+    atomic_uint validation_errors;
 
-   VkPhysicalDevice physical_device;
-   VkPhysicalDeviceProperties props;
-   VkPhysicalDeviceMemoryProperties memory;
-   VkDevice device;
-   uint32_t family;
-   wl_queue queues[WL_MAX_QUEUES];
-   uint32_t queue_count;
+    VkPhysicalDevice physical_device;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memory;
+    VkDevice device;
+    uint32_t family;
+    wl_queue queues[WL_MAX_QUEUES];
+    uint32_t queue_count;
 
-   /* Optional features, decided once. */
-   bool labels;            /* VK_EXT_debug_utils present */
-   bool dynamic_rendering; /* Vulkan 1.3 feature */
-   bool submit2;           /* Vulkan 1.3 synchronization2 */
-   PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
-   PFN_vkCmdEndDebugUtilsLabelEXT end_label;
+    /* Optional features, decided once. */
+    bool labels;            /* VK_EXT_debug_utils present */
+    bool dynamic_rendering; /* Vulkan 1.3 feature */
+    bool submit2;           /* Vulkan 1.3 synchronization2 */
+    PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
+    PFN_vkCmdEndDebugUtilsLabelEXT end_label;
 
-   /* Shared by all threads. */
-   VkDescriptorSetLayout set_layout;
-   VkPipelineLayout compute_layout;
-   VkPipeline compute_pipeline;
-   VkRenderPass render_pass;
-   VkPipelineLayout graphics_layout;
-   VkPipeline render_pass_pipeline;
-   VkPipeline dynamic_pipeline;
+    /* Shared by all threads. */
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout compute_layout;
+    VkPipeline compute_pipeline;
+    VkRenderPass render_pass;
+    VkPipelineLayout graphics_layout;
+    VkPipeline render_pass_pipeline;
+    VkPipeline dynamic_pipeline;
 };
 
 typedef struct wl_buffer wl_buffer;
 struct wl_buffer {
-   VkBuffer handle;
-   VkDeviceMemory memory;
-   void *map; /* host-visible buffers only */
+    VkBuffer handle;
+    VkDeviceMemory memory;
+    void *map; /* host-visible buffers only */
 };
 
 typedef struct wl_image wl_image;
 struct wl_image {
-   VkImage handle;
-   VkDeviceMemory memory;
-   VkImageView view;
+    VkImage handle;
+    VkDeviceMemory memory;
+    VkImageView view;
 };
 
-enum { WL_CB_COMPUTE, WL_CB_RENDER_PASS, WL_CB_DYNAMIC, WL_CB_COUNT };
+enum {
+    WL_CB_COMPUTE,
+    WL_CB_RENDER_PASS,
+    WL_CB_DYNAMIC,
+    WL_CB_COUNT
+};
 
 /* One worker: its own pool, buffers, images and fences; only the device,
  * the pipelines and possibly the queue are shared. */
 typedef struct wl_thread wl_thread;
 struct wl_thread {
-   pthread_t thread;
-   wl_context *ctx;
-   uint32_t index;
-   uint32_t frames_to_run;
-   wl_queue *queue;
+    pthread_t thread;
+    wl_context *ctx;
+    uint32_t index;
+    uint32_t frames_to_run;
+    wl_queue *queue;
 
-   VkCommandPool pool;
-   VkCommandBuffer cb[WL_CB_COUNT];
-   VkCommandBuffer secondary;
-   VkFence fence[WL_CB_COUNT];
+    VkCommandPool pool;
+    VkCommandBuffer cb[WL_CB_COUNT];
+    VkCommandBuffer secondary;
+    VkFence fence[WL_CB_COUNT];
 
-   wl_buffer values;   /* the compute kernel's data */
-   wl_buffer indirect; /* VkDispatchIndirectCommand */
-   wl_buffer readback; /* values, then both images, for the host */
-   VkDescriptorPool descriptor_pool;
-   VkDescriptorSet set;
+    wl_buffer values;   /* the compute kernel's data */
+    wl_buffer indirect; /* VkDispatchIndirectCommand */
+    wl_buffer readback; /* values, then both images, for the host */
+    VkDescriptorPool descriptor_pool;
+    VkDescriptorSet set;
 
-   wl_image rp_target;  /* classic render pass */
-   wl_image dyn_target; /* dynamic rendering */
-   VkFramebuffer framebuffer;
+    wl_image rp_target;  /* classic render pass */
+    wl_image dyn_target; /* dynamic rendering */
+    VkFramebuffer framebuffer;
 
-   /* Results. */
-   uint64_t frames, submissions, regions;
-   bool ok;
+    /* Results. */
+    uint64_t frames, submissions, regions;
+    bool ok;
 };
 
 /* Readback buffer layout. */
 #define WL_READBACK_VALUES 0u
-#define WL_READBACK_RP (WL_VALUES * 4u)
-#define WL_READBACK_DYN (WL_READBACK_RP + WL_EXTENT * WL_EXTENT * 4u)
-#define WL_READBACK_SIZE (WL_READBACK_DYN + WL_EXTENT * WL_EXTENT * 4u)
+#define WL_READBACK_RP     (WL_VALUES * 4u)
+#define WL_READBACK_DYN    (WL_READBACK_RP + WL_EXTENT * WL_EXTENT * 4u)
+#define WL_READBACK_SIZE   (WL_READBACK_DYN + WL_EXTENT * WL_EXTENT * 4u)
 
 /* Prints "gputrace-workload: <fn> failed: <VkResult>" unless res is
  * VK_SUCCESS. */

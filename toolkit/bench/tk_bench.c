@@ -54,7 +54,7 @@ static int bench(const char *gen, const char *check, unsigned mib, const char *s
     close(fd);
     char size[32];
     snprintf(size, sizeof size, "%u", mib);
-    char *gargv[] = {(char *)gen, path, size, NULL};
+    char *gargv[] = { (char *)gen, path, size, NULL };
     struct rusage ru;
     int rc = run(gargv, &ru);
     struct stat st;
@@ -64,7 +64,7 @@ static int bench(const char *gen, const char *check, unsigned mib, const char *s
         return 1;
     }
     /* Warm the page cache the way a second run would see it. */
-    char *cargv[] = {(char *)check, "--no-progress", path, NULL};
+    char *cargv[] = { (char *)check, "--no-progress", path, NULL };
     (void)run(cargv, &ru);
     double t0 = now_s();
     memset(&ru, 0, sizeof ru);

@@ -15,13 +15,21 @@
 #include "protos/pb/pb_heap.h"
 #include "protos/pb/pb_writer.h"
 
-#define S 1000000000ull
+#define S  1000000000ull
 #define MS 1000000ull
 #define US 1000ull
 
 enum {
-    P_CLOCK_SNAPSHOT = 6, P_TIMESTAMP = 8, P_SEQ = 10, P_INTERNED = 12, P_FLAGS = 13,
-    P_TRACE_STATS = 35, P_PREV_DROPPED = 42, P_GPU = 53, P_CLOCK_ID = 58, P_VK = 65,
+    P_CLOCK_SNAPSHOT = 6,
+    P_TIMESTAMP = 8,
+    P_SEQ = 10,
+    P_INTERNED = 12,
+    P_FLAGS = 13,
+    P_TRACE_STATS = 35,
+    P_PREV_DROPPED = 42,
+    P_GPU = 53,
+    P_CLOCK_ID = 58,
+    P_VK = 65,
     P_FOR_TESTING = 900,
 };
 
@@ -79,8 +87,8 @@ static void snapshot(pb_msg *trace, uint32_t seq, const uint32_t *ids, const uin
 
 static void traced_snapshot(pb_msg *trace, uint64_t boot)
 {
-    uint32_t ids[4] = {1, 3, 5, 6};
-    uint64_t ts[4] = {boot + 1700000000ull * S, boot - 7 * S, boot - 7 * S + 321, boot};
+    uint32_t ids[4] = { 1, 3, 5, 6 };
+    uint64_t ts[4] = { boot + 1700000000ull * S, boot - 7 * S, boot - 7 * S + 321, boot };
     snapshot(trace, 1, ids, ts, 4);
 }
 
@@ -110,8 +118,8 @@ static void trace_stats(pb_msg *trace, uint64_t boot, uint64_t written)
 
 static void intern(pb_msg *trace, bool first)
 {
-    static const char *const names[] = {"graphics queue", "vertex", "fragment", "compute",
-                                        "transfer"};
+    static const char *const names[] = { "graphics queue", "vertex", "fragment", "compute",
+                                         "transfer" };
     pb_msg p, id, sp;
     packet(trace, &p, 2);
     pb_msg_append_varint(&p, P_FLAGS, 1);
@@ -155,8 +163,8 @@ static void vk_submit(pb_msg *trace, uint64_t ts, uint32_t sid, bool first)
     pb_msg_end(&p);
 }
 
-static void gpu_stage(pb_msg *trace, uint64_t boot, uint64_t event_id, uint64_t stage,
-                      uint64_t dur, uint32_t sid)
+static void gpu_stage(pb_msg *trace, uint64_t boot, uint64_t event_id, uint64_t stage, uint64_t dur,
+                      uint32_t sid)
 {
     pb_msg p, e, x;
     packet(trace, &p, 2);
@@ -186,9 +194,14 @@ static void gpu_stage(pb_msg *trace, uint64_t boot, uint64_t event_id, uint64_t 
 /* Track-event-like payloads: a name, a category, a few annotations. */
 static void test_event(pb_msg *trace, uint64_t ts, uint32_t i)
 {
-    static const char *const words[] = {"vkQueuePresentKHR", "vkAcquireNextImageKHR",
-                                        "RenderPass::begin", "upload_textures", "cull",
-                                        "shadow_map", "postprocess", "ui"};
+    static const char *const words[] = { "vkQueuePresentKHR",
+                                         "vkAcquireNextImageKHR",
+                                         "RenderPass::begin",
+                                         "upload_textures",
+                                         "cull",
+                                         "shadow_map",
+                                         "postprocess",
+                                         "ui" };
     pb_msg p, te, pl, nested;
     packet(trace, &p, 4);
     pb_msg_append_varint(&p, P_TIMESTAMP, ts);
@@ -264,8 +277,8 @@ int main(int argc, char **argv)
     /* 60 frames a second; each frame about 1.2 KiB of packets. */
     while (written + pb_heap_size(&h) < target) {
         if (boot >= next_gpu_snapshot) {
-            uint32_t ids[2] = {gpu_clock, 6};
-            uint64_t ts[2] = {gpu_time(boot), boot};
+            uint32_t ids[2] = { gpu_clock, 6 };
+            uint64_t ts[2] = { gpu_time(boot), boot };
             snapshot(&trace, 2, ids, ts, 2);
             next_gpu_snapshot += 10 * MS;
             packets++;

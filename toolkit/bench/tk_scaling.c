@@ -55,7 +55,7 @@ static double measure(const char *gen, const char *check, const char *kind, unsi
     close(fd);
     char size[32];
     snprintf(size, sizeof size, "%u", mib);
-    char *gargv[] = {(char *)gen, (char *)kind, path, size, NULL};
+    char *gargv[] = { (char *)gen, (char *)kind, path, size, NULL };
     struct rusage ru;
     struct stat st;
     if (run(gargv, &ru) != 0 || stat(path, &st) != 0) {
@@ -63,7 +63,7 @@ static double measure(const char *gen, const char *check, const char *kind, unsi
         unlink(path);
         return -1;
     }
-    char *cargv[] = {(char *)check, "--no-progress", path, NULL};
+    char *cargv[] = { (char *)check, "--no-progress", path, NULL };
     /* Best of three: the least disturbed run. */
     double best = -1;
     for (int i = 0; i < 3; i++) {
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
     unsigned n = argc == 4 ? (unsigned)strtoul(argv[3], NULL, 10) : 4;
     if (n < 1)
         n = 1;
-    static const char *const kinds[] = {"sequences", "iids", "buffers", "cpus", "clocks"};
+    static const char *const kinds[] = { "sequences", "iids", "buffers", "cpus", "clocks" };
     int rc = 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double a = measure(argv[1], argv[2], kinds[k], n);

@@ -22,12 +22,20 @@
 #include "protos/pb/pb_heap.h"
 #include "protos/pb/pb_writer.h"
 
-#define S 1000000000ull
+#define S  1000000000ull
 #define MS 1000000ull
 
 enum {
-    P_CLOCK_SNAPSHOT = 6, P_TIMESTAMP = 8, P_SEQ = 10, P_INTERNED = 12, P_FLAGS = 13,
-    P_FTRACE_STATS = 34, P_TRACE_STATS = 35, P_PREV_DROPPED = 42, P_GPU = 53, P_CLOCK_ID = 58,
+    P_CLOCK_SNAPSHOT = 6,
+    P_TIMESTAMP = 8,
+    P_SEQ = 10,
+    P_INTERNED = 12,
+    P_FLAGS = 13,
+    P_FTRACE_STATS = 34,
+    P_TRACE_STATS = 35,
+    P_PREV_DROPPED = 42,
+    P_GPU = 53,
+    P_CLOCK_ID = 58,
     P_FOR_TESTING = 900,
 };
 
@@ -49,7 +57,10 @@ typedef struct out {
     uint64_t written;
 } out;
 
-static uint64_t size(const out *o) { return o->written + pb_heap_size(&o->h); }
+static uint64_t size(const out *o)
+{
+    return o->written + pb_heap_size(&o->h);
+}
 
 static void flush(out *o)
 {
@@ -101,8 +112,8 @@ static void snapshot(out *o, const uint32_t *ids, const uint64_t *ts, uint32_t n
 
 static void boot_snapshot(out *o, uint64_t boot)
 {
-    uint32_t ids[2] = {6, 3};
-    uint64_t ts[2] = {boot, boot - 7 * S};
+    uint32_t ids[2] = { 6, 3 };
+    uint64_t ts[2] = { boot, boot - 7 * S };
     snapshot(o, ids, ts, 2);
 }
 
@@ -220,7 +231,7 @@ static void gen_indexed(out *o, uint64_t target, bool cpus)
             uint8_t cpu[8];
             size_t cl = 0;
             cpu[cl++] = 0x08;
-            for (uint32_t v = i; ; v >>= 7) {
+            for (uint32_t v = i;; v >>= 7) {
                 cpu[cl++] = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
                 if (v < 0x80)
                     break;
@@ -280,7 +291,7 @@ int main(int argc, char **argv)
     }
     const char *kind = argv[1];
     const uint64_t target = strtoull(argv[3], NULL, 10) << 20;
-    out o = {.f = fopen(argv[2], "wb")};
+    out o = { .f = fopen(argv[2], "wb") };
     if (!o.f) {
         fprintf(stderr, "tk_scaling_gen: %s: %s\n", argv[2], strerror(errno));
         return 1;

@@ -23,10 +23,10 @@
 #include "tracing/trace_buffer.h"
 #include "tracing/trace_writer.h"
 
-#define REPEATS 5
-#define SMB_SIZE (1u << 20)
+#define REPEATS   5
+#define SMB_SIZE  (1u << 20)
 #define PAGE_SIZE 16384u
-#define CB_SIZE (16u << 20)
+#define CB_SIZE   (16u << 20)
 
 typedef struct service {
     smb_arbiter *arb;
@@ -71,7 +71,7 @@ static void drain_and_read(service *s, smb_commit_batch *b)
 static void *service_main(void *arg)
 {
     service *s = arg;
-    smb_commit_batch b = {0};
+    smb_commit_batch b = { 0 };
     for (;;) {
         pthread_mutex_lock(&s->mu);
         if (!s->wake && !s->stop) {
@@ -99,14 +99,17 @@ static void *service_main(void *arg)
 /* One run: `n` packets with `payload` bytes each. Returns packets/s. */
 static double run_once(size_t payload, uint64_t n)
 {
-    service s = {0};
+    service s = { 0 };
     pthread_mutex_init(&s.mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s.cv, &ca);
-    smb_arbiter_config ac = {.smb_size = SMB_SIZE, .page_size = PAGE_SIZE,
-                             .layout = SMB_PAGE_DIV1, .notify = notify, .notify_ctx = &s};
+    smb_arbiter_config ac = { .smb_size = SMB_SIZE,
+                              .page_size = PAGE_SIZE,
+                              .layout = SMB_PAGE_DIV1,
+                              .notify = notify,
+                              .notify_ctx = &s };
     s.arb = smb_arbiter_create(&ac);
     s.cb = cb_create(CB_SIZE, CB_RING_BUFFER, 2);
     if (!s.arb || !s.cb) {
@@ -116,7 +119,7 @@ static double run_once(size_t payload, uint64_t n)
     pthread_t th;
     pthread_create(&th, NULL, service_main, &s);
 
-    tw_config cfg = {.policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000};
+    tw_config cfg = { .policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000 };
     tw_writer *tw = tw_create(s.arb, &cfg);
     uint8_t *data = malloc(payload);
     memset(data, 'x', payload);
@@ -142,8 +145,8 @@ static double run_once(size_t payload, uint64_t n)
     tw_stats ts;
     tw_get_stats(tw, &ts);
     const cb_stats *st = cb_get_stats(s.cb);
-    if (ts.packets_dropped || ts.packets_aborted || s.packets_read != n ||
-        st->chunks_overwritten || st->abi_violations || st->patches_failed) {
+    if (ts.packets_dropped || ts.packets_aborted || s.packets_read != n || st->chunks_overwritten ||
+        st->abi_violations || st->patches_failed) {
         fprintf(stderr, "bench_smb: loss: read %llu of %llu packets\n",
                 (unsigned long long)s.packets_read, (unsigned long long)n);
         exit(1);

@@ -70,7 +70,7 @@ uint64_t ipc_client_end_invoke(ipc_client *c, int fd, ipc_reply_fn fn, void *ctx
     if (!ipc_conn_send_frame(&c->conn, &c->fb, fd))
         return 0;
     if (!c->inv_drop_reply && fn)
-        c->pending[c->num_pending++] = (ipc_pending){id, fn, ctx};
+        c->pending[c->num_pending++] = (ipc_pending){ id, fn, ctx };
     return id;
 }
 
@@ -120,7 +120,7 @@ static bool handle_frame(ipc_client *c, pb_bytes payload)
     ipc_pending req = *p;
     if (fr.kind == IPC_MSG_REQUEST_ERROR) {
         remove_pending(c, req.request_id);
-        req.fn(req.ctx, false, false, (pb_bytes){NULL, 0});
+        req.fn(req.ctx, false, false, (pb_bytes){ NULL, 0 });
         return true;
     }
     if (fr.kind != IPC_MSG_INVOKE_METHOD_REPLY) {

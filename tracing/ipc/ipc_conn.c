@@ -115,7 +115,7 @@ static bool queue_fd(ipc_conn *c, int fd)
     int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (dup_fd < 0)
         return false;
-    c->tx_fds[c->num_tx_fds++] = (ipc_conn_txfd){c->tx_len, dup_fd};
+    c->tx_fds[c->num_tx_fds++] = (ipc_conn_txfd){ c->tx_len, dup_fd };
     return true;
 }
 
@@ -166,8 +166,8 @@ bool ipc_conn_flush(ipc_conn *c)
             else
                 end = c->tx_fds[0].pos;
         }
-        struct iovec iov = {c->tx + c->tx_off, end - c->tx_off};
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        struct iovec iov = { c->tx + c->tx_off, end - c->tx_off };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
         union {
             struct cmsghdr align;
             char buf[CMSG_SPACE(sizeof(int))];
@@ -243,13 +243,14 @@ ssize_t ipc_conn_read(ipc_conn *c)
         c->broken = true;
         return -1;
     }
-    struct iovec iov = {dst, avail};
+    struct iovec iov = { dst, avail };
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(RX_MAX_FDS * sizeof(int))];
     } ctl;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                         .msg_controllen = sizeof ctl.buf};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf
+    };
     ssize_t n;
     do {
         n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);

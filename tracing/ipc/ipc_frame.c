@@ -151,8 +151,8 @@ void ipc_frame_end_invoke(ipc_invoke *inv)
     perfetto_protos_IPCFrame_InvokeMethod_end(&inv->im);
 }
 
-void ipc_frame_begin_reply(ipc_frame_builder *b, uint64_t request_id, bool success,
-                           bool has_more, ipc_reply *rep)
+void ipc_frame_begin_reply(ipc_frame_builder *b, uint64_t request_id, bool success, bool has_more,
+                           ipc_reply *rep)
 {
     perfetto_protos_IPCFrame *f = ipc_frame_begin(b, request_id);
     perfetto_protos_IPCFrame_begin_msg_invoke_method_reply(f, &rep->r);
@@ -162,8 +162,8 @@ void ipc_frame_begin_reply(ipc_frame_builder *b, uint64_t request_id, bool succe
     if (has_more)
         perfetto_protos_IPCFrame_InvokeMethodReply_set_has_more(&rep->r, true);
     if (success)
-        pb_msg_begin_nested(&rep->r.msg, perfetto_protos_IPCFrame_InvokeMethodReply_FIELD_reply_proto,
-                            &rep->reply);
+        pb_msg_begin_nested(
+            &rep->r.msg, perfetto_protos_IPCFrame_InvokeMethodReply_FIELD_reply_proto, &rep->reply);
 }
 
 void ipc_frame_end_reply(ipc_reply *rep)
@@ -191,7 +191,7 @@ bool ipc_parse_bind_reply(const uint8_t *data, size_t len, ipc_method_table *out
             continue;
         perfetto_protos_IPCFrame_BindServiceReply_MethodInfo_view mi;
         if (!perfetto_protos_IPCFrame_BindServiceReply_MethodInfo_decode(&mi, f.data,
-                                                                          (size_t)f.value))
+                                                                         (size_t)f.value))
             return false;
         if (mi.id == 0 || mi.name.size == 0 || mi.name.size >= IPC_MAX_METHOD_NAME ||
             memchr(mi.name.data, 0, mi.name.size) || out->count == IPC_MAX_METHODS)

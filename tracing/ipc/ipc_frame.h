@@ -20,7 +20,7 @@
 /* Largest frame, header included, either side accepts: Perfetto's
  * kIPCBufferSize (include/perfetto/ext/ipc/basic_types.h). A peer that
  * announces more is cut off, as Perfetto's BufferedFrameDeserializer does. */
-#define IPC_MAX_FRAME_SIZE (128u * 1024u)
+#define IPC_MAX_FRAME_SIZE   (128u * 1024u)
 #define IPC_MAX_PAYLOAD_SIZE (IPC_MAX_FRAME_SIZE - IPC_FRAME_HEADER_SIZE)
 
 /* Which member of the IPCFrame `msg` oneof a frame carries (its field
@@ -114,13 +114,13 @@ typedef struct ipc_reply {
     pb_msg reply;
     bool success;
 } ipc_reply;
-void ipc_frame_begin_reply(ipc_frame_builder *b, uint64_t request_id, bool success,
-                           bool has_more, ipc_reply *rep);
+void ipc_frame_begin_reply(ipc_frame_builder *b, uint64_t request_id, bool success, bool has_more,
+                           ipc_reply *rep);
 void ipc_frame_end_reply(ipc_reply *rep);
 
 /* ---- method tables (BindServiceReply) ----------------------------------- */
 
-#define IPC_MAX_METHODS 32
+#define IPC_MAX_METHODS     32
 #define IPC_MAX_METHOD_NAME 64
 
 typedef struct ipc_method_table {

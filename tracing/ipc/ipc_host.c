@@ -319,8 +319,8 @@ bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
         h->cap_pfds = n;
     }
     struct pollfd *pf = h->pfds;
-    pf[0] = (struct pollfd){.fd = h->cfg.listen_fd, .events = POLLIN};
-    pf[1] = (struct pollfd){.fd = extra_fd, .events = POLLIN};
+    pf[0] = (struct pollfd){ .fd = h->cfg.listen_fd, .events = POLLIN };
+    pf[1] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
     size_t nc = h->num_clients;
     for (size_t i = 0; i < nc; i++) {
         ipc_host_client *cl = h->clients[i];

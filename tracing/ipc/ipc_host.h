@@ -90,7 +90,7 @@ typedef struct ipc_host_config {
 
 typedef struct ipc_host_stats {
     uint64_t accepted;
-    uint64_t refused; /* over a limit with nobody to replace */
+    uint64_t refused;                       /* over a limit with nobody to replace */
     uint64_t dropped[IPC_DROP_EVICTED + 1]; /* by reason */
 } ipc_host_stats;
 

@@ -59,7 +59,10 @@ typedef struct producer_writer_rec {
     producer_smb *smb;
 } producer_writer_rec;
 
-typedef enum { OP_REGISTER_WRITER, OP_UNREGISTER_WRITER } producer_op_kind;
+typedef enum {
+    OP_REGISTER_WRITER,
+    OP_UNREGISTER_WRITER
+} producer_op_kind;
 typedef struct producer_op {
     producer_op_kind kind;
     uint16_t writer_id;
@@ -68,8 +71,8 @@ typedef struct producer_op {
 } producer_op;
 
 typedef enum {
-    ST_IDLE,        /* not connected; next attempt at next_connect_ms */
-    ST_BINDING,     /* BindService sent */
+    ST_IDLE,         /* not connected; next attempt at next_connect_ms */
+    ST_BINDING,      /* BindService sent */
     ST_INITIALIZING, /* InitializeConnection sent */
     ST_CONNECTED,
 } conn_state;
@@ -119,7 +122,7 @@ struct ipc_producer {
     uint64_t sync_sent;
     uint64_t next_drain_ms;
     smb_commit_batch batch;
-    bool out_of_time; /* work for the service given up at the stop deadline */
+    bool out_of_time;         /* work for the service given up at the stop deadline */
     uint64_t chunks_not_sent; /* taken from the arbiter, never committed */
 };
 
@@ -417,7 +420,8 @@ static void notify_instance(ipc_producer *p, const char *method, uint64_t id)
         p->fail = true;
 }
 
-static void send_writer_ops(ipc_producer *p, const producer_op *ops, size_t n, uint64_t gen, bool reg)
+static void send_writer_ops(ipc_producer *p, const producer_op *ops, size_t n, uint64_t gen,
+                            bool reg)
 {
     for (size_t i = 0; i < n && !p->fail && !past_stop_deadline(p); i++) {
         if (ops[i].conn_gen != gen || (ops[i].kind == OP_REGISTER_WRITER) != reg)
@@ -427,7 +431,8 @@ static void send_writer_ops(ipc_producer *p, const producer_op *ops, size_t n, u
         if (!m)
             continue;
         /* trace_writer_id is field 1 in both requests. */
-        perfetto_protos_RegisterTraceWriterRequest *r = (perfetto_protos_RegisterTraceWriterRequest *)m;
+        perfetto_protos_RegisterTraceWriterRequest *r =
+            (perfetto_protos_RegisterTraceWriterRequest *)m;
         perfetto_protos_RegisterTraceWriterRequest_set_trace_writer_id(r, ops[i].writer_id);
         if (reg)
             perfetto_protos_RegisterTraceWriterRequest_set_target_buffer(r, ops[i].target_buffer);
@@ -503,7 +508,7 @@ static void send_commits(ipc_producer *p, uint64_t flush_request_id, bool sync)
                 perfetto_protos_CommitDataRequest_ChunkToPatch_begin_patches(&cp, &pp);
                 perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_offset(&pp, pt->offset);
                 perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_set_data(&pp, pt->data,
-                                                                             sizeof pt->data);
+                                                                              sizeof pt->data);
                 perfetto_protos_CommitDataRequest_ChunkToPatch_Patch_end(&pp);
             }
             if (g->has_more_patches)
@@ -608,7 +613,8 @@ static void handle_setup_tracing(ipc_producer *p, const producer_cmd *c)
         close(fd);
 }
 
-static producer_instance *setup_instance(ipc_producer *p, uint64_t id, pb_bytes config, bool *is_new)
+static producer_instance *setup_instance(ipc_producer *p, uint64_t id, pb_bytes config,
+                                         bool *is_new)
 {
     char name[256];
     ipc_producer_ds_config cfg;
@@ -674,7 +680,7 @@ static void handle_stop(ipc_producer *p, uint64_t id)
 {
     pthread_mutex_lock(&p->mu);
     producer_instance *in = find_instance(p, id);
-    producer_instance copy = in ? *in : (producer_instance){0};
+    producer_instance copy = in ? *in : (producer_instance){ 0 };
     if (in) {
         if (in->started)
             atomic_fetch_sub_explicit(&p->enabled[in->ds], 1, memory_order_relaxed);
@@ -700,7 +706,7 @@ static void visit_id(void *ctx, uint64_t id)
     ipc_producer *p = v->p;
     pthread_mutex_lock(&p->mu);
     producer_instance *in = find_instance(p, id);
-    producer_instance copy = in ? *in : (producer_instance){0};
+    producer_instance copy = in ? *in : (producer_instance){ 0 };
     pthread_mutex_unlock(&p->mu);
     if (!copy.used || !copy.started)
         return;
@@ -745,7 +751,7 @@ static void on_command(void *ctx, bool success, bool has_more, pb_bytes reply)
         handle_stop(p, c.instance_id);
         break;
     case PRODUCER_CMD_FLUSH: {
-        id_visit v = {p, true};
+        id_visit v = { p, true };
         producer_cmd_for_each_id(&c, visit_id, &v);
         /* Always answer, even with nothing to commit: the service waits
          * for every producer it asked. */
@@ -753,7 +759,7 @@ static void on_command(void *ctx, bool success, bool has_more, pb_bytes reply)
         break;
     }
     case PRODUCER_CMD_CLEAR_INCREMENTAL_STATE: {
-        id_visit v = {p, false};
+        id_visit v = { p, false };
         producer_cmd_for_each_id(&c, visit_id, &v);
         break;
     }
@@ -812,8 +818,10 @@ static void start_session(ipc_producer *p)
         p->fail = true;
         return;
     }
-    perfetto_protos_InitializeConnectionRequest *r = (perfetto_protos_InitializeConnectionRequest *)m;
-    perfetto_protos_InitializeConnectionRequest_set_shared_memory_page_size_hint_bytes(r, p->page_size);
+    perfetto_protos_InitializeConnectionRequest *r =
+        (perfetto_protos_InitializeConnectionRequest *)m;
+    perfetto_protos_InitializeConnectionRequest_set_shared_memory_page_size_hint_bytes(
+        r, p->page_size);
     perfetto_protos_InitializeConnectionRequest_set_shared_memory_size_hint_bytes(r, p->smb_size);
     perfetto_protos_InitializeConnectionRequest_set_producer_name(r, p->name);
     if (fd >= 0)
@@ -837,8 +845,8 @@ static void start_session(ipc_producer *p)
 /* Methods a service must offer for us to work with it. */
 static bool service_usable(const ipc_client *c)
 {
-    static const char *const required[] = {"InitializeConnection", "RegisterDataSource",
-                                           "GetAsyncCommand", "CommitData"};
+    static const char *const required[] = { "InitializeConnection", "RegisterDataSource",
+                                            "GetAsyncCommand", "CommitData" };
     for (size_t i = 0; i < sizeof required / sizeof *required; i++)
         if (!ipc_method_id(&c->methods, required[i]))
             return false;
@@ -889,7 +897,7 @@ static void farewell(ipc_producer *p)
         uint64_t now = ipc_now_ms();
         if (now >= until)
             break;
-        struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
+        struct pollfd pf = { .fd = c->fd, .events = POLLOUT };
         if (poll(&pf, 1, ipc_ms_left(until, now, 50)) > 0 && !ipc_conn_flush(c))
             break;
     }
@@ -921,11 +929,11 @@ static void *producer_main(void *arg)
             timeout = ipc_ms_left(p->deadline_ms, now, INT_MAX);
         }
         struct pollfd pf[2] = {
-            {.fd = p->wake_fd, .events = POLLIN},
-            {.fd = p->have_client ? p->cl.conn.fd : -1,
-             .events = (short)(POLLIN | (p->have_client && ipc_conn_wants_write(&p->cl.conn)
-                                             ? POLLOUT
-                                             : 0))},
+            { .fd = p->wake_fd, .events = POLLIN },
+            { .fd = p->have_client ? p->cl.conn.fd : -1,
+              .events =
+                  (short)(POLLIN |
+                          (p->have_client && ipc_conn_wants_write(&p->cl.conn) ? POLLOUT : 0)) },
         };
         int rc = poll(pf, 2, timeout);
         if (rc < 0 && errno != EINTR)
@@ -1097,8 +1105,9 @@ tw_writer *ipc_producer_new_writer(ipc_producer *p, uint64_t instance_id)
     if (!tw)
         goto out;
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-    p->writers[p->num_writers++] = (producer_writer_rec){tw, s};
-    push_op(p, (producer_op){OP_REGISTER_WRITER, tw_writer_id(tw), in->target_buffer, s->conn_gen});
+    p->writers[p->num_writers++] = (producer_writer_rec){ tw, s };
+    push_op(p,
+            (producer_op){ OP_REGISTER_WRITER, tw_writer_id(tw), in->target_buffer, s->conn_gen });
 out:
     pthread_mutex_unlock(&p->mu);
     if (tw)
@@ -1124,7 +1133,7 @@ void ipc_producer_release_writer(ipc_producer *p, tw_writer *tw)
     tw_destroy(tw); /* commits its last chunk first, and wakes us */
     if (s) {
         pthread_mutex_lock(&p->mu);
-        push_op(p, (producer_op){OP_UNREGISTER_WRITER, id, 0, s->conn_gen});
+        push_op(p, (producer_op){ OP_UNREGISTER_WRITER, id, 0, s->conn_gen });
         pthread_mutex_unlock(&p->mu);
     }
     smb_unref(s);

@@ -24,7 +24,7 @@
 #include "tracing/trace_writer.h"
 
 #define IPC_PRODUCER_MAX_DATA_SOURCES 16
-#define IPC_PRODUCER_MAX_INSTANCES 32
+#define IPC_PRODUCER_MAX_INSTANCES    32
 /* Default bound on the producer's last words at stop (see ipc_producer_stop). */
 #define IPC_PRODUCER_FAREWELL_MS 100u
 
@@ -155,10 +155,10 @@ bool ipc_producer_connected(ipc_producer *p);
 
 typedef struct ipc_producer_stats {
     uint64_t connect_attempts;
-    uint64_t connections;    /* InitializeConnection succeeded */
-    uint64_t disconnects;    /* connections lost or dropped by us */
+    uint64_t connections;     /* InitializeConnection succeeded */
+    uint64_t disconnects;     /* connections lost or dropped by us */
     uint64_t protocol_errors; /* why we dropped one */
-    uint64_t commits_sent;   /* CommitData requests */
+    uint64_t commits_sent;    /* CommitData requests */
     uint64_t chunks_moved;
     uint64_t patches_sent;
     uint64_t flushes_acked;

@@ -13,7 +13,7 @@ bool producer_cmd_parse(const uint8_t *data, size_t len, producer_cmd *out)
     pb_reader r;
     pb_field f;
     pb_reader_init(&r, data, len);
-    pb_field last = {0};
+    pb_field last = { 0 };
     while (pb_reader_next(&r, &f)) {
         if (f.wire_type != PB_WIRE_LEN)
             continue;
@@ -87,8 +87,7 @@ bool producer_cmd_parse(const uint8_t *data, size_t len, producer_cmd *out)
     }
 }
 
-bool producer_cmd_for_each_id(const producer_cmd *c, void (*fn)(void *ctx, uint64_t id),
-                              void *ctx)
+bool producer_cmd_for_each_id(const producer_cmd *c, void (*fn)(void *ctx, uint64_t id), void *ctx)
 {
     /* data_source_ids is field 1 in both Flush and ClearIncrementalState. */
     pb_reader r;
@@ -114,7 +113,8 @@ bool producer_cmd_for_each_id(const producer_cmd *c, void (*fn)(void *ctx, uint6
     return r.err == PB_OK;
 }
 
-bool producer_parse_ds_config(pb_bytes raw, ipc_producer_ds_config *out, char *name_buf, size_t name_cap)
+bool producer_parse_ds_config(pb_bytes raw, ipc_producer_ds_config *out, char *name_buf,
+                              size_t name_cap)
 {
     perfetto_protos_DataSourceConfig_view v;
     memset(out, 0, sizeof *out);

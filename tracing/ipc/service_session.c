@@ -23,18 +23,18 @@
 #include "tracing/smb_service.h"
 
 /* Perfetto's service-side limits (tracing_service_impl.cc). */
-#define DEFAULT_SHM_SIZE (256u * 1024u)
-#define DEFAULT_PAGE_SIZE 4096u
-#define MAX_SHM_SIZE (32u << 20)
-#define MAX_PAGE_SIZE (32u * 1024u)
+#define DEFAULT_SHM_SIZE      (256u * 1024u)
+#define DEFAULT_PAGE_SIZE     4096u
+#define MAX_SHM_SIZE          (32u << 20)
+#define MAX_PAGE_SIZE         (32u * 1024u)
 #define MAX_PATCHES_PER_CHUNK 1024u
 /* The one central buffer; Perfetto numbers global buffers from 1. */
-#define BUFFER_ID 1u
-#define SESSION_ID 1u
-#define MAX_DS_PER_PRODUCER 32
+#define BUFFER_ID                  1u
+#define SESSION_ID                 1u
+#define MAX_DS_PER_PRODUCER        32
 #define MAX_INSTANCES_PER_PRODUCER 32
-#define MAX_NAME 256
-#define SNAPSHOT_PERIOD_MS 10000u
+#define MAX_NAME                   256
+#define SNAPSHOT_PERIOD_MS         10000u
 
 enum {
     M_INITIALIZE_CONNECTION,
@@ -55,10 +55,18 @@ enum {
 /* ProducerPort's methods in the order of producer_port.proto, which is
  * how Perfetto's host numbers them (from 1). */
 static const char *const k_methods[M_COUNT] = {
-    "InitializeConnection", "RegisterDataSource",      "UnregisterDataSource",
-    "CommitData",           "GetAsyncCommand",         "RegisterTraceWriter",
-    "UnregisterTraceWriter", "NotifyDataSourceStarted", "NotifyDataSourceStopped",
-    "ActivateTriggers",     "Sync",                    "UpdateDataSource",
+    "InitializeConnection",
+    "RegisterDataSource",
+    "UnregisterDataSource",
+    "CommitData",
+    "GetAsyncCommand",
+    "RegisterTraceWriter",
+    "UnregisterTraceWriter",
+    "NotifyDataSourceStarted",
+    "NotifyDataSourceStopped",
+    "ActivateTriggers",
+    "Sync",
+    "UpdateDataSource",
 };
 
 typedef struct gts_instance {
@@ -124,9 +132,8 @@ struct gts_service {
 
 /* ---- logging ------------------------------------------------------------ */
 
-__attribute__((format(printf, 3, 4))) static void logf_pr(const gts_service *s,
-                                                          const gts_producer *pr,
-                                                          const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void
+logf_pr(const gts_service *s, const gts_producer *pr, const char *fmt, ...)
 {
     if (!s->cfg.verbose)
         return;
@@ -395,7 +402,7 @@ bool gts_parse_commit(const uint8_t *data, size_t len, const gts_commit_visitor 
             if (pass == 0 && f.id == perfetto_protos_CommitDataRequest_FIELD_chunks_to_move) {
                 perfetto_protos_CommitDataRequest_ChunksToMove_view m;
                 if (!perfetto_protos_CommitDataRequest_ChunksToMove_decode(&m, f.data,
-                                                                          (size_t)f.value))
+                                                                           (size_t)f.value))
                     return false;
                 /* Inline chunk data is for shmem emulation, which we never
                  * offer: ignore such entries. */
@@ -405,7 +412,7 @@ bool gts_parse_commit(const uint8_t *data, size_t len, const gts_commit_visitor 
                        f.id == perfetto_protos_CommitDataRequest_FIELD_chunks_to_patch) {
                 perfetto_protos_CommitDataRequest_ChunkToPatch_view cp;
                 if (!perfetto_protos_CommitDataRequest_ChunkToPatch_decode(&cp, f.data,
-                                                                          (size_t)f.value))
+                                                                           (size_t)f.value))
                     return false;
                 smb_patch patches[MAX_PATCHES_PER_CHUNK];
                 size_t n = 0;
@@ -491,12 +498,13 @@ static void commit_patch(void *ctx, uint32_t target_buffer, uint32_t writer_id, 
 static void on_commit(gts_service *s, gts_producer *pr, pb_bytes args)
 {
     if (s->cfg.slow_ms) {
-        struct timespec ts = {(time_t)(s->cfg.slow_ms / 1000), (long)(s->cfg.slow_ms % 1000) * 1000000L};
+        struct timespec ts = { (time_t)(s->cfg.slow_ms / 1000),
+                               (long)(s->cfg.slow_ms % 1000) * 1000000L };
         nanosleep(&ts, NULL);
     }
     s->stats.commits++;
-    commit_ctx ctx = {s, pr};
-    gts_commit_visitor v = {commit_move, commit_patch, &ctx};
+    commit_ctx ctx = { s, pr };
+    gts_commit_visitor v = { commit_move, commit_patch, &ctx };
     uint64_t flush_id = 0;
     if (!gts_parse_commit(args.data, args.size, &v, &flush_id, &s->sess.patches_discarded)) {
         protocol_error(s, pr, "malformed CommitData");
@@ -538,7 +546,7 @@ static bool assign_producer_id(gts_service *s, gts_producer *pr)
         s->cap_idents = ncap;
     }
     s->next_producer_id = id;
-    s->idents[id] = (gts_ident){(int32_t)pr->cl->uid, (int32_t)pr->cl->pid};
+    s->idents[id] = (gts_ident){ (int32_t)pr->cl->uid, (int32_t)pr->cl->pid };
     pr->id = id;
     return true;
 }
@@ -567,7 +575,8 @@ static void on_initialize(gts_service *s, gts_producer *pr, uint64_t rid, bool d
     pr->shm_size_hint = v.shared_memory_size_hint_bytes;
     pr->page_size_hint = v.shared_memory_page_size_hint_bytes;
     if (v.producer_provided_shmem && fd >= 0 && !adopt_producer_smb(pr, fd, s->cfg.max_smb_size))
-        logf_pr(s, pr, "%s", "producer SMB refused (unsealed, bad or too large a size): using our own");
+        logf_pr(s, pr, "%s",
+                "producer SMB refused (unsealed, bad or too large a size): using our own");
     if (fd >= 0)
         close(fd);
     s->sess.producers_seen++;
@@ -737,9 +746,13 @@ static void on_disconnect(void *ctx, ipc_host_client *cl)
     if (pr->id)
         cb_close_producer(s->cb, pr->id);
     static const char *const why[] = {
-        [IPC_DROP_NONE] = "", [IPC_DROP_OWNER] = "", [IPC_DROP_BROKEN] = "",
-        [IPC_DROP_STALLED] = " (not reading)", [IPC_DROP_HANDSHAKE] = " (handshake timeout)",
-        [IPC_DROP_IDLE] = " (idle)", [IPC_DROP_EVICTED] = " (pending handshake, replaced)",
+        [IPC_DROP_NONE] = "",
+        [IPC_DROP_OWNER] = "",
+        [IPC_DROP_BROKEN] = "",
+        [IPC_DROP_STALLED] = " (not reading)",
+        [IPC_DROP_HANDSHAKE] = " (handshake timeout)",
+        [IPC_DROP_IDLE] = " (idle)",
+        [IPC_DROP_EVICTED] = " (pending handshake, replaced)",
     };
     logf_pr(s, pr, "disconnected%s", why[cl->drop_reason]);
     s->data_sources_registered -= (uint32_t)pr->num_ds;
@@ -800,7 +813,7 @@ gts_service *gts_service_create(const gts_config *cfg, int listen_fd, int output
         .tx_timeout_ms = s->cfg.send_timeout_ms,
         .handshake_timeout_ms = s->cfg.handshake_timeout_ms,
         .idle_timeout_ms = s->cfg.idle_timeout_ms,
-        .ops = {on_connect, on_disconnect, on_invoke},
+        .ops = { on_connect, on_disconnect, on_invoke },
         .ctx = s,
     };
     s->host = ipc_host_create(&hc);
@@ -845,7 +858,13 @@ typedef struct walk {
     bool all_done;
 } walk;
 
-enum { W_FLUSH, W_FLUSH_DONE, W_SCRAPE, W_STOP, W_STOP_DONE };
+enum {
+    W_FLUSH,
+    W_FLUSH_DONE,
+    W_SCRAPE,
+    W_STOP,
+    W_STOP_DONE
+};
 
 static void walk_one(void *ctx, ipc_host_client *cl)
 {
@@ -877,7 +896,7 @@ static void walk_one(void *ctx, ipc_host_client *cl)
 
 static bool walk_all(gts_service *s, int what, uint64_t arg)
 {
-    walk w = {s, what, arg, true};
+    walk w = { s, what, arg, true };
     ipc_host_for_each(s->host, walk_one, &w);
     return w.all_done;
 }
@@ -897,7 +916,7 @@ static void write_trace(gts_service *s)
     cb_packet p;
     cb_begin_read(s->cb, true);
     while (cb_read_next(s->cb, &p)) {
-        gts_ident id = {0, 0};
+        gts_ident id = { 0, 0 };
         if (p.producer_id < s->cap_idents && p.producer_id <= s->next_producer_id)
             id = s->idents[p.producer_id];
         svc_out_writer_packet(&s->out, &p, id.uid, id.pid);

@@ -28,12 +28,12 @@
 typedef struct gts_config {
     const char *const *data_sources;
     size_t num_data_sources;
-    size_t buffer_size;         /* bytes */
+    size_t buffer_size; /* bytes */
     cb_fill_policy fill_policy;
-    uint32_t duration_ms;       /* 0: until the stop fd */
-    uint32_t slow_ms;           /* sleep before handling each CommitData */
-    uint32_t flush_timeout_ms;  /* default 5000 */
-    uint32_t stop_timeout_ms;   /* default 5000 */
+    uint32_t duration_ms;      /* 0: until the stop fd */
+    uint32_t slow_ms;          /* sleep before handling each CommitData */
+    uint32_t flush_timeout_ms; /* default 5000 */
+    uint32_t stop_timeout_ms;  /* default 5000 */
     /* Resource bounds against misbehaving producers (0: the default). */
     uint32_t max_producers;        /* connections at once, default 64 */
     uint32_t max_per_uid;          /* of them with one uid, default 32 */
@@ -42,12 +42,12 @@ typedef struct gts_config {
     uint32_t idle_timeout_ms;      /* silence of a producer with no data
                                     * source in the session, default 60000 */
     uint32_t send_timeout_ms;      /* a producer not reading, default 10000 */
-    bool verbose;               /* log producer events to stderr */
+    bool verbose;                  /* log producer events to stderr */
 } gts_config;
 
 /* Fixed bound on the commands and replies queued for one producer: more
  * means it does not read, and it is disconnected. */
-#define GTS_MAX_SEND_QUEUE (1u << 20)
+#define GTS_MAX_SEND_QUEUE  (1u << 20)
 #define GTS_DEFAULT_MAX_SMB (4u << 20)
 
 typedef struct gts_service gts_service;
@@ -61,12 +61,12 @@ bool gts_service_run(gts_service *s, int stop_fd);
 void gts_service_destroy(gts_service *s);
 
 typedef struct gts_stats {
-    uint64_t connections;          /* accepted */
-    uint64_t connections_refused;  /* over a limit, nobody to replace */
-    uint64_t connections_evicted;  /* pending handshakes replaced */
+    uint64_t connections;         /* accepted */
+    uint64_t connections_refused; /* over a limit, nobody to replace */
+    uint64_t connections_evicted; /* pending handshakes replaced */
     uint64_t handshake_timeouts;
     uint64_t idle_timeouts;
-    uint64_t send_timeouts;        /* stopped reading */
+    uint64_t send_timeouts; /* stopped reading */
     uint64_t producers_seen;
     uint64_t commits;
     uint64_t chunks_moved;

@@ -93,10 +93,10 @@ static bool one_run(const char *service, const char *stress, const char *slow, c
     char sock[128], trace[128];
     snprintf(sock, sizeof sock, "/tmp/gt-bench-%d.sock", (int)getpid());
     snprintf(trace, sizeof trace, "/tmp/gt-bench-%d.pftrace", (int)getpid());
-    const char *sargv[] = {service, "--socket", sock, "--output", trace, "--data-source",
-                           "gputrace.stress", "--slow-ms", slow,
-                           /* room for every packet: loss may only come from the SMB */
-                           "--buffer-kb", "131072", NULL};
+    const char *sargv[] = { service, "--socket", sock, "--output", trace, "--data-source",
+                            "gputrace.stress", "--slow-ms", slow,
+                            /* room for every packet: loss may only come from the SMB */
+                            "--buffer-kb", "131072", NULL };
     pid_t sp = spawn(sargv, NULL);
     uint64_t until = ipc_now_ms() + 5000;
     int probe = -1;
@@ -105,9 +105,9 @@ static bool one_run(const char *service, const char *stress, const char *slow, c
     if (probe < 0)
         return false;
     close(probe);
-    const char *pargv[] = {stress,   "--socket", sock,       "--writers", WRITERS, "--packets",
-                           packets,  "--size",   "256",      "--policy",  policy,  "--rate",
-                           rate,     "--stall-ms", "10000",  "--quiet",   NULL};
+    const char *pargv[] = { stress,  "--socket",   sock,    "--writers", WRITERS, "--packets",
+                            packets, "--size",     "256",   "--policy",  policy,  "--rate",
+                            rate,    "--stall-ms", "10000", "--quiet",   NULL };
     int fd = -1;
     pid_t pp = spawn(pargv, &fd);
     if (pp < 0)
@@ -165,7 +165,8 @@ int main(int argc, char **argv)
     if (!one_run(argv[1], argv[2], "5", "drop", "20000", "20000", &r))
         return 1;
     if ((unsigned long long)r.found + r.dropped + r.aborted != r.written) {
-        fprintf(stderr, "bench_ipc: loss not accounted: found %ld dropped %llu aborted %llu of %llu\n",
+        fprintf(stderr,
+                "bench_ipc: loss not accounted: found %ld dropped %llu aborted %llu of %llu\n",
                 r.found, r.dropped, r.aborted, r.written);
         return 1;
     }
