@@ -9,6 +9,8 @@ GPUTRACE_PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
   libglib2.0-dev libdrm-dev libcmocka-dev zlib1g-dev
   protobuf-compiler libprotobuf-dev
+  # The house style's formatter (tests/style).
+  clang-format
   # Neighbour layers and tools the lavapipe tests stack ours with.
   mangohud vkbasalt gfxreconstruct vulkan-tools xvfb xauth
   # Real programs the realapps suite runs with and without the layer
