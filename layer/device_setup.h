@@ -11,7 +11,7 @@
 #ifndef GPUTRACE_LAYER_DEVICE_SETUP_H
 #define GPUTRACE_LAYER_DEVICE_SETUP_H
 
-#include "layer/layer_interface.h"
+#include "layer/objects.h"
 
 typedef struct gt_allocator gt_allocator;
 typedef struct gt_device gt_device;

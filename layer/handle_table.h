@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "layer/layer_interface.h"
+#include "layer/alloc.h"
 
 typedef struct gt_allocator gt_allocator;
 

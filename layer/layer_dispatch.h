@@ -5,7 +5,7 @@
  * name and type PFN_vk<name>, filled from the next entity's
  * vkGetInstanceProcAddr / vkGetDeviceProcAddr (NULL where it has none). A
  * function that is hooked appears in a *_HOOKS list: layer_hooks.c (device)
- * or layer_interface.c (instance) defines gt_<name> for it. Functions the
+ * or layer_instance.c (instance) defines gt_<name> for it. Functions the
  * layer only calls (the timing code's queries, fences…) go in a *_CALLS
  * list. Adding a function is one line here, plus a hook body if it is in a
  * *_HOOKS list.
@@ -25,14 +25,14 @@
 
 #include <vulkan/vulkan.h>
 
-/* Instance-level functions layer_interface.c intercepts. vkCreateInstance,
+/* Instance-level functions layer_instance.c intercepts. vkCreateInstance,
  * vkCreateDevice and the vkGet*ProcAddr are not here: they are reached
  * through the loader's link info, not through a table.
  *
  * Every list comes in two parts. *_REQUIRED: Vulkan 1.0 core, which any
  * working next entity has; the layer's own code may call them without a
  * check, and an instance or device whose next entity lacks one of them is
- * passed through untouched (layer_interface.c). *_OPTIONAL: newer core or
+ * passed through untouched (layer_instance.c, layer_device.c). *_OPTIONAL: newer core or
  * extension functions, NULL wherever the instance or device did not enable
  * them; every use checks. */
 #define GT_INSTANCE_HOOKS_REQUIRED(X) \
@@ -60,8 +60,8 @@
 #define GT_INSTANCE_CALLS(X) GT_INSTANCE_CALLS_REQUIRED(X) GT_INSTANCE_CALLS_OPTIONAL(X)
 
 /* Device-level functions layer_hooks.c intercepts: the timeline's hook
- * points. vkDestroyDevice and vkGetDeviceProcAddr are handled in
- * layer_interface.c and always returned. */
+ * points. vkDestroyDevice (layer_device.c) and vkGetDeviceProcAddr
+ * (layer_interface.c) are always returned. */
 #define GT_DEVICE_HOOKS_REQUIRED(X) \
     X(GetDeviceQueue)               \
     X(QueueSubmit)                  \
@@ -199,8 +199,5 @@ static inline PFN_vkVoidFunction gt_hook_next(const void *table, const gt_hook *
 {
     return *(const PFN_vkVoidFunction *)(const void *)((const char *)table + hook->next_offset);
 }
-
-/* Defined in layer_hooks.c: the hook for a device-level name, or NULL. */
-const gt_hook *gt_device_hook_find(const char *name);
 
 #endif

@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "layer/layer_interface.h"
+#include "layer/layer_hooks.h"
+#include "layer/layer_lookup.h"
 #include "layer/log.h"
 #include "layer/timeline.h"
 

@@ -30,7 +30,7 @@
 
 #include "layer/gpu_clock.h"
 #include "layer/handle_table.h"
-#include "layer/layer_interface.h"
+#include "layer/objects.h"
 #include "layer/session.h"
 #include "layer/timeline.h"
 

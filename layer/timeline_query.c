@@ -261,6 +261,31 @@ void tl_queries_seen_complete(tl_device *td, uint32_t id)
 
 /* ---- own command buffers -------------------------------------------------- */
 
+/* Command buffers of the layer's own are dispatchable objects the loader
+ * never saw: pfnSetDeviceLoaderData (from the loader, kept in gt_device)
+ * gives them the device's dispatch pointer before any call goes through
+ * them. On failure nothing is left allocated. */
+static VkResult allocate_own_cbs(gt_device *dev, const VkCommandBufferAllocateInfo *info,
+                                 VkCommandBuffer *out)
+{
+    if (!dev->set_loader_data)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    VkResult res = dev->vk.AllocateCommandBuffers(dev->handle, info, out);
+    if (res != VK_SUCCESS)
+        return res;
+    for (uint32_t i = 0; i < info->commandBufferCount; i++) {
+        res = dev->set_loader_data(dev->handle, out[i]);
+        if (res != VK_SUCCESS)
+            goto fail_free;
+    }
+    return VK_SUCCESS;
+
+fail_free:
+    dev->vk.FreeCommandBuffers(dev->handle, info->commandPool, info->commandBufferCount, out);
+    memset(out, 0, info->commandBufferCount * sizeof *out);
+    return res;
+}
+
 static VkCommandBuffer own_get(tl_device *td, tl_queue *q)
 {
     gt_device *dev = td->gt;
@@ -292,7 +317,7 @@ static VkCommandBuffer own_get(tl_device *td, tl_queue *q)
         .commandBufferCount = 1,
     };
     /* Makes the handle dispatchable through the loader as well. */
-    if (gt_device_allocate_command_buffers(dev, &alloc, &cb) != VK_SUCCESS)
+    if (allocate_own_cbs(dev, &alloc, &cb) != VK_SUCCESS)
         return VK_NULL_HANDLE;
     /* Grow the free list now, so handing it back can never fail. */
     pthread_mutex_lock(&q->own_lock);

@@ -1,13 +1,17 @@
-/* layer_interface.h — the layer's per-instance and per-device state and the
- * loader plumbing's services to the rest of the layer.
+/* objects.h — the layer's state per VkInstance, VkPhysicalDevice and
+ * VkDevice. Data only: no functions here, and nothing to link.
  *
- * layer_interface.c owns these objects: it creates them in vkCreateInstance
- * / vkCreateDevice after the call down succeeded, finds them from any
- * dispatchable handle, and frees them in vkDestroy*. The timeline code hangs
- * its own state off the `timeline` members and never frees these structs.
+ * The loader plumbing creates these objects in vkCreateInstance /
+ * vkCreateDevice after the call down succeeded (layer_instance.c,
+ * layer_device.c), finds them from any dispatchable handle (layer_lookup.c)
+ * and frees them in vkDestroy*. The timing feature receives them through
+ * the calls of timeline.h, reads what it needs (the dispatch table `vk`,
+ * the allocator, what device_setup.c enabled, the loader's
+ * pfnSetDeviceLoaderData), hangs its own state off the `timeline` members
+ * and never frees these structs.
  */
-#ifndef GPUTRACE_LAYER_INTERFACE_H
-#define GPUTRACE_LAYER_INTERFACE_H
+#ifndef GPUTRACE_LAYER_OBJECTS_H
+#define GPUTRACE_LAYER_OBJECTS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,17 +19,9 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
+#include "layer/alloc.h"
 #include "layer/layer_dispatch.h"
 #include "layer/layer_map.h"
-
-typedef struct gt_device_dispatch gt_device_dispatch;
-typedef struct gt_instance_dispatch gt_instance_dispatch;
-typedef struct gt_map_node gt_map_node;
-
-#define GT_LAYER_NAME                   "VK_LAYER_GPUTRACE_timeline"
-#define GT_LAYER_DESCRIPTION            "gputrace: timestamps GPU work and writes Perfetto traces"
-#define GT_LAYER_IMPLEMENTATION_VERSION 1
-#define GT_LAYER_INTERFACE_VERSION      2
 
 /* VK_KHR_calibrated_timestamps is newer than the Vulkan headers on Debian 12;
  * its name is all the layer needs (the entry points have the EXT types). */
@@ -36,14 +32,6 @@ typedef struct gt_map_node gt_map_node;
 /* How many device extensions the layer may add to vkCreateDevice
  * (device_setup.c: calibrated timestamps, host query reset). */
 #define GT_MAX_LAYER_EXTENSIONS 2
-
-/* Application allocator, copied because the application's struct need not
- * outlive the call that passed it. */
-typedef struct gt_allocator gt_allocator;
-struct gt_allocator {
-    VkAllocationCallbacks callbacks;
-    bool set;
-};
 
 typedef struct gt_physical_device gt_physical_device;
 
@@ -60,10 +48,10 @@ struct gt_instance {
     bool disabled;        /* GPUTRACE_DISABLE: chain only, hook nothing */
 
     /* Every VkPhysicalDevice handed out through this instance, freed with
-    * it (layer_interface.c guards the list). */
+    * it (layer_lookup.c guards the list). */
     gt_physical_device *physical_devices;
 
-    void *timeline; /* owned by timeline.c */
+    void *timeline; /* the timing feature's state (timeline.h), owned by it */
 };
 
 struct gt_physical_device {
@@ -119,24 +107,7 @@ struct gt_device {
     PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps;
     PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT get_time_domains;
 
-    void *timeline; /* owned by timeline.c */
+    void *timeline; /* the timing feature's state (timeline.h), owned by it */
 };
-
-/* State for any handle created under an instance / device (a VkQueue or
- * VkCommandBuffer resolves to its VkDevice). NULL if unknown. */
-gt_instance *gt_instance_get(const void *dispatchable);
-gt_device *gt_device_get(const void *dispatchable);
-gt_instance *gt_instance_of_physical_device(VkPhysicalDevice physical_device);
-
-/* Allocation through the application's callbacks when it gave some. */
-void *gt_zalloc(const gt_allocator *alloc, size_t size, VkSystemAllocationScope scope);
-void gt_free(const gt_allocator *alloc, void *ptr);
-void gt_allocator_init(gt_allocator *alloc, const VkAllocationCallbacks *callbacks);
-
-/* For the timing code: allocates command buffers for the layer's own use and
- * makes them dispatchable (loader data set). On failure nothing is left
- * allocated. */
-VkResult gt_device_allocate_command_buffers(gt_device *dev, const VkCommandBufferAllocateInfo *info,
-                                            VkCommandBuffer *out);
 
 #endif

@@ -1,0 +1,13 @@
+/* layer_info.h — what the layer says about itself to the loader: name,
+ * description and versions (the negotiation in layer_interface.c, the
+ * enumerate functions in layer_instance.c). Data only.
+ */
+#ifndef GPUTRACE_LAYER_INFO_H
+#define GPUTRACE_LAYER_INFO_H
+
+#define GT_LAYER_NAME                   "VK_LAYER_GPUTRACE_timeline"
+#define GT_LAYER_DESCRIPTION            "gputrace: timestamps GPU work and writes Perfetto traces"
+#define GT_LAYER_IMPLEMENTATION_VERSION 1
+#define GT_LAYER_INTERFACE_VERSION      2
+
+#endif

@@ -1,0 +1,271 @@
+/* layer_instance.c — see layer_instance.h. */
+#include "layer/layer_instance.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "layer/config.h"
+#include "layer/layer_info.h"
+#include "layer/layer_lookup.h"
+#include "layer/log.h"
+#include "layer/timeline.h"
+
+/* ---- loader chain info ------------------------------------------------- */
+
+/* The loader's structures are const only by declaration: advancing the link
+ * in place is how the next layer finds its own entry. */
+static VkLayerInstanceCreateInfo *instance_chain_info(const VkInstanceCreateInfo *info,
+                                                      VkLayerFunction function)
+{
+    for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
+        if (s->sType != VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO)
+            continue;
+        VkLayerInstanceCreateInfo *ci = (VkLayerInstanceCreateInfo *)(void *)s;
+        if (ci->function == function)
+            return ci;
+    }
+    return NULL;
+}
+
+/* ---- introspection ----------------------------------------------------- */
+
+static VkResult fill_layer_properties(uint32_t *count, VkLayerProperties *props)
+{
+    if (!props) {
+        *count = 1;
+        return VK_SUCCESS;
+    }
+    if (*count < 1)
+        return VK_INCOMPLETE;
+    *count = 1;
+    memset(props, 0, sizeof *props);
+    strncpy(props->layerName, GT_LAYER_NAME, sizeof props->layerName - 1);
+    strncpy(props->description, GT_LAYER_DESCRIPTION, sizeof props->description - 1);
+    props->specVersion = VK_HEADER_VERSION_COMPLETE;
+    props->implementationVersion = GT_LAYER_IMPLEMENTATION_VERSION;
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateInstanceLayerProperties(uint32_t *count,
+                                                                   VkLayerProperties *props)
+{
+    return fill_layer_properties(count, props);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateDeviceLayerProperties(VkPhysicalDevice pd,
+                                                                 uint32_t *count,
+                                                                 VkLayerProperties *props)
+{
+    (void)pd;
+    return fill_layer_properties(count, props);
+}
+
+/* The layer exposes no extensions of its own. */
+VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateInstanceExtensionProperties(const char *layer,
+                                                                       uint32_t *count,
+                                                                       VkExtensionProperties *props)
+{
+    (void)props;
+    if (!layer || strcmp(layer, GT_LAYER_NAME) != 0)
+        return VK_ERROR_LAYER_NOT_PRESENT;
+    *count = 0;
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateDeviceExtensionProperties(VkPhysicalDevice pd,
+                                                                     const char *layer,
+                                                                     uint32_t *count,
+                                                                     VkExtensionProperties *props)
+{
+    if (layer && strcmp(layer, GT_LAYER_NAME) == 0) {
+        *count = 0;
+        return VK_SUCCESS;
+    }
+    gt_instance *inst = gt_instance_of_physical_device(pd);
+    if (!inst || !inst->vk.EnumerateDeviceExtensionProperties)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    return inst->vk.EnumerateDeviceExtensionProperties(pd, layer, count, props);
+}
+
+/* ---- instance ---------------------------------------------------------- */
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_EnumeratePhysicalDevices(VkInstance instance, uint32_t *count,
+                                                           VkPhysicalDevice *handles)
+{
+    gt_instance *inst = gt_instance_get(instance);
+    if (!inst || !inst->vk.EnumeratePhysicalDevices)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    VkResult res = inst->vk.EnumeratePhysicalDevices(instance, count, handles);
+    if ((res == VK_SUCCESS || res == VK_INCOMPLETE) && handles) {
+        VkResult tracked = gt_physical_devices_track(inst, *count, handles);
+        if (tracked != VK_SUCCESS)
+            return tracked;
+    }
+    return res;
+}
+
+static VkResult enumerate_groups(VkInstance instance, uint32_t *count,
+                                 VkPhysicalDeviceGroupProperties *groups, bool khr)
+{
+    gt_instance *inst = gt_instance_get(instance);
+    if (!inst)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkEnumeratePhysicalDeviceGroups next =
+        khr ? inst->vk.EnumeratePhysicalDeviceGroupsKHR : inst->vk.EnumeratePhysicalDeviceGroups;
+    /* Handed out only where the next entity has it, but a pointer fetched
+    * from one instance may be called with another. */
+    if (!next)
+        return VK_ERROR_EXTENSION_NOT_PRESENT;
+    VkResult res = next(instance, count, groups);
+    if ((res == VK_SUCCESS || res == VK_INCOMPLETE) && groups) {
+        for (uint32_t i = 0; i < *count; i++) {
+            VkResult tracked = gt_physical_devices_track(inst, groups[i].physicalDeviceCount,
+                                                         groups[i].physicalDevices);
+            if (tracked != VK_SUCCESS)
+                return tracked;
+        }
+    }
+    return res;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_EnumeratePhysicalDeviceGroups(
+    VkInstance instance, uint32_t *count, VkPhysicalDeviceGroupProperties *groups)
+{
+    return enumerate_groups(instance, count, groups, false);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_EnumeratePhysicalDeviceGroupsKHR(
+    VkInstance instance, uint32_t *count, VkPhysicalDeviceGroupProperties *groups)
+{
+    return enumerate_groups(instance, count, groups, true);
+}
+
+static void fill_instance_dispatch(gt_instance *inst)
+{
+#define GT_FILL(name) inst->vk.name = (PFN_vk##name)inst->next_gipa(inst->handle, "vk" #name);
+    GT_INSTANCE_HOOKS(GT_FILL)
+    GT_INSTANCE_CALLS(GT_FILL)
+#undef GT_FILL
+}
+
+/* The first Vulkan 1.0 function the layer needs from the next entity that
+ * it does not have, or NULL. */
+static const char *instance_lacks(const gt_instance *inst)
+{
+#define GT_LACKS(name)  \
+    if (!inst->vk.name) \
+        return "vk" #name;
+    GT_INSTANCE_HOOKS_REQUIRED(GT_LACKS)
+    GT_INSTANCE_CALLS_REQUIRED(GT_LACKS)
+#undef GT_LACKS
+    return NULL;
+}
+
+static bool instance_enables(const VkInstanceCreateInfo *info, const char *name)
+{
+    for (uint32_t i = 0; i < info->enabledExtensionCount; i++) {
+        if (strcmp(info->ppEnabledExtensionNames[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_CreateInstance(const VkInstanceCreateInfo *info,
+                                                 const VkAllocationCallbacks *callbacks,
+                                                 VkInstance *instance)
+{
+    VkResult res;
+    VkLayerInstanceCreateInfo *chain = instance_chain_info(info, VK_LAYER_LINK_INFO);
+    if (!chain || !chain->u.pLayerInfo)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr next_gipa = chain->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkCreateInstance next_create =
+        (PFN_vkCreateInstance)next_gipa(VK_NULL_HANDLE, "vkCreateInstance");
+    if (!next_create)
+        return VK_ERROR_INITIALIZATION_FAILED;
+
+    gt_allocator alloc;
+    gt_allocator_init(&alloc, callbacks);
+    gt_instance *inst = gt_zalloc(&alloc, sizeof *inst, VK_SYSTEM_ALLOCATION_SCOPE_INSTANCE);
+    if (!inst)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    inst->alloc = alloc;
+    inst->next_gipa = next_gipa;
+    inst->disabled = gt_config_get()->disabled;
+    inst->api_version = info->pApplicationInfo && info->pApplicationInfo->apiVersion
+                            ? info->pApplicationInfo->apiVersion
+                            : VK_API_VERSION_1_0;
+    inst->has_gpdp2 =
+        instance_enables(info, VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME);
+
+    /* The next layer must find its own link, not ours. */
+    chain->u.pLayerInfo = chain->u.pLayerInfo->pNext;
+    res = next_create(info, callbacks, instance);
+    if (res != VK_SUCCESS)
+        goto fail_free;
+
+    inst->handle = *instance;
+    fill_instance_dispatch(inst);
+    if (!inst->vk.DestroyInstance) {
+        /* Cannot happen with a working loader; without it we could not even
+       * undo the creation, so leak rather than crash. */
+        gt_error("next layer returned no vkDestroyInstance");
+        res = VK_ERROR_INITIALIZATION_FAILED;
+        goto fail_free;
+    }
+
+    const char *lacking = inst->disabled ? NULL : instance_lacks(inst);
+    if (lacking) {
+        /* A broken layer below us: stay in the chain, touch nothing. */
+        gt_warn("next layer has no %s: passing this instance's calls through", lacking);
+        inst->disabled = true;
+    }
+
+    if (!inst->disabled) {
+        res = tl_instance_init(inst);
+        if (res != VK_SUCCESS)
+            goto fail_destroy;
+    }
+
+    if (!gt_instance_register(inst)) {
+        gt_error("instance %p is already known", (void *)*instance);
+        res = VK_ERROR_INITIALIZATION_FAILED;
+        goto fail_timeline;
+    }
+
+    if (inst->disabled && !lacking)
+        gt_info("layer disabled by GPUTRACE_DISABLE: passing calls through (pid %d)",
+                (int)getpid());
+    else if (!inst->disabled)
+        gt_info("layer active (pid %d, %s %d, Vulkan %u.%u requested)", (int)getpid(),
+                GT_LAYER_NAME, GT_LAYER_IMPLEMENTATION_VERSION,
+                VK_API_VERSION_MAJOR(inst->api_version), VK_API_VERSION_MINOR(inst->api_version));
+    return VK_SUCCESS;
+
+fail_timeline:
+    if (!inst->disabled)
+        tl_instance_finish(inst);
+fail_destroy:
+    inst->vk.DestroyInstance(*instance, callbacks);
+fail_free:
+    gt_free(&alloc, inst);
+    return res;
+}
+
+VKAPI_ATTR void VKAPI_CALL gt_DestroyInstance(VkInstance instance,
+                                              const VkAllocationCallbacks *callbacks)
+{
+    if (instance == VK_NULL_HANDLE)
+        return;
+    gt_instance *inst = gt_instance_unregister(instance);
+    if (!inst) {
+        gt_error("vkDestroyInstance: instance %p unknown to the layer", (void *)instance);
+        return;
+    }
+    if (!inst->disabled)
+        tl_instance_finish(inst);
+    gt_physical_devices_forget(inst);
+    inst->vk.DestroyInstance(instance, callbacks);
+    gt_allocator alloc = inst->alloc;
+    gt_free(&alloc, inst);
+}
