@@ -21,7 +21,6 @@
 
 #include "protos/pb/pb_reader.h"
 #include "toolkit/tk_arith.h"
-#include "toolkit/tk_fastpb.h"
 #include "toolkit/tk_fields.h"
 #include "toolkit/tk_map.h"
 #include "toolkit/tk_schema.h"
@@ -383,14 +382,14 @@ typedef struct pkt {
 /* Top level of one TracePacket; nested payloads are only located here.
  * Like protozero's decoder, a repeated scalar keeps its last value. This is
  * perfetto_protos_TracePacket_decode plus the payloads outside our schema
- * (tk_fields.h), in one pass with the fast iterator. */
+ * (tk_fields.h), in one pass. */
 static PB_ALWAYS_INLINE bool decode_packet(const uint8_t *data, size_t len, pkt *p)
 {
-    tk_fr r;
+    pb_reader r;
     pb_field f;
-    tk_fr_init(&r, data, len);
+    pb_reader_init(&r, data, len);
     memset(p, 0, sizeof *p);
-    while (tk_fr_next(&r, &f)) {
+    while (pb_reader_next(&r, &f)) {
         switch (f.id) {
         case TK_TP_TIMESTAMP:
             VARINT_FIELD(H_TS, p->timestamp = f.value);
@@ -1043,18 +1042,19 @@ static void judge_stage(tk_checker *c, const submit_slot *s, int64_t gpu_ts)
     }
 }
 
-/* The fields of GpuRenderStageEvent the importer looks at, read with the
- * fast iterator (the hottest nested message of a GPU trace). */
+/* The fields of GpuRenderStageEvent the importer looks at, read tag by tag
+ * so that values nobody needs are skipped unassembled (the hottest nested
+ * message of a GPU trace). */
 static void handle_gpu_stage(tk_checker *c, seq_state *s, pb_bytes b, int64_t ts)
 {
-    tk_fr r;
+    pb_reader r;
     bool has_event_id = false, has_queue_iid = false, has_stage_iid = false, has_context = false;
     uint64_t queue_iid = 0, stage_iid = 0, context = 0, hw_queue_id = 0;
     uint32_t submission_id = 0;
     uint32_t id;
     uint8_t wt;
-    tk_fr_init(&r, b.data, b.size);
-    while (tk_fr_tag(&r, &id, &wt)) {
+    pb_reader_init(&r, b.data, b.size);
+    while (pb_reader_tag(&r, &id, &wt)) {
         uint64_t v;
         if (wt == PB_WIRE_VARINT) {
             switch (id) {
@@ -1066,7 +1066,7 @@ static void handle_gpu_stage(tk_checker *c, seq_state *s, pb_bytes b, int64_t ts
             case TK_GRS_CONTEXT:
             case TK_GRS_HW_QUEUE_ID:
             case TK_GRS_SUBMISSION_ID:
-                if (!tk_fr_varint(&r, &v))
+                if (!pb_reader_varint(&r, &v))
                     goto done;
                 if (id == TK_GRS_HW_QUEUE_IID) {
                     has_queue_iid = true;
@@ -1087,7 +1087,7 @@ static void handle_gpu_stage(tk_checker *c, seq_state *s, pb_bytes b, int64_t ts
                 break;
             }
         }
-        if (!tk_fr_skip(&r, wt))
+        if (!pb_reader_skip(&r, wt))
             break;
     }
 done:
