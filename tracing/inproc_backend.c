@@ -25,6 +25,7 @@
 #include "tracing/clock_snapshot.h"
 #include "tracing/service_output.h"
 #include "tracing/smb_service.h"
+#include "tracing/util/util_time.h"
 
 struct inproc_backend {
     inproc_backend_config cfg;
@@ -510,14 +511,7 @@ smb_arbiter *inproc_backend_arbiter(inproc_backend *be)
 
 bool inproc_backend_flush(inproc_backend *be, uint32_t timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = util_deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&be->mu);
     if (be->thread_done) {
         /* Sealed by a signal, or stopped: nothing more reaches the file. */
@@ -536,7 +530,7 @@ bool inproc_backend_flush(inproc_backend *be, uint32_t timeout_ms)
 
 bool inproc_backend_finish_from_signal(inproc_backend *be, bool last, uint32_t timeout_ms)
 {
-    /* Only atomics, sem_post, clock_gettime and nanosleep: all
+    /* Only atomics, sem_post and util_time (clock_gettime, nanosleep): all
      * async-signal-safe (POSIX). A handler never takes be->mu: the thread
      * it interrupted may hold it. */
     if (atomic_load(&be->io_ended))
@@ -545,24 +539,14 @@ bool inproc_backend_finish_from_signal(inproc_backend *be, bool last, uint32_t t
         atomic_store(&be->sig_last, true);
     unsigned ticket = atomic_fetch_add(&be->sig_requested, 1) + 1;
     sem_post(&be->wake);
-    struct timespec now, until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = util_deadline_after_ms(timeout_ms);
     for (;;) {
         /* Served when sig_served reached our ticket (wrapping counters). */
         if ((int)(atomic_load(&be->sig_served) - ticket) >= 0 || atomic_load(&be->io_ended))
             return true;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec > until.tv_sec ||
-            (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
+        if (util_remaining_ms(&until) == 0)
             return false;
-        struct timespec nap = { 0, 1000000L };
-        nanosleep(&nap, NULL);
+        util_sleep_ms(1);
     }
 }
 

@@ -10,6 +10,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "tracing/util/util_mem.h"
+#include "tracing/util/util_time.h"
+
 struct smb_arbiter {
     smb_abi abi;
     void *mem;
@@ -97,21 +100,6 @@ void smb_commit_batch_free(smb_commit_batch *b)
     memset(b, 0, sizeof *b);
 }
 
-static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    void *n = realloc(*arr, ncap * elem);
-    if (!n)
-        return false;
-    *arr = n;
-    *cap = ncap;
-    return true;
-}
-
 /* ---- lifecycle ---------------------------------------------------------- */
 
 smb_arbiter *smb_arbiter_create_on(void *mem, const smb_arbiter_config *cfg)
@@ -137,8 +125,8 @@ smb_arbiter *smb_arbiter_create_on(void *mem, const smb_arbiter_config *cfg)
     /* Every queued chunk is one the writers cannot reuse yet, so the queue
      * never holds more moves than the SMB has chunks: reserve that now and
      * committing never fails for lack of memory. */
-    if (!grow((void **)&arb->pending.moves, &arb->pending.cap_moves, arb->max_chunks,
-              sizeof *arb->pending.moves)) {
+    if (!util_grow_array((void **)&arb->pending.moves, &arb->pending.cap_moves, arb->max_chunks,
+                         sizeof *arb->pending.moves)) {
         free(arb);
         return NULL;
     }
@@ -245,22 +233,6 @@ static bool find_chunk_locked(smb_arbiter *arb, const smb_chunk_header_value *hd
     return false;
 }
 
-static void deadline_after_ms(struct timespec *ts, uint32_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 bool smb_arbiter_get_new_chunk(smb_arbiter *arb, const smb_chunk_header_value *hdr,
                                smb_exhausted_policy policy, uint32_t stall_timeout_ms,
                                smb_chunk *out)
@@ -277,12 +249,10 @@ bool smb_arbiter_get_new_chunk(smb_arbiter *arb, const smb_chunk_header_value *h
         }
         if (policy != SMB_POLICY_STALL || stall_timeout_ms == 0)
             break;
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
         if (!stalled) {
             stalled = true;
-            deadline_after_ms(&deadline, stall_timeout_ms);
-        } else if (!before(&now, &deadline)) {
+            deadline = util_deadline_after_ms(stall_timeout_ms);
+        } else if (util_remaining_ms(&deadline) == 0) {
             break;
         }
         /* The epoch tells whether the service freed anything while we were
@@ -293,9 +263,8 @@ bool smb_arbiter_get_new_chunk(smb_arbiter *arb, const smb_chunk_header_value *h
             arb->notify(arb->notify_ctx, true);
         pthread_mutex_lock(&arb->mu);
         if (atomic_load_explicit(&arb->free_epoch, memory_order_relaxed) == epoch) {
-            struct timespec wake;
-            deadline_after_ms(&wake, 10);
-            if (before(&deadline, &wake))
+            struct timespec wake = util_deadline_after_ms(10);
+            if (util_timespec_before(&deadline, &wake))
                 wake = deadline;
             arb->stallers++;
             pthread_cond_timedwait(&arb->freed_cv, &arb->mu, &wake);
@@ -333,7 +302,8 @@ void smb_arbiter_commit(smb_arbiter *arb, const smb_chunk *chunk, uint16_t write
     while (patches && smb_patch_list_front_ready(patches)) {
         smb_patch_node *n = patch_list_pop(patches);
         if (group == SIZE_MAX || b->groups[group].chunk_id != n->chunk_id) {
-            if (grow((void **)&b->groups, &b->cap_groups, b->num_groups + 1, sizeof *b->groups)) {
+            if (util_grow_array((void **)&b->groups, &b->cap_groups, b->num_groups + 1,
+                                sizeof *b->groups)) {
                 group = b->num_groups++;
                 b->groups[group] = (smb_commit_patch_group){
                     .writer_id = writer_id,
@@ -348,8 +318,8 @@ void smb_arbiter_commit(smb_arbiter *arb, const smb_chunk *chunk, uint16_t write
         }
         /* Out of memory: the patch is lost and its chunk stays unreadable
          * until the final read, which drops that packet (patches_failed). */
-        if (group != SIZE_MAX &&
-            grow((void **)&b->patches, &b->cap_patches, b->num_patches + 1, sizeof *b->patches)) {
+        if (group != SIZE_MAX && util_grow_array((void **)&b->patches, &b->cap_patches,
+                                                 b->num_patches + 1, sizeof *b->patches)) {
             smb_patch *p = &b->patches[b->num_patches++];
             p->offset = n->offset;
             memcpy(p->data, n->data, sizeof p->data);
@@ -377,7 +347,7 @@ void smb_arbiter_take_commits(smb_arbiter *arb, smb_commit_batch *out)
     smb_commit_batch_clear(out);
     /* Outside the lock: the batch swapped in must be able to take every
      * chunk of the SMB, like the one swapped out. */
-    grow((void **)&out->moves, &out->cap_moves, arb->max_chunks, sizeof *out->moves);
+    util_grow_array((void **)&out->moves, &out->cap_moves, arb->max_chunks, sizeof *out->moves);
     pthread_mutex_lock(&arb->mu);
     if (out->cap_moves >= arb->max_chunks) {
         smb_commit_batch tmp = arb->pending;

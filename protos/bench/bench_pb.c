@@ -21,6 +21,7 @@
 #include "protos/bench/bench_pb.h"
 #include "protos/pb/pb_reader.h"
 #include "protos/pb/pb_writer.h"
+#include "tracing/util/util_time.h"
 #ifdef PB_BENCH_HAVE_PBC
 #include "pb_bench.pbc.h"
 #endif
@@ -73,16 +74,6 @@ static void init_inputs(void)
 static inline void barrier(const void *p)
 {
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-/* CPU time of this thread: time slices lost to other processes (the
- * machine is shared) do not count, as in the "CPU" column of the design
- * doc's benchmark tables. */
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 /* ---- ours ---------------------------------------------------------------- */
@@ -354,11 +345,14 @@ static double median(const double *v, size_t n);
 
 static volatile uint64_t sink;
 
+/* CPU time of this thread: time slices lost to other processes (the
+ * machine is shared) do not count, as in the "CPU" column of the design
+ * doc's benchmark tables. */
 static double time_batch(run_fn run, uint64_t iters)
 {
-    double t0 = now_ns();
+    uint64_t t0 = util_thread_cpu_ns();
     sink += run(iters);
-    return now_ns() - t0;
+    return (double)(util_thread_cpu_ns() - t0);
 }
 
 static int cmp_double(const void *a, const void *b)

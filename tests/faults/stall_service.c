@@ -48,6 +48,7 @@
 #include "tracing/ipc/ipc_host.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tracing/smb_abi.h"
+#include "tracing/util/util_parse.h"
 
 /* ProducerPort's methods in producer_port.proto order; ipc_host numbers
  * them from 1, as Perfetto's host does. */
@@ -348,17 +349,6 @@ static void note_one(void *ctx, ipc_host_client *cl)
         note_usage(cl->user);
 }
 
-static bool parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
 static int usage(void)
 {
     fprintf(stderr, "usage: stall_service --socket PATH [--data-source NAME] [--smb-kb 8..32768]\n"
@@ -390,13 +380,14 @@ int main(int argc, char **argv)
             g.data_source = optarg;
             break;
         case 'k':
-            if (!parse_u32(optarg, 8, 32768, &smb_kb) || smb_kb % (PAGE_SIZE_BYTES / 1024)) {
+            if (!util_parse_u32(optarg, 10, 8, 32768, &smb_kb) ||
+                smb_kb % (PAGE_SIZE_BYTES / 1024)) {
                 fprintf(stderr, "stall_service: --smb-kb: a multiple of 4 in 8..32768\n");
                 return 2;
             }
             break;
         case 'D':
-            if (!parse_u32(optarg, 1, 1000000, &g.deaf_flushes)) {
+            if (!util_parse_u32(optarg, 10, 1, 1000000, &g.deaf_flushes)) {
                 fprintf(stderr, "stall_service: --deaf: a count of flushes in 1..1000000\n");
                 return 2;
             }

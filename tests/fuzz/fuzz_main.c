@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "tracing/util/util_time.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct {
@@ -165,13 +167,6 @@ static size_t mutate(uint8_t *buf, size_t size, size_t max_len)
     return size;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
     double seconds = 10;
@@ -201,8 +196,8 @@ int main(int argc, char **argv)
     if (!buf)
         return 2;
     uint64_t runs = 0;
-    double deadline = now_s() + seconds;
-    while ((runs & 255) || now_s() < deadline) {
+    double deadline = util_now_s() + seconds;
+    while ((runs & 255) || util_now_s() < deadline) {
         size_t size;
         if (corpus_len && below(8) != 0) {
             const input *in = &corpus[below(corpus_len)];

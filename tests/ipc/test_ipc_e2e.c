@@ -23,6 +23,7 @@
 #include "tests/stress/stress_payload.h"
 #include "protos/perfetto/test_event.pbc.h"
 #include "tests/ipc/ti_util.h"
+#include "tracing/util/util_time.h"
 
 static const char *g_service;
 static const char *g_stress;
@@ -221,14 +222,14 @@ static void live_stop(void *user, uint64_t id)
 
 static bool wait_starts(live *l, int n, uint32_t ms)
 {
-    uint64_t until = ipc_now_ms() + ms;
+    uint64_t until = util_now_ms() + ms;
     for (;;) {
         pthread_mutex_lock(&l->mu);
         bool ok = l->starts >= n;
         pthread_mutex_unlock(&l->mu);
         if (ok)
             return true;
-        if (ipc_now_ms() >= until)
+        if (util_now_ms() >= until)
             return false;
         ti_sleep_ms(10);
     }
@@ -290,8 +291,8 @@ static void test_reconnect_after_restart(void **state)
     assert_true(ti_stop_service(svc));
 
     /* The service is gone: the instance was stopped, the flag is off. */
-    uint64_t until = ipc_now_ms() + 3000;
-    while (ipc_producer_enabled(en) && ipc_now_ms() < until)
+    uint64_t until = util_now_ms() + 3000;
+    while (ipc_producer_enabled(en) && util_now_ms() < until)
         ti_sleep_ms(10);
     assert_false(ipc_producer_enabled(en));
     assert_null(ipc_producer_new_writer(p, l.instance));

@@ -58,6 +58,7 @@
 #include "tracing/ipc/producer.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tests/ipc/ti_util.h"
+#include "tracing/util/util_time.h"
 
 static const char *g_service;
 static const char *g_stress;
@@ -378,9 +379,9 @@ static void fake_serve(fake *f, int sock)
     if (!ipc_conn_init(&c, sock))
         return;
     uint64_t stream = 0;
-    uint64_t until = ipc_now_ms() + (f->mode >= F_SLOW_READER ? 30000 : 3000);
+    uint64_t until = util_now_ms() + (f->mode >= F_SLOW_READER ? 30000 : 3000);
     bool open = true;
-    while (open && !atomic_load(&f->stop) && ipc_now_ms() < until) {
+    while (open && !atomic_load(&f->stop) && util_now_ms() < until) {
         if (f->mode == F_DEAF && atomic_load(&f->started)) {
             /* Hung where it hurts the producer: its bytes pile up in the
              * socket, and nothing here ever takes them. */
@@ -486,8 +487,8 @@ static void run_hostile(fake_mode mode)
     fake_start(&f, mode, path);
     atomic_store(&g_starts, 0);
     ipc_producer *p = make_producer(path);
-    uint64_t until = ipc_now_ms() + 5000;
-    while (atomic_load(&f.connections) < 2 && ipc_now_ms() < until)
+    uint64_t until = util_now_ms() + 5000;
+    while (atomic_load(&f.connections) < 2 && util_now_ms() < until)
         ti_sleep_ms(10);
     assert_true(atomic_load(&f.connections) >= 2);
     assert_false(ipc_producer_enabled(ipc_producer_enabled_flag(p, 0)));
@@ -497,9 +498,9 @@ static void run_hostile(fake_mode mode)
     ipc_producer_stats st;
     ipc_producer_get_stats(p, &st);
     assert_int_equal(st.connections, mode >= F_SETUP_NO_FD ? st.connections : 0);
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     ipc_producer_destroy(p);
-    assert_true(ipc_now_ms() - t0 < 2000); /* never hangs the host */
+    assert_true(util_now_ms() - t0 < 2000); /* never hangs the host */
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
     unlink(path);
@@ -582,8 +583,8 @@ static void test_good_fake_ids_by_name(void **state)
     fake_start(&f, F_GOOD, path);
     atomic_store(&g_starts, 0);
     ipc_producer *p = make_producer(path);
-    uint64_t until = ipc_now_ms() + 5000;
-    while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
+    uint64_t until = util_now_ms() + 5000;
+    while (atomic_load(&g_starts) < 1 && util_now_ms() < until)
         ti_sleep_ms(10);
     assert_int_equal(atomic_load(&g_starts), 1);
     assert_true(ipc_producer_enabled(ipc_producer_enabled_flag(p, 0)));
@@ -623,8 +624,8 @@ static void test_producer_slow_reader(void **state)
     fake_start(&f, F_SLOW_READER, path);
     atomic_store(&g_starts, 0);
     ipc_producer *p = make_producer(path);
-    uint64_t until = ipc_now_ms() + 5000;
-    while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
+    uint64_t until = util_now_ms() + 5000;
+    while (atomic_load(&g_starts) < 1 && util_now_ms() < until)
         ti_sleep_ms(10);
     assert_int_equal(atomic_load(&g_starts), 1);
     for (int i = 0; i < 40000; i++) {
@@ -635,14 +636,14 @@ static void test_producer_slow_reader(void **state)
     /* About 2 MB of requests read at 800 KB/s: the kernel frees socket
      * memory skb by skb (up to ~100 KB), so each step of progress takes
      * well under io_timeout, the whole backlog many times it. */
-    until = ipc_now_ms() + 15000;
-    uint64_t last = 0, last_change = ipc_now_ms();
-    while (ipc_now_ms() < until) {
+    until = util_now_ms() + 15000;
+    uint64_t last = 0, last_change = util_now_ms();
+    while (util_now_ms() < until) {
         uint64_t b = atomic_load(&f.slow_bytes);
         if (b != last) {
             last = b;
-            last_change = ipc_now_ms();
-        } else if (ipc_now_ms() - last_change > 1000) {
+            last_change = util_now_ms();
+        } else if (util_now_ms() - last_change > 1000) {
             break; /* drained (or the producer hung up) */
         }
         ti_sleep_ms(50);
@@ -680,8 +681,8 @@ static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fak
     };
     ipc_producer *p = ipc_producer_create(&pc);
     assert_non_null(p);
-    uint64_t until = ipc_now_ms() + 5000;
-    while (atomic_load(&g_starts) < 1 && ipc_now_ms() < until)
+    uint64_t until = util_now_ms() + 5000;
+    while (atomic_load(&g_starts) < 1 && util_now_ms() < until)
         ti_sleep_ms(10);
     assert_int_equal(atomic_load(&g_starts), 1);
     for (int i = 0; i < churn; i++) {
@@ -689,9 +690,9 @@ static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fak
         assert_non_null(tw);
         ipc_producer_release_writer(p, tw);
     }
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     ipc_producer_stop(p);
-    uint64_t took = ipc_now_ms() - t0;
+    uint64_t took = util_now_ms() - t0;
     ipc_producer_get_stats(p, st);
     ipc_producer_destroy(p);
     fprintf(stderr, "%s: stop took %llu ms; farewells cut %llu, %llu bytes unsent\n", tag,
@@ -730,8 +731,8 @@ static void test_producer_stop_reading_service(void **state)
     fake f;
     ipc_producer_stats st;
     uint64_t took = stop_after_churn(F_GOOD, "fakefarewell", 2000, &f, &st);
-    uint64_t until = ipc_now_ms() + 5000;
-    while (!atomic_load(&f.peer_closed) && ipc_now_ms() < until)
+    uint64_t until = util_now_ms() + 5000;
+    while (!atomic_load(&f.peer_closed) && util_now_ms() < until)
         ti_sleep_ms(10);
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
@@ -1121,14 +1122,14 @@ static void test_service_slow_reader(void **state)
     raw r;
     raw_connect(&r, v.sock, true);
     assert_true(ti_raw_initialize(&r, "slow-reader", 0, 0, -1, NULL, 10000));
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     assert_true(send_syncs(&r, N));
     /* 4 KiB every 20 ms: ~200 KB/s, every step of progress far inside the
      * send timeout, the whole backlog longer than it. */
     frame_counter fc = { 0 };
     uint64_t bytes = 0;
     bool eof = false;
-    while (fc.frames < N + 0u && !eof && ipc_now_ms() - t0 < 30000) {
+    while (fc.frames < N + 0u && !eof && util_now_ms() - t0 < 30000) {
         uint8_t buf[4096];
         ssize_t n = recv(r.c.fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
@@ -1139,7 +1140,7 @@ static void test_service_slow_reader(void **state)
         }
         ti_sleep_ms(20);
     }
-    uint64_t took = ipc_now_ms() - t0;
+    uint64_t took = util_now_ms() - t0;
     fprintf(stderr, "slow reader: %llu of %d replies, %llu bytes in %llu ms%s\n",
             (unsigned long long)fc.frames, N, (unsigned long long)bytes, (unsigned long long)took,
             eof ? ", connection closed" : "");
@@ -1160,10 +1161,10 @@ static void test_service_slow_reader(void **state)
     /* One that reads nothing at all goes at the send timeout. */
     raw_connect(&r, v.sock, true);
     assert_true(ti_raw_initialize(&r, "non-reader", 0, 0, -1, NULL, 10000));
-    t0 = ipc_now_ms();
+    t0 = util_now_ms();
     assert_true(send_syncs(&r, 20000));
     assert_true(ti_raw_hung_up(r.c.fd, 10000));
-    took = ipc_now_ms() - t0;
+    took = util_now_ms() - t0;
     fprintf(stderr, "non-reader dropped after %llu ms\n", (unsigned long long)took);
     assert_true(took >= 1999 && took < 6000);
     raw_close(&r);
@@ -1184,10 +1185,10 @@ static void test_service_send_queue_bound(void **state)
     raw r;
     raw_connect(&r, v.sock, true);
     assert_true(ti_raw_initialize(&r, "asker", 0, 0, -1, NULL, 10000));
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     send_syncs(&r, 150000); /* replies: about 3 MB; may be cut short */
     assert_true(ti_raw_hung_up(r.c.fd, 10000));
-    fprintf(stderr, "asker dropped after %llu ms\n", (unsigned long long)(ipc_now_ms() - t0));
+    fprintf(stderr, "asker dropped after %llu ms\n", (unsigned long long)(util_now_ms() - t0));
     raw_close(&r);
     /* The service is fine and serves the next producer. */
     pid_t p = run_good_producer(v.sock, "500");
@@ -1207,12 +1208,12 @@ static void test_lockout_silent_connections(void **state)
     svc_run v;
     svc_start(&v, "lockout", extra);
     raw silent[8];
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     for (int i = 0; i < 8; i++)
         raw_connect(&silent[i], v.sock, false);
     pid_t p = run_good_producer(v.sock, "500");
     for (int i = 0; i < 8; i++) {
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         uint64_t left = t0 + 6000 > now ? t0 + 6000 - now : 0;
         assert_true(ti_raw_hung_up(silent[i].c.fd, (uint32_t)left));
         raw_close(&silent[i]);
@@ -1243,10 +1244,10 @@ static void test_per_uid_limit(void **state)
     raw extra_conn;
     int fd = ipc_socket_connect(v.sock);
     assert_true(fd >= 0);
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     assert_true(ti_raw_hung_up(fd, 3000)); /* refused, not a handshake timeout (5 s) */
     fprintf(stderr, "4th connection of one uid closed after %llu ms\n",
-            (unsigned long long)(ipc_now_ms() - t0));
+            (unsigned long long)(util_now_ms() - t0));
     close(fd);
     if (geteuid() == 0) {
         pid_t child = fork();
@@ -1287,7 +1288,7 @@ static void test_idle_timeout(void **state)
     raw idle, in_session, chatty;
     raw_connect(&idle, v.sock, true);
     assert_true(ti_raw_initialize(&idle, "idle", 0, 0, -1, NULL, 10000));
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     raw_connect(&in_session, v.sock, true);
     assert_true(ti_raw_initialize(&in_session, "in-session", 0, 0, -1, NULL, 10000));
     int smb;
@@ -1298,13 +1299,13 @@ static void test_idle_timeout(void **state)
     assert_true(ti_raw_initialize(&chatty, "chatty", 0, 0, -1, NULL, 10000));
     bool idle_gone = false;
     uint64_t idle_gone_at = 0;
-    while (ipc_now_ms() - t0 < 3000) {
+    while (util_now_ms() - t0 < 3000) {
         ipc_invoke inv;
         raw_invoke(&chatty, "Sync", true, &inv);
         raw_send(&chatty, &inv, -1);
         if (!idle_gone && ti_raw_hung_up(idle.c.fd, 300)) {
             idle_gone = true;
-            idle_gone_at = ipc_now_ms() - t0;
+            idle_gone_at = util_now_ms() - t0;
         } else if (idle_gone) {
             ti_sleep_ms(300);
         }

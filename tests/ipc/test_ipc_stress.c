@@ -50,6 +50,7 @@
 #include "tracing/ipc/ipc_conn.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tests/ipc/ti_util.h"
+#include "tracing/util/util_time.h"
 
 #define GOOD_PRODUCERS  8
 #define GOOD_WRITERS    2
@@ -100,7 +101,7 @@ __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 
 static bool running(void)
 {
-    return ipc_now_ms() < g_end_ms;
+    return util_now_ms() < g_end_ms;
 }
 
 static uint64_t rnd(uint64_t *x)
@@ -180,13 +181,13 @@ static void *silent_pool_main(void *arg)
                     continue;
                 }
                 p->open = true;
-                p->since = ipc_now_ms();
+                p->since = util_now_ms();
                 atomic_fetch_add(p->established ? &g_h.idle_init : &g_h.silent, 1);
                 continue;
             }
             if (!ti_raw_hung_up(p->r.c.fd, 0))
                 continue;
-            uint64_t after = ipc_now_ms() - p->since;
+            uint64_t after = util_now_ms() - p->since;
             uint64_t bound = p->established ? IDLE_MS : HANDSHAKE_MS;
             /* Early is fine for a silent one (evicted by a newer
              * connection when the table is full); late is not. */
@@ -209,7 +210,7 @@ static void *silent_pool_main(void *arg)
     for (int i = 0; i < POOL; i++) {
         pooled *p = &pool[i];
         if (p->open) {
-            uint64_t after = ipc_now_ms() - p->since;
+            uint64_t after = util_now_ms() - p->since;
             uint64_t bound = p->established ? IDLE_MS : HANDSHAKE_MS;
             if (after > bound + CLOSE_SLACK_MS)
                 fail("a hostile connection still open after %llu ms", (unsigned long long)after);
@@ -237,7 +238,7 @@ static void *slow_reader_main(void *arg)
         enum {
             N = 20000
         };
-        uint64_t t0 = ipc_now_ms();
+        uint64_t t0 = util_now_ms();
         ti_raw_send_syncs(&r, N);
         ti_raw_drain(&r, 10000);
         if (reads) {
@@ -258,7 +259,7 @@ static void *slow_reader_main(void *arg)
             if (cut) {
                 atomic_fetch_add(&g_h.slow_cut, 1);
                 fail("a slow reader was disconnected after %llu bytes, %llu ms",
-                     (unsigned long long)bytes, (unsigned long long)(ipc_now_ms() - t0));
+                     (unsigned long long)bytes, (unsigned long long)(util_now_ms() - t0));
             }
         } else {
             atomic_fetch_add(&g_h.non_readers, 1);
@@ -523,7 +524,7 @@ static void *rss_main(void *arg)
         uint64_t kb = ti_rss_kb(s->pid, false);
         if (kb > s->max_kb)
             s->max_kb = kb;
-        if (ipc_now_ms() < s->half_ms && kb > s->first_half_max_kb)
+        if (util_now_ms() < s->half_ms && kb > s->first_half_max_kb)
             s->first_half_max_kb = kb;
         s->samples++;
         ti_sleep_ms(250);
@@ -581,7 +582,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot start %s\n", g_service);
         return 1;
     }
-    uint64_t t0 = ipc_now_ms();
+    uint64_t t0 = util_now_ms();
     g_end_ms = t0 + (uint64_t)seconds * 1000;
     rss_sampler rs = { .pid = svc, .start_ms = t0, .half_ms = t0 + (uint64_t)seconds * 500 };
     pthread_t rss_th;
@@ -620,25 +621,25 @@ int main(int argc, char **argv)
     /* Meanwhile: table floods with a producer that must get through, and
      * producers dying mid-packet. */
     size_t short_lived = 0;
-    uint64_t next_flood = ipc_now_ms() + 5000, next_kill = ipc_now_ms() + 3000;
-    while (ipc_deadline_ms(ipc_now_ms(), 6000) < g_end_ms) {
-        uint64_t now = ipc_now_ms();
+    uint64_t next_flood = util_now_ms() + 5000, next_kill = util_now_ms() + 3000;
+    while (ipc_deadline_ms(util_now_ms(), 6000) < g_end_ms) {
+        uint64_t now = util_now_ms();
         if (now >= next_flood && short_lived < MAX_SHORT_LIVED) {
             flood_then_good(&goods[GOOD_PRODUCERS + short_lived++]);
-            next_flood = ipc_now_ms() + 8000;
+            next_flood = util_now_ms() + 8000;
         } else if (now >= next_kill) {
             kill_mid_packet();
-            next_kill = ipc_now_ms() + 7000;
+            next_kill = util_now_ms() + 7000;
         } else {
             ti_sleep_ms(100);
         }
     }
     for (int i = 0; i < GOOD_PRODUCERS; i++)
         if (goods[i].pid > 0)
-            finish_good(&goods[i], (uint32_t)(g_end_ms - ipc_now_ms()) + 60000);
+            finish_good(&goods[i], (uint32_t)(g_end_ms - util_now_ms()) + 60000);
     for (size_t i = 0; i < nth; i++)
         pthread_join(th[i], NULL);
-    uint64_t hostile_ms = ipc_now_ms() - t0;
+    uint64_t hostile_ms = util_now_ms() - t0;
     atomic_store(&rs.stop, true);
     pthread_join(rss_th, NULL);
     uint64_t hwm_kb = ti_rss_kb(svc, true);

@@ -22,6 +22,7 @@
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tracing/ipc/service_session.h"
 #include "tracing/smb_abi.h"
+#include "tracing/util/util_time.h"
 
 /* Builds a frame with `b` and returns a malloc'd copy. */
 static uint8_t *take_frame(ipc_frame_builder *b, size_t *n)
@@ -272,7 +273,7 @@ static void test_tx_stall_clock(void **state)
     }
     assert_true(ipc_conn_wants_write(&a)); /* the socket is full */
     uint64_t stamp = a.tx_blocked_since_ms;
-    assert_true(stamp > 0 && stamp <= ipc_now_ms());
+    assert_true(stamp > 0 && stamp <= util_now_ms());
     /* Blocked again: the wait still started when it first blocked. */
     struct timespec ms5 = { 0, 5000000 };
     nanosleep(&ms5, NULL);
@@ -283,7 +284,7 @@ static void test_tx_stall_clock(void **state)
     assert_true(ipc_conn_tx_stalled(&a, 1));
     /* A stamp from the future (taken after some caller read its clock)
      * is a wait that just began, not one as old as the clock. */
-    a.tx_blocked_since_ms = ipc_now_ms() + 1000;
+    a.tx_blocked_since_ms = util_now_ms() + 1000;
     assert_false(ipc_conn_tx_stalled(&a, 10000));
 
     /* The queue bound: beyond max_tx_bytes the peer counts as not

@@ -20,6 +20,7 @@
 #include "tracing/ipc/ipc_conn.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tests/stress/stress_payload.h"
+#include "tracing/util/util_time.h"
 
 extern char **environ;
 
@@ -80,14 +81,14 @@ pid_t ti_spawn_logged(char *const argv[], char *const extra_env[], int *out_fd,
 
 bool ti_wait(pid_t pid, uint32_t timeout_ms, int *status)
 {
-    uint64_t until = ipc_now_ms() + timeout_ms;
+    uint64_t until = util_now_ms() + timeout_ms;
     for (;;) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid)
             return true;
         if (r < 0 && errno != EINTR)
             return false;
-        if (ipc_now_ms() >= until) {
+        if (util_now_ms() >= until) {
             fprintf(stderr, "pid %d did not exit within %u ms: killing it\n", (int)pid, timeout_ms);
             kill(pid, SIGKILL);
             waitpid(pid, status, 0);
@@ -101,9 +102,9 @@ char *ti_read_all(int fd, uint32_t timeout_ms)
 {
     size_t len = 0, cap = 4096;
     char *buf = malloc(cap);
-    uint64_t until = ipc_now_ms() + timeout_ms;
+    uint64_t until = util_now_ms() + timeout_ms;
     for (;;) {
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= until)
             break;
         struct pollfd pf = { .fd = fd, .events = POLLIN };
@@ -122,8 +123,8 @@ char *ti_read_all(int fd, uint32_t timeout_ms)
 
 bool ti_wait_socket(const char *path, uint32_t timeout_ms)
 {
-    uint64_t until = ipc_now_ms() + timeout_ms;
-    while (ipc_now_ms() < until) {
+    uint64_t until = util_now_ms() + timeout_ms;
+    while (util_now_ms() < until) {
         int fd = ipc_socket_connect(path);
         if (fd >= 0) {
             close(fd);
@@ -340,9 +341,9 @@ bool ti_raw_send_syncs(ti_raw *r, int n)
 
 bool ti_raw_drain(ti_raw *r, uint32_t timeout_ms)
 {
-    uint64_t until = ipc_deadline_ms(ipc_now_ms(), timeout_ms);
+    uint64_t until = ipc_deadline_ms(util_now_ms(), timeout_ms);
     while (ipc_conn_wants_write(&r->c)) {
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= until || r->c.broken)
             return false;
         struct pollfd pf = { .fd = r->c.fd, .events = POLLOUT };
@@ -355,7 +356,7 @@ bool ti_raw_drain(ti_raw *r, uint32_t timeout_ms)
 
 bool ti_raw_wait_frame(ti_raw *r, ipc_frame *fr, uint8_t **copy, uint32_t timeout_ms)
 {
-    uint64_t until = ipc_deadline_ms(ipc_now_ms(), timeout_ms);
+    uint64_t until = ipc_deadline_ms(util_now_ms(), timeout_ms);
     *copy = NULL;
     for (;;) {
         pb_bytes p;
@@ -364,7 +365,7 @@ bool ti_raw_wait_frame(ti_raw *r, ipc_frame *fr, uint8_t **copy, uint32_t timeou
             memcpy(*copy, p.data, p.size);
             return ipc_frame_decode(*copy, p.size, fr);
         }
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= until || r->c.broken)
             return false;
         struct pollfd pf = { .fd = r->c.fd,
@@ -380,8 +381,8 @@ bool ti_raw_wait_frame(ti_raw *r, ipc_frame *fr, uint8_t **copy, uint32_t timeou
 
 bool ti_raw_closed(ti_raw *r, uint32_t timeout_ms)
 {
-    uint64_t until = ipc_deadline_ms(ipc_now_ms(), timeout_ms);
-    while (ipc_now_ms() < until) {
+    uint64_t until = ipc_deadline_ms(util_now_ms(), timeout_ms);
+    while (util_now_ms() < until) {
         struct pollfd pf = { .fd = r->c.fd, .events = POLLIN };
         poll(&pf, 1, 50);
         if (ipc_conn_read(&r->c) < 0)
@@ -411,10 +412,10 @@ static bool wait_reply(ti_raw *r, uint64_t rid,
                        perfetto_protos_IPCFrame_InvokeMethodReply_view *rep, uint8_t **copy,
                        uint32_t timeout_ms)
 {
-    uint64_t until = ipc_deadline_ms(ipc_now_ms(), timeout_ms);
+    uint64_t until = ipc_deadline_ms(util_now_ms(), timeout_ms);
     for (;;) {
         ipc_frame fr;
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= until || !ti_raw_wait_frame(r, &fr, copy, ipc_ms_left(until, now, INT32_MAX)))
             return false;
         if (fr.request_id == rid && fr.kind == IPC_MSG_INVOKE_METHOD_REPLY)
@@ -473,11 +474,11 @@ bool ti_raw_register(ti_raw *r, const char *name, int *smb_fd, uint32_t timeout_
     perfetto_protos_DataSourceDescriptor_end(&d);
     if (!ti_raw_send(r, &inv, -1))
         return false;
-    uint64_t until = ipc_deadline_ms(ipc_now_ms(), timeout_ms);
+    uint64_t until = ipc_deadline_ms(util_now_ms(), timeout_ms);
     for (;;) {
         ipc_frame fr;
         uint8_t *copy = NULL;
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= until || !ti_raw_wait_frame(r, &fr, &copy, ipc_ms_left(until, now, INT32_MAX))) {
             free(copy);
             return false;

@@ -26,6 +26,8 @@
 #include "tracing/inproc_backend.h"
 #include "tracing/ipc/producer.h"
 #include "tests/stress/stress_payload.h"
+#include "tracing/util/util_parse.h"
+#include "tracing/util/util_time.h"
 #include "protos/perfetto/test_event.pbc.h"
 
 #define PROG        "gputrace-stress"
@@ -65,19 +67,12 @@ typedef struct worker {
     bool failed;
 } worker;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void write_packet(stress *st, tw_writer *tw, uint32_t writer, uint64_t counter)
 {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TestEvent ev;
     tw_begin_packet(tw, &pkt);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, now_ns());
+    perfetto_protos_TracePacket_set_timestamp(&pkt, util_now_ns());
     perfetto_protos_TracePacket_begin_for_testing(&pkt, &ev);
     perfetto_protos_TestEvent_set_seq_value(&ev, writer);
     perfetto_protos_TestEvent_set_counter(&ev, counter);
@@ -117,7 +112,7 @@ static void *worker_main(void *arg)
         w->failed = true;
         return NULL;
     }
-    uint64_t start = now_ns();
+    uint64_t start = util_now_ns();
     for (uint64_t i = 0; i < st->packets; i++) {
         if (st->enabled && !ipc_producer_enabled(st->enabled))
             break; /* the session stopped us */
@@ -127,7 +122,7 @@ static void *worker_main(void *arg)
         w->written++;
         if (st->rate) {
             uint64_t due = start + (i + 1) * 1000000000ull / st->rate;
-            uint64_t t = now_ns();
+            uint64_t t = util_now_ns();
             if (due > t) {
                 struct timespec ts = { (time_t)((due - t) / 1000000000u),
                                        (long)((due - t) % 1000000000u) };
@@ -159,14 +154,7 @@ static void on_start(void *user, uint64_t instance_id, const ipc_producer_ds_con
 
 static bool wait_for_session(stress *st)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += st->wait_ms / 1000;
-    deadline.tv_nsec += (long)(st->wait_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = util_deadline_after_ms(st->wait_ms);
     pthread_mutex_lock(&st->mu);
     int rc = 0;
     while (!st->started && rc != ETIMEDOUT)
@@ -192,17 +180,6 @@ static void usage(FILE *f)
                "  --policy P     when the SMB is full: drop (default) or stall\n"
                "  --stall-ms N   how long a stalled writer waits for a free chunk before\n"
                "                 dropping (default 100)\n");
-}
-
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *s == '\0' || *end != '\0' || *s == '-')
-        return false;
-    *out = v;
-    return true;
 }
 
 /* Connects (or opens the in-process backend), writes, and reports. Every
@@ -263,7 +240,7 @@ static int run(stress *st)
     worker *w = calloc(st->writers, sizeof *w);
     uint32_t started = 0;
     bool failed = !w;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = util_now_ns();
     for (uint32_t i = 0; w && i < st->writers; i++) {
         w[i] = (worker){ .st = st, .index = i };
         if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0) {
@@ -283,7 +260,7 @@ static int run(stress *st)
         writer_failed |= w[i].failed;
     }
     free(w);
-    double secs = (double)(now_ns() - t0) / 1e9;
+    double secs = (double)(util_now_ns() - t0) / 1e9;
     bool delivered = true;
     if (st->producer) {
         delivered = ipc_producer_sync(st->producer, 10000);
@@ -365,7 +342,7 @@ int main(int argc, char **argv)
         default:
             break;
         }
-        if (!parse_u64(optarg, &v)) {
+        if (!util_parse_u64(optarg, 10, 0, UINT64_MAX, &v)) {
             fprintf(stderr, PROG ": %s: not a number: '%s'\n", argv[optind - 1], optarg);
             return 2;
         }

@@ -18,6 +18,7 @@
 
 #include "tracing/clock_snapshot.h"
 #include "tracing/inproc_backend.h"
+#include "tracing/util/util_parse.h"
 
 typedef struct demo {
     inproc_backend *be;
@@ -84,17 +85,6 @@ static void usage(FILE *f)
                "       [--buffer-kb N] [--smb-kb N] [--discard] [--drop]\n");
 }
 
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *s == '\0' || *end != '\0' || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -111,7 +101,7 @@ int main(int argc, char **argv)
     };
     inproc_backend_config cfg;
     inproc_backend_config_default(&cfg);
-    unsigned long writers = 4, packets = 1000, size = 64, v;
+    size_t writers = 4, packets = 1000, size = 64, v;
     demo d = { .wcfg = { .policy = SMB_POLICY_STALL, .stall_timeout_ms = 10000 } };
     int c;
     while ((c = getopt_long(argc, argv, "o:w:p:s:b:m:drh", opts, NULL)) != -1) {
@@ -120,24 +110,24 @@ int main(int argc, char **argv)
             cfg.output_path = optarg;
             break;
         case 'w':
-            if (!parse_uint(optarg, 64, &writers) || writers == 0)
+            if (!util_parse_size(optarg, 10, 1, 64, &writers))
                 goto bad;
             break;
         case 'p':
-            if (!parse_uint(optarg, 100000000ul, &packets))
+            if (!util_parse_size(optarg, 10, 0, 100000000u, &packets))
                 goto bad;
             break;
         case 's':
-            if (!parse_uint(optarg, 16ul << 20, &size))
+            if (!util_parse_size(optarg, 10, 0, 16u << 20, &size))
                 goto bad;
             break;
         case 'b':
-            if (!parse_uint(optarg, 4ul << 20, &v) || v < 4)
+            if (!util_parse_size(optarg, 10, 4, 4u << 20, &v))
                 goto bad;
             cfg.buffer_size = v << 10;
             break;
         case 'm':
-            if (!parse_uint(optarg, 64ul << 10, &v) || v < 4 || v % 4)
+            if (!util_parse_size(optarg, 10, 4, 64u << 10, &v) || v % 4)
                 goto bad;
             cfg.smb_size = v << 10;
             break;
@@ -166,17 +156,17 @@ int main(int argc, char **argv)
     d.size = size;
     worker *w = calloc(writers, sizeof *w);
     pthread_t *th = calloc(writers, sizeof *th);
-    for (unsigned long i = 0; i < writers; i++) {
+    for (size_t i = 0; i < writers; i++) {
         w[i] = (worker){ &d, (unsigned)i, { 0 } };
         pthread_create(&th[i], NULL, worker_main, &w[i]);
     }
     uint64_t lost = 0;
-    for (unsigned long i = 0; i < writers; i++) {
+    for (size_t i = 0; i < writers; i++) {
         pthread_join(th[i], NULL);
         lost += w[i].stats.packets_dropped + w[i].stats.packets_aborted;
     }
     bool ok = inproc_backend_destroy(d.be);
-    printf("gputrace-inproc-demo: %s: %lu writers x %lu packets of %lu bytes, "
+    printf("gputrace-inproc-demo: %s: %zu writers x %zu packets of %zu bytes, "
            "%llu lost in shared memory\n",
            cfg.output_path, writers, packets, size, (unsigned long long)lost);
     free(w);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "tests/tracing/tt_util.h"
+#include "tracing/util/util_time.h"
 
 static smb_arbiter *make_arb(size_t smb, size_t page, smb_page_layout layout)
 {
@@ -235,13 +236,6 @@ static void test_drop_policy(void **state)
     smb_arbiter_destroy(arb);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void test_stall_times_out(void **state)
 {
     (void)state;
@@ -251,9 +245,9 @@ static void test_stall_times_out(void **state)
     uint8_t buf[3000];
     tt_payload_fill(0, 0, buf, sizeof buf);
     tt_write_test_packet(tw, 0, 0, buf, 3000, false); /* fits the only chunk */
-    double t0 = now_s();
+    double t0 = util_now_s();
     tt_write_test_packet(tw, 0, 1, buf, 3000, false); /* needs a second one */
-    double dt = now_s() - t0;
+    double dt = util_now_s() - t0;
     assert_true(dt >= 0.05);
     tw_stats ts;
     tw_get_stats(tw, &ts);
@@ -296,7 +290,7 @@ static void test_capped_writer_never_waits(void **state)
     atomic_store(&g_urgent_notifies, 0);
     uint8_t buf[1500];
     const uint64_t total = 60;
-    double t0 = now_s();
+    double t0 = util_now_s();
     for (uint64_t i = 0; i < total; i++) {
         size_t len = 500 + (i * 37) % 1000;
         tt_payload_fill(0, i, buf, len);
@@ -306,7 +300,7 @@ static void test_capped_writer_never_waits(void **state)
         smb_arbiter_chunks_freed(arb);
     }
     /* One wait would be 10 s; this bound only catches a wait. */
-    assert_true(now_s() - t0 < 5.0);
+    assert_true(util_now_s() - t0 < 5.0);
     assert_int_equal(atomic_load(&g_urgent_notifies), 0);
     smb_arbiter_stats as;
     smb_arbiter_get_stats(arb, &as);

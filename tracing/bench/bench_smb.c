@@ -22,6 +22,7 @@
 #include "tracing/smb_service.h"
 #include "tracing/trace_buffer.h"
 #include "tracing/trace_writer.h"
+#include "tracing/util/util_time.h"
 
 #define REPEATS   5
 #define SMB_SIZE  (1u << 20)
@@ -37,13 +38,6 @@ typedef struct service {
     uint64_t packets_read;
     uint64_t bytes_read;
 } service;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void notify(void *ctx, bool urgent)
 {
@@ -75,13 +69,7 @@ static void *service_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&s->mu);
         if (!s->wake && !s->stop) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_nsec += 1000000;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = util_deadline_after_ms(1);
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
         bool stop = s->stop;
@@ -123,7 +111,7 @@ static double run_once(size_t payload, uint64_t n)
     tw_writer *tw = tw_create(s.arb, &cfg);
     uint8_t *data = malloc(payload);
     memset(data, 'x', payload);
-    double t0 = now_s();
+    double t0 = util_now_s();
     for (uint64_t i = 0; i < n; i++) {
         perfetto_protos_TracePacket pkt;
         tw_begin_packet(tw, &pkt);
@@ -140,7 +128,7 @@ static double run_once(size_t payload, uint64_t n)
     pthread_cond_signal(&s.cv);
     pthread_mutex_unlock(&s.mu);
     pthread_join(th, NULL);
-    double dt = now_s() - t0;
+    double dt = util_now_s() - t0;
 
     tw_stats ts;
     tw_get_stats(tw, &ts);
@@ -184,12 +172,12 @@ static double median_memcpy_mb_per_s(void)
     double v[REPEATS];
     for (int r = 0; r < REPEATS; r++) {
         const uint64_t n = 100000;
-        double t0 = now_s();
+        double t0 = util_now_s();
         for (uint64_t i = 0; i < n; i++) {
             memcpy(dst + (i * block) % ring, src, block);
             __asm__ volatile("" : : "r"(dst) : "memory");
         }
-        v[r] = (double)(n * block) / 1e6 / (now_s() - t0);
+        v[r] = (double)(n * block) / 1e6 / (util_now_s() - t0);
     }
     free(src);
     free(dst);

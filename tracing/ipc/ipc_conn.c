@@ -13,17 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tracing/util/util_time.h"
+
 /* Room for a few fds: a peer sending more than one on a message is
  * violating the protocol, and we want to see (and close) all of them
  * rather than let the kernel truncate silently. */
 #define RX_MAX_FDS 8
-
-uint64_t ipc_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static bool set_nonblock_cloexec(int fd)
 {
@@ -190,7 +185,7 @@ bool ipc_conn_flush(ipc_conn *c)
                 /* Stamped at the transition only: a later blocked send
                  * must not move the start of the wait. */
                 if (!c->tx_blocked_since_ms)
-                    c->tx_blocked_since_ms = ipc_now_ms();
+                    c->tx_blocked_since_ms = util_now_ms();
                 return true;
             }
             c->broken = true;
@@ -226,7 +221,7 @@ bool ipc_conn_peer_reading(const ipc_conn *c)
 bool ipc_conn_tx_stalled(const ipc_conn *c, uint32_t timeout_ms)
 {
     return ipc_conn_wants_write(c) && c->tx_blocked_since_ms &&
-           ipc_elapsed_ms(c->tx_blocked_since_ms, ipc_now_ms()) >= timeout_ms;
+           ipc_elapsed_ms(c->tx_blocked_since_ms, util_now_ms()) >= timeout_ms;
 }
 
 /* ---- receiving ---------------------------------------------------------- */

@@ -114,9 +114,6 @@ const char *ipc_resolve_producer_socket(const char *env_value, bool run_perfetto
 
 /* ---- time --------------------------------------------------------------- */
 
-/* CLOCK_MONOTONIC in milliseconds: the one clock of tracing/ipc. */
-uint64_t ipc_now_ms(void);
-
 /* Milliseconds from `since` to `now`, 0 when `since` is the later one (a
  * stamp taken after `now` was read): never wraps around to "forever". */
 static inline uint64_t ipc_elapsed_ms(uint64_t since, uint64_t now)

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tracing/util/util_time.h"
+
 #define SERVICE_ID 1u /* Perfetto's host numbers exposed services from 1 */
 /* Connections taken from the backlog per poll round: a flood of them
  * cannot keep the loop from serving the clients it has. */
@@ -176,7 +178,7 @@ static void accept_clients(ipc_host *h)
         }
         cl->id = ++h->last_client_id;
         cl->conn.max_tx_bytes = h->cfg.max_tx_bytes;
-        cl->connected_ms = cl->last_rx_ms = cl->last_tx_ms = ipc_now_ms();
+        cl->connected_ms = cl->last_rx_ms = cl->last_tx_ms = util_now_ms();
         h->clients[h->num_clients++] = cl;
         h->stats.accepted++;
         if (h->cfg.ops.on_connect)
@@ -265,7 +267,7 @@ static void read_client(ipc_host *h, ipc_host_client *cl)
             return;
         }
         if (n > 0)
-            cl->last_rx_ms = ipc_now_ms();
+            cl->last_rx_ms = util_now_ms();
         pb_bytes payload;
         while (!cl->dropping && ipc_conn_next_frame(&cl->conn, &payload)) {
             ipc_frame fr;
@@ -342,7 +344,7 @@ bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
             read_client(h, cl);
     }
     /* Read after the round's I/O: every stamp the round took is older. */
-    uint64_t now = ipc_now_ms();
+    uint64_t now = util_now_ms();
     for (size_t i = 0; i < h->num_clients; i++) {
         ipc_host_client *cl = h->clients[i];
         if (cl->conn.broken)

@@ -45,9 +45,9 @@ typedef struct ipc_host_client {
     /* Set by the owner: the client takes part in the owner's work, so
      * silence is normal (the idle timeout does not apply). */
     bool active;
-    uint64_t connected_ms; /* ipc_now_ms() at accept */
-    uint64_t last_rx_ms;   /* ipc_now_ms() when it last sent something */
-    uint64_t last_tx_ms;   /* ipc_now_ms() when it last had some of ours to read */
+    uint64_t connected_ms; /* util_now_ms() at accept */
+    uint64_t last_rx_ms;   /* util_now_ms() when it last sent something */
+    uint64_t last_tx_ms;   /* util_now_ms() when it last had some of ours to read */
     void *user;
 } ipc_host_client;
 

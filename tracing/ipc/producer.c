@@ -27,6 +27,7 @@
 #include "tracing/ipc/ipc_client.h"
 #include "tracing/ipc/producer_cmd.h"
 #include "protos/perfetto/producer_port.pbc.h"
+#include "tracing/util/util_time.h"
 
 #define SERVICE_NAME "ProducerPort"
 /* Largest SMB we map for a service: Perfetto's service caps at 32 MiB. */
@@ -142,7 +143,7 @@ static bool past_stop_deadline(ipc_producer *p)
 {
     if (!atomic_load_explicit(&p->stop, memory_order_acquire))
         return false;
-    if (ipc_now_ms() < atomic_load_explicit(&p->stop_deadline_ms, memory_order_relaxed))
+    if (util_now_ms() < atomic_load_explicit(&p->stop_deadline_ms, memory_order_relaxed))
         return false;
     p->out_of_time = true;
     return true;
@@ -323,7 +324,7 @@ static void disconnect(ipc_producer *p, bool protocol_error)
     smb_unref(s); /* writers still holding it keep it mapped */
     p->state = ST_IDLE;
     p->fail = false;
-    p->next_connect_ms = ipc_deadline_ms(ipc_now_ms(), p->backoff_ms);
+    p->next_connect_ms = ipc_deadline_ms(util_now_ms(), p->backoff_ms);
     p->backoff_ms = p->backoff_ms * 2 > p->backoff_max ? p->backoff_max : p->backoff_ms * 2;
 }
 
@@ -336,7 +337,7 @@ static void try_connect(ipc_producer *p)
     if (fd < 0) {
         /* No socket, or nobody listening: nothing to wait for. */
         set_startup(p, GT_STARTUP_NO_SERVICE);
-        p->next_connect_ms = ipc_deadline_ms(ipc_now_ms(), p->backoff_ms);
+        p->next_connect_ms = ipc_deadline_ms(util_now_ms(), p->backoff_ms);
         p->backoff_ms = p->backoff_ms * 2 > p->backoff_max ? p->backoff_max : p->backoff_ms * 2;
         return;
     }
@@ -348,7 +349,7 @@ static void try_connect(ipc_producer *p)
     }
     p->have_client = true;
     p->state = ST_BINDING;
-    p->deadline_ms = ipc_deadline_ms(ipc_now_ms(), p->io_timeout);
+    p->deadline_ms = ipc_deadline_ms(util_now_ms(), p->io_timeout);
 }
 
 /* ---- outgoing requests -------------------------------------------------- */
@@ -839,7 +840,7 @@ static void start_session(ipc_producer *p)
         return;
     }
     p->state = ST_INITIALIZING;
-    p->deadline_ms = ipc_deadline_ms(ipc_now_ms(), p->io_timeout);
+    p->deadline_ms = ipc_deadline_ms(util_now_ms(), p->io_timeout);
 }
 
 /* Methods a service must offer for us to work with it. */
@@ -894,7 +895,7 @@ static void farewell(ipc_producer *p)
     ipc_conn *c = &p->cl.conn;
     uint64_t until = atomic_load_explicit(&p->stop_deadline_ms, memory_order_relaxed);
     while (ipc_conn_wants_write(c) && !c->broken) {
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= until)
             break;
         struct pollfd pf = { .fd = c->fd, .events = POLLOUT };
@@ -915,13 +916,13 @@ static void *producer_main(void *arg)
 {
     ipc_producer *p = arg;
     while (!atomic_load(&p->stop)) {
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (p->state == ST_IDLE && now >= p->next_connect_ms)
             try_connect(p);
 
         int timeout;
         if (p->state == ST_IDLE) {
-            now = ipc_now_ms();
+            now = util_now_ms();
             timeout = ipc_ms_left(p->next_connect_ms, now, INT_MAX);
         } else if (p->state == ST_CONNECTED) {
             timeout = DRAIN_PERIOD_MS;
@@ -950,7 +951,7 @@ static void *producer_main(void *arg)
             if (!ipc_client_on_readable(&p->cl))
                 p->fail = true;
         }
-        now = ipc_now_ms();
+        now = util_now_ms();
         if (p->have_client && !p->fail) {
             if (p->state == ST_BINDING && p->cl.bind_done) {
                 if (p->cl.bound && service_usable(&p->cl))
@@ -1054,7 +1055,7 @@ void ipc_producer_stop(ipc_producer *p)
 {
     if (!p || p->joined)
         return;
-    atomic_store_explicit(&p->stop_deadline_ms, ipc_deadline_ms(ipc_now_ms(), p->farewell_ms),
+    atomic_store_explicit(&p->stop_deadline_ms, ipc_deadline_ms(util_now_ms(), p->farewell_ms),
                           memory_order_relaxed);
     atomic_store(&p->stop, true);
     wake(p);
@@ -1139,24 +1140,9 @@ void ipc_producer_release_writer(ipc_producer *p, tw_writer *tw)
     smb_unref(s);
 }
 
-/* CLOCK_MONOTONIC `ms` from now, for the condition variables (which use
- * that clock). */
-static struct timespec deadline_after_ms(uint32_t ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 bool ipc_producer_sync(ipc_producer *p, uint32_t timeout_ms)
 {
-    struct timespec deadline = deadline_after_ms(timeout_ms);
+    struct timespec deadline = util_deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&p->mu);
     uint64_t req = ++p->sync_req;
     pthread_mutex_unlock(&p->mu);
@@ -1172,7 +1158,7 @@ bool ipc_producer_sync(ipc_producer *p, uint32_t timeout_ms)
 
 ipc_producer_startup ipc_producer_wait_startup(ipc_producer *p, uint32_t timeout_ms)
 {
-    struct timespec deadline = deadline_after_ms(timeout_ms);
+    struct timespec deadline = util_deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&p->mu);
     int rc = 0;
     while (p->startup == GT_STARTUP_PENDING && rc != ETIMEDOUT)

@@ -21,6 +21,7 @@
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tracing/service_output.h"
 #include "tracing/smb_service.h"
+#include "tracing/util/util_time.h"
 
 /* Perfetto's service-side limits (tracing_service_impl.cc). */
 #define DEFAULT_SHM_SIZE      (256u * 1024u)
@@ -842,9 +843,9 @@ void gts_service_destroy(gts_service *s)
 
 static void poll_for(gts_service *s, uint32_t ms, bool (*done)(gts_service *s))
 {
-    uint64_t until = ipc_deadline_ms(ipc_now_ms(), ms);
+    uint64_t until = ipc_deadline_ms(util_now_ms(), ms);
     while (!done(s)) {
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= until)
             break;
         ipc_host_poll(s->host, ipc_ms_left(until, now, 50), -1);
@@ -929,11 +930,11 @@ bool gts_service_run(gts_service *s, int stop_fd)
     svc_out_trace_uuid(&s->out);
     svc_out_clock_snapshot(&s->out);
     svc_out_flush(&s->out);
-    uint64_t start = ipc_now_ms();
+    uint64_t start = util_now_ms();
     uint64_t end = s->cfg.duration_ms ? ipc_deadline_ms(start, s->cfg.duration_ms) : UINT64_MAX;
     uint64_t next_snapshot = ipc_deadline_ms(start, SNAPSHOT_PERIOD_MS);
     for (;;) {
-        uint64_t now = ipc_now_ms();
+        uint64_t now = util_now_ms();
         if (now >= end)
             break;
         if (now >= next_snapshot) {

@@ -22,6 +22,7 @@
 #include "tracing/ipc/ipc_conn.h"
 #include "protos/perfetto/trace.pbc.h"
 #include "protos/perfetto/trace_packet.pbc.h"
+#include "tracing/util/util_time.h"
 
 #define WRITERS "4"
 
@@ -98,9 +99,9 @@ static bool one_run(const char *service, const char *stress, const char *slow, c
                             /* room for every packet: loss may only come from the SMB */
                             "--buffer-kb", "131072", NULL };
     pid_t sp = spawn(sargv, NULL);
-    uint64_t until = ipc_now_ms() + 5000;
+    uint64_t until = util_now_ms() + 5000;
     int probe = -1;
-    while (ipc_now_ms() < until && (probe = ipc_socket_connect(sock)) < 0)
+    while (util_now_ms() < until && (probe = ipc_socket_connect(sock)) < 0)
         usleep(10000);
     if (probe < 0)
         return false;
