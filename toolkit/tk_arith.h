@@ -74,4 +74,11 @@ static inline uint64_t tk_distance_u64(int64_t a, int64_t b)
     return a >= b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
 }
 
+/* How far `later` is after `earlier` (0 when it is not): exact for any
+ * pair of timestamps, however absurd. */
+static inline uint64_t tk_lead(int64_t earlier, int64_t later)
+{
+    return later > earlier ? tk_distance_u64(later, earlier) : 0;
+}
+
 #endif /* TK_ARITH_H */
