@@ -4,8 +4,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "layer/timeline_stage.h"
 #include "protos/perfetto/builtin_clock.pbc.h"
-#include "layer/timeline_internal.h"
 #include "protos/perfetto/trace_packet.pbc.h"
 
 #define SEQ_CLEARED perfetto_protos_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED
@@ -175,7 +175,8 @@ void em_render_stage(tw_writer *tw, const em_stage_event *e)
 }
 
 void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, int32_t pid,
-                     int32_t tid, uint64_t queue, const tl_submit *submit, uint32_t submission_id)
+                     int32_t tid, uint64_t queue, uint32_t count, const VkSubmitInfo *submits,
+                     const VkSubmitInfo2 *submits2, uint32_t submission_id)
 {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_VulkanApiEvent api;
@@ -188,14 +189,14 @@ void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, in
     perfetto_protos_VulkanApiEvent_VkQueueSubmit_set_pid(&qs, (uint32_t)pid);
     perfetto_protos_VulkanApiEvent_VkQueueSubmit_set_tid(&qs, (uint32_t)tid);
     perfetto_protos_VulkanApiEvent_VkQueueSubmit_set_vk_queue(&qs, queue);
-    for (uint32_t i = 0; i < submit->count; i++) {
-        if (submit->submits) {
-            const VkSubmitInfo *s = &submit->submits[i];
+    for (uint32_t i = 0; i < count; i++) {
+        if (submits) {
+            const VkSubmitInfo *s = &submits[i];
             for (uint32_t j = 0; j < s->commandBufferCount; j++)
                 perfetto_protos_VulkanApiEvent_VkQueueSubmit_add_vk_command_buffers(
                     &qs, (uint64_t)(uintptr_t)s->pCommandBuffers[j]);
         } else {
-            const VkSubmitInfo2 *s = &submit->submits2[i];
+            const VkSubmitInfo2 *s = &submits2[i];
             for (uint32_t j = 0; j < s->commandBufferInfoCount; j++)
                 perfetto_protos_VulkanApiEvent_VkQueueSubmit_add_vk_command_buffers(
                     &qs, (uint64_t)(uintptr_t)s->pCommandBufferInfos[j].commandBuffer);

@@ -11,12 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vulkan/vulkan.h>
+
 #include "layer/gpu_clock.h"
-#include "layer/timeline.h"
 #include "tracing/trace_writer.h"
 
 typedef struct gc_reading gc_reading;
-typedef struct tl_submit tl_submit;
 
 /* ClockSnapshot on the device's sequence: the device clock (global id)
  * with BOOTTIME, MONOTONIC and MONOTONIC_RAW from the same reading. */
@@ -62,8 +62,11 @@ struct em_stage_event {
 };
 void em_render_stage(tw_writer *tw, const em_stage_event *e);
 
-/* VulkanApiEvent.vk_queue_submit at BOOTTIME `timestamp`. */
+/* VulkanApiEvent.vk_queue_submit at BOOTTIME `timestamp`, listing the
+ * command buffers of `count` batches: exactly one of submits / submits2 is
+ * set (vkQueueSubmit or vkQueueSubmit2). */
 void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, int32_t pid,
-                     int32_t tid, uint64_t queue, const tl_submit *submit, uint32_t submission_id);
+                     int32_t tid, uint64_t queue, uint32_t count, const VkSubmitInfo *submits,
+                     const VkSubmitInfo2 *submits2, uint32_t submission_id);
 
 #endif

@@ -1,9 +1,13 @@
 /* timeline.h — the hook points the loader plumbing calls for the timing
  * feature.
  *
- * layer_interface.c and layer_hooks.c call down the chain and call these
- * around it; timeline.c implements them. Nothing here is called when the
- * layer is disabled (GPUTRACE_DISABLE=1).
+ * This header is the one joint between the loader plumbing and the
+ * feature: layer_instance.c, layer_device.c and layer_hooks.c call down the
+ * chain and call these around it; timeline_entry.c and timeline_device.c
+ * implement them. The feature calls nothing in the plumbing files (the
+ * layer-deps test holds it to that): what it needs from the plumbing
+ * arrives as data in gt_instance / gt_device (objects.h). Nothing here is
+ * called when the layer is disabled (GPUTRACE_DISABLE=1).
  *
  * Conventions:
  * - Every callback gets the gt_device (or gt_instance) the handle belongs
@@ -19,8 +23,8 @@
  *   pool of a command buffer, the queue of a submit). They must not take
  *   locks that another callback may hold while calling down.
  * - To issue its own Vulkan calls, the timing code uses dev->vk (the next
- *   entity's functions); command buffers it allocates for itself go
- *   through gt_device_allocate_command_buffers().
+ *   entity's functions); command buffers it allocates for itself are made
+ *   dispatchable with dev->set_loader_data (timeline_query.c).
  */
 #ifndef GPUTRACE_LAYER_TIMELINE_H
 #define GPUTRACE_LAYER_TIMELINE_H

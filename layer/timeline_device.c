@@ -1,85 +1,27 @@
 /* timeline_device.c — the timing code's per-device state: what the device
  * can do (timestamp bits, period, clock domains, host query reset), its
- * queues, command pools and buffers, fences, the lazily started collector,
- * and its place in the session.
- *
- * Command buffers are looked up on every recorded command. The table is
- * behind the device's mutex, so each thread keeps its last lookup in a
- * thread-local cache, invalidated through a process-wide epoch whenever any
- * command buffer goes away (its handle may then be reused).
+ * queues, command pools and buffers, the lazily started collector, and its
+ * place in the session. Lookups and fences: timeline_lookup.c.
  */
-#include <stdarg.h>
+#include "layer/timeline_device.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "layer/collector.h"
 #include "layer/config.h"
 #include "layer/log.h"
-#include "layer/timeline_internal.h"
+#include "layer/timeline.h"
+#include "layer/timeline_lookup.h"
+#include "layer/timeline_query.h"
+#include "layer/timeline_record.h"
+#include "layer/timeline_recording.h"
+#include "layer/timeline_submission.h"
+#include "layer/timeline_util.h"
 
-static atomic_uint cb_epoch = 1;
 static atomic_uint gpu_counter;
 
-static _Thread_local struct {
-    const tl_device *td;
-    VkCommandBuffer cb;
-    tl_cb *tcb;
-    unsigned epoch;
-} cb_cache;
-
-bool tl_grow(const tl_device *td, void **array, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    uint32_t ncap = *cap ? *cap : 8;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = tl_alloc(td, (size_t)ncap * elem);
-    if (!p)
-        return false;
-    if (*array)
-        memcpy(p, *array, (size_t)*cap * elem);
-    tl_free(td, *array);
-    *array = p;
-    *cap = ncap;
-    return true;
-}
-
-void tl_warn_once(tl_device *td, uint32_t bit, const char *fmt, ...)
-{
-    if (atomic_fetch_or(&td->warned, bit) & bit)
-        return;
-    if (!gt_log_enabled(GT_LOG_ERROR))
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gt_error("%s", msg);
-}
-
 /* ---- command buffers -------------------------------------------------------- */
-
-tl_cb *tl_cb_find(tl_device *td, VkCommandBuffer cb)
-{
-    unsigned epoch = atomic_load_explicit(&cb_epoch, memory_order_acquire);
-    if (cb_cache.td == td && cb_cache.cb == cb && cb_cache.epoch == epoch)
-        return cb_cache.tcb;
-    pthread_mutex_lock(&td->lock);
-    tl_cb *tcb = ht_get(&td->cbs, (uint64_t)(uintptr_t)cb);
-    pthread_mutex_unlock(&td->lock);
-    cb_cache.td = td;
-    cb_cache.cb = cb;
-    cb_cache.tcb = tcb;
-    cb_cache.epoch = epoch;
-    return tcb;
-}
-
-static void invalidate_cb_caches(void)
-{
-    atomic_fetch_add_explicit(&cb_epoch, 1, memory_order_release);
-}
 
 /* Called with td->lock held. */
 static void cb_destroy_locked(tl_device *td, tl_cb *tcb)
@@ -131,7 +73,7 @@ void tl_command_pool_destroy(gt_device *dev, VkCommandPool pool)
             cb_destroy_locked(td, p->cbs);
     }
     pthread_mutex_unlock(&td->lock);
-    invalidate_cb_caches();
+    tl_cb_cache_invalidate();
     tl_free(td, p);
 }
 
@@ -192,7 +134,7 @@ void tl_command_buffers_free(gt_device *dev, VkCommandPool pool, uint32_t count,
             cb_destroy_locked(td, tcb);
     }
     pthread_mutex_unlock(&td->lock);
-    invalidate_cb_caches();
+    tl_cb_cache_invalidate();
 }
 
 void tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb, VkCommandBufferResetFlags flags)
@@ -207,16 +149,6 @@ void tl_command_buffer_reset(gt_device *dev, VkCommandBuffer cb, VkCommandBuffer
 }
 
 /* ---- queues ------------------------------------------------------------------ */
-
-tl_queue *tl_queue_find(tl_device *td, VkQueue queue)
-{
-    uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++) {
-        if (td->queues[i]->handle == queue)
-            return td->queues[i];
-    }
-    return NULL;
-}
 
 void tl_queue_acquired(gt_device *dev, VkQueue queue, uint32_t family, uint32_t index)
 {
@@ -252,47 +184,7 @@ void tl_queue_acquired(gt_device *dev, VkQueue queue, uint32_t family, uint32_t 
     pthread_mutex_unlock(&td->lock);
 }
 
-void tl_queue_release_writer(tl_queue *q)
-{
-    pthread_mutex_lock(&q->writer_lock);
-    if (q->writer)
-        tl_session_release_writer(q->writer);
-    q->writer = NULL;
-    pthread_mutex_unlock(&q->writer_lock);
-}
-
 /* ---- fences -------------------------------------------------------------------- */
-
-VkFence tl_fence_get(tl_device *td)
-{
-    gt_device *dev = td->gt;
-    VkFence fence = VK_NULL_HANDLE;
-    pthread_mutex_lock(&td->fence_lock);
-    if (td->nfree_fences) {
-        fence = td->free_fences[--td->nfree_fences];
-    } else if (tl_grow(td, (void **)&td->free_fences, &td->fences_cap, td->nfences + 1,
-                       sizeof *td->free_fences)) {
-        /* Room for every fence in the free list, so putting back never fails. */
-        const VkFenceCreateInfo info = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-        if (dev->vk.CreateFence(dev->handle, &info, tl_vk_alloc(td), &fence) == VK_SUCCESS)
-            td->nfences++;
-        else
-            fence = VK_NULL_HANDLE;
-    }
-    pthread_mutex_unlock(&td->fence_lock);
-    if (!fence)
-        tl_warn_once(td, TL_WARN_FENCE, "cannot create a fence; some submissions stay untimed");
-    return fence;
-}
-
-void tl_fence_put(tl_device *td, VkFence fence)
-{
-    gt_device *dev = td->gt;
-    dev->vk.ResetFences(dev->handle, 1, &fence);
-    pthread_mutex_lock(&td->fence_lock);
-    td->free_fences[td->nfree_fences++] = fence;
-    pthread_mutex_unlock(&td->fence_lock);
-}
 
 /* ---- session client ------------------------------------------------------------- */
 
@@ -366,7 +258,7 @@ static void read_uuid(tl_device *td)
 }
 
 /* Whether command buffers copy their results into mapped memory (see
- * copy_results in timeline_record.c) rather than the collector asking
+ * tl_recording_copy_results in timeline_recording.c) rather than the collector asking
  * vkGetQueryPoolResults. By default only where that call is known to
  * idle the whole device: lavapipe. Elsewhere it is a cheap read, and it
  * keeps working under layers that shadow mapped memory (gfxreconstruct's
@@ -517,12 +409,13 @@ void tl_device_destroy(gt_device *dev)
     }
     ht_finish(&td->cbs);
     ht_finish(&td->pools);
-    invalidate_cb_caches();
+    tl_cb_cache_invalidate();
 
     for (uint32_t i = 0; i < td->nfree_fences; i++)
         dev->vk.DestroyFence(dev->handle, td->free_fences[i], tl_vk_alloc(td));
     tl_free(td, td->free_fences);
-    tl_pools_finish(td);
+    tl_submissions_finish(td);
+    tl_recordings_finish(td);
     tl_queries_finish(td);
     pthread_mutex_destroy(&td->lock);
     pthread_mutex_destroy(&td->fence_lock);

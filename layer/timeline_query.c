@@ -19,8 +19,9 @@
  */
 #include <string.h>
 
-#include "layer/log.h"
-#include "layer/timeline_internal.h"
+#include "layer/timeline_query.h"
+
+#include "layer/timeline_util.h"
 
 void tl_queries_init(tl_queries *q)
 {

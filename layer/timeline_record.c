@@ -80,122 +80,21 @@
 #include <string.h>
 
 #include "layer/log.h"
-#include "layer/timeline_internal.h"
+#include "layer/timeline_lookup.h"
+#include "layer/timeline_query.h"
+#include "layer/timeline_record.h"
+#include "layer/timeline_recording.h"
+#include "layer/timeline_render_pass.h"
+#include "layer/timeline_stage.h"
+#include "layer/timeline_util.h"
 
 /* From a command's pre hook to its post hook on the same thread. */
 static _Thread_local tl_recording *pending_rec;
 static _Thread_local uint32_t pending_region;
 
-/* How a recording began: its first hooked command that is an action or
- * synchronization command, or a resuming vkCmdBeginRendering. A primary
- * executing a secondary needs to know which (suspended rendering). */
-enum tl_starts {
-    TL_STARTS_NONE,
-    TL_STARTS_ACTION,
-    TL_STARTS_RESUME,
-};
-
 static uint32_t popcount32(uint32_t v)
 {
     return (uint32_t)__builtin_popcount(v);
-}
-
-static const void *find_in_chain(const void *next, VkStructureType type)
-{
-    for (const VkBaseInStructure *s = next; s; s = s->pNext) {
-        if (s->sType == type)
-            return s;
-    }
-    return NULL;
-}
-
-/* ---- render passes ------------------------------------------------------------ */
-
-/* What the layer keeps of a VkRenderPass: the view mask of each subpass. */
-typedef struct tl_rp_info tl_rp_info;
-struct tl_rp_info {
-    uint32_t nsubpasses;
-    uint32_t view_masks[];
-};
-
-void tl_render_passes_init(tl_device *td)
-{
-    pthread_mutex_init(&td->rp_lock, NULL);
-    ht_init(&td->render_passes, &td->gt->alloc);
-}
-
-void tl_render_passes_finish(tl_device *td)
-{
-    /* Render passes the application did not destroy. */
-    ht_table *t = &td->render_passes;
-    for (uint32_t i = 0; i < t->capacity; i++) {
-        if (t->slots[i].key)
-            tl_free(td, t->slots[i].value);
-    }
-    ht_finish(t);
-    pthread_mutex_destroy(&td->rp_lock);
-}
-
-void tl_render_pass_add(tl_device *td, VkRenderPass rp, const VkRenderPassCreateInfo *info,
-                        const VkRenderPassCreateInfo2 *info2)
-{
-    if (rp == VK_NULL_HANDLE)
-        return;
-    const uint32_t n = info ? info->subpassCount : info2 ? info2->subpassCount : 0;
-    tl_rp_info *ri = NULL;
-    if (n) {
-        ri = tl_alloc(td, sizeof *ri + (size_t)n * sizeof ri->view_masks[0]);
-        if (ri) {
-            ri->nsubpasses = n;
-            if (info2) {
-                for (uint32_t i = 0; i < n; i++)
-                    ri->view_masks[i] = info2->pSubpasses[i].viewMask;
-            } else {
-                /* Without it, or with subpassCount 0 in it, every mask is 0. */
-                const VkRenderPassMultiviewCreateInfo *mv =
-                    find_in_chain(info->pNext, VK_STRUCTURE_TYPE_RENDER_PASS_MULTIVIEW_CREATE_INFO);
-                for (uint32_t i = 0; mv && mv->pViewMasks && i < n && i < mv->subpassCount; i++)
-                    ri->view_masks[i] = mv->pViewMasks[i];
-            }
-        }
-    }
-    pthread_mutex_lock(&td->rp_lock);
-    /* A handle the driver reuses replaces what we had; when the new entry
-    * cannot be stored the render pass is simply unknown (not timed inside). */
-    void *old = ht_remove(&td->render_passes, (uint64_t)rp);
-    bool stored = ri && ht_put(&td->render_passes, (uint64_t)rp, ri);
-    pthread_mutex_unlock(&td->rp_lock);
-    tl_free(td, old);
-    if (!stored) {
-        tl_free(td, ri);
-        if (n)
-            tl_warn_once(td, TL_WARN_OOM, "out of memory; some render passes stay untimed inside");
-    }
-}
-
-void tl_render_pass_remove(tl_device *td, VkRenderPass rp)
-{
-    pthread_mutex_lock(&td->rp_lock);
-    void *old = ht_remove(&td->render_passes, (uint64_t)rp);
-    pthread_mutex_unlock(&td->rp_lock);
-    tl_free(td, old);
-}
-
-/* Copies the render pass's view masks into the recording: the render pass
- * may be destroyed while the recording is still in use. */
-static void copy_view_masks(tl_device *td, tl_recording *rec, VkRenderPass rp)
-{
-    rec->rp_nmasks = 0;
-    if (!rec->timing || rp == VK_NULL_HANDLE)
-        return;
-    pthread_mutex_lock(&td->rp_lock);
-    const tl_rp_info *ri = ht_get(&td->render_passes, (uint64_t)rp);
-    if (ri && tl_grow(td, (void **)&rec->rp_masks, &rec->rp_masks_cap, ri->nsubpasses,
-                      sizeof *rec->rp_masks)) {
-        memcpy(rec->rp_masks, ri->view_masks, ri->nsubpasses * sizeof *rec->rp_masks);
-        rec->rp_nmasks = ri->nsubpasses;
-    }
-    pthread_mutex_unlock(&td->rp_lock);
 }
 
 /* Whether commands of the current subpass are recorded here, and how many
@@ -208,96 +107,7 @@ static void enter_subpass(tl_recording *rec, VkSubpassContents contents)
     rec->views = (uint16_t)(mask ? popcount32(mask) : 1);
 }
 
-/* ---- lifetime ---------------------------------------------------------------- */
-
-static void recording_clear(tl_recording *rec)
-{
-    tl_device *td = rec->td;
-    for (uint32_t i = 0; i < rec->nchunks; i++)
-        tl_query_give(td, rec->chunks[i], rec->used);
-    for (uint32_t i = 0; i < rec->nexecuted; i++)
-        tl_recording_unref(rec->executed[i]);
-    rec->nchunks = rec->nslots = rec->nregions = rec->names_len = rec->nexecuted = 0;
-    rec->nlabels = 0;
-    rec->rp_region = TL_NO_SLOT;
-    rec->rp_instance = rec->rp_counter = 0;
-    rec->in_render_pass = rec->subpass_inline = false;
-    rec->in_rendering = rec->rendering_inline = false;
-    rec->views = 1;
-    rec->rp_nmasks = rec->subpass = 0;
-    rec->rp_handle = rec->rp_target = 0;
-    rec->rendering_flags = 0;
-    rec->maybe_suspended = rec->start_pending = false;
-    rec->starts = TL_STARTS_NONE;
-    rec->suspend_slot = TL_NO_SLOT;
-    rec->last_stamp = TL_NO_SLOT;
-    rec->work_since_stamp = true;
-    rec->exhausted = false;
-    rec->copied = rec->multiview_stamps = false;
-    rec->pending = NULL;
-    rec->used = false;
-}
-
-static void recording_destroy(tl_recording *rec)
-{
-    tl_device *td = rec->td;
-    recording_clear(rec);
-    atomic_fetch_sub_explicit(&td->live_recordings, 1, memory_order_relaxed);
-    pthread_mutex_lock(&td->pool_lock);
-    if (td->nfree_recordings < TL_POOL_KEEP) {
-        /* Kept with its arrays for the next recording. */
-        rec->next_free = td->free_recordings;
-        td->free_recordings = rec;
-        td->nfree_recordings++;
-        rec = NULL;
-    }
-    pthread_mutex_unlock(&td->pool_lock);
-    if (!rec)
-        return;
-    tl_free(td, rec->chunks);
-    tl_free(td, rec->regions);
-    tl_free(td, rec->names);
-    tl_free(td, rec->executed);
-    tl_free(td, rec->rp_masks);
-    pthread_mutex_destroy(&rec->lock);
-    tl_free(td, rec);
-}
-
-void tl_pools_finish(tl_device *td)
-{
-    while (td->free_recordings) {
-        tl_recording *rec = td->free_recordings;
-        td->free_recordings = rec->next_free;
-        tl_free(td, rec->chunks);
-        tl_free(td, rec->regions);
-        tl_free(td, rec->names);
-        tl_free(td, rec->executed);
-        tl_free(td, rec->rp_masks);
-        pthread_mutex_destroy(&rec->lock);
-        tl_free(td, rec);
-    }
-    td->nfree_recordings = 0;
-    while (td->free_submissions) {
-        tl_submission *sub = td->free_submissions;
-        td->free_submissions = sub->next;
-        tl_free(td, sub->results);
-        tl_free(td, sub->entries);
-        tl_free(td, sub->values);
-        tl_free(td, sub);
-    }
-    td->nfree_submissions = 0;
-}
-
-void tl_recording_ref(tl_recording *rec)
-{
-    atomic_fetch_add_explicit(&rec->refs, 1, memory_order_relaxed);
-}
-
-void tl_recording_unref(tl_recording *rec)
-{
-    if (rec && atomic_fetch_sub_explicit(&rec->refs, 1, memory_order_acq_rel) == 1)
-        recording_destroy(rec);
-}
+/* ---- the command buffer's recording ------------------------------------------ */
 
 void tl_cb_drop_recording(tl_cb *tcb)
 {
@@ -317,31 +127,14 @@ static tl_recording *recording_for(tl_device *td, tl_cb *tcb)
     if (rec && atomic_load_explicit(&rec->refs, memory_order_acquire) == 1) {
         if (pending_rec == rec)
             pending_rec = NULL;
-        recording_clear(rec);
+        tl_recording_clear(rec);
         return rec;
     }
     tl_cb_drop_recording(tcb);
-    pthread_mutex_lock(&td->pool_lock);
-    rec = td->free_recordings;
-    if (rec) {
-        td->free_recordings = rec->next_free;
-        td->nfree_recordings--;
-    }
-    pthread_mutex_unlock(&td->pool_lock);
-    if (!rec) {
-        rec = tl_alloc(td, sizeof *rec);
-        if (!rec) {
-            tl_warn_once(td, TL_WARN_OOM, "out of memory; some command buffers stay untimed");
-            return NULL;
-        }
-        pthread_mutex_init(&rec->lock, NULL);
-    }
-    atomic_init(&rec->refs, 1);
-    rec->td = td;
+    rec = tl_recording_new(td);
+    if (!rec)
+        return NULL;
     rec->cb = tcb->handle;
-    rec->next_free = NULL;
-    recording_clear(rec);
-    atomic_fetch_add_explicit(&td->live_recordings, 1, memory_order_relaxed);
     tcb->rec = rec;
     return rec;
 }
@@ -616,71 +409,6 @@ static void after_execute(tl_device *td, tl_recording *rec, uint32_t count,
     rec->maybe_suspended = suspended;
 }
 
-/* Results travel with the command buffer: at its end, a copy of every
- * query it wrote into the chunks' mapped buffers (waiting for them, so the
- * values are there when the copy is), made visible to the host. Reading
- * them is then a memory read, for the collector and for a thread that
- * re-submits, where vkGetQueryPoolResults may be a device-wide wait:
- * lavapipe idles the whole device for every call, which made a collector
- * reading per submission fall behind a few submitting threads and would
- * stall a re-submitting application thread. The wait in the copy is safe
- * because every slot a recording takes is written by the timestamp that
- * took it. */
-static void copy_results(tl_device *td, tl_recording *rec)
-{
-    /* Multiview timestamps fill several queries each; the validation layer
-    * (1.3.239) counts only the first as written and would report a copy
-    * waiting for the others, so those recordings are read the slow way. */
-    if (!rec->nslots || rec->in_render_pass || rec->in_rendering || rec->multiview_stamps ||
-        atomic_load_explicit(&td->copies_unseen, memory_order_relaxed))
-        return;
-    /* vkCmdCopyQueryPoolResults needs a graphics or compute queue. */
-    const VkQueueFlags family_flags =
-        rec->family < td->nfamilies ? td->families[rec->family].queueFlags : 0;
-    if (!(family_flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
-        return;
-    for (uint32_t c = 0; c < rec->nchunks; c++) {
-        if (!rec->chunks[c]->results)
-            return;
-    }
-    /* Executed secondaries with timestamps of their own are read with
-    * vkGetQueryPoolResults: they may run inside several primaries. */
-    for (uint32_t i = 0; i < rec->nexecuted; i++) {
-        if (rec->executed[i]->nslots)
-            return;
-    }
-    const gt_device_dispatch *vk = &td->gt->vk;
-    /* After earlier executions' copies into the same words (WAW). */
-    const VkMemoryBarrier before = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                           0, 1, &before, 0, NULL, 0, NULL);
-    for (uint32_t c = 0; c < rec->nchunks; c++) {
-        const uint32_t first = c * TL_CHUNK_QUERIES;
-        if (first >= rec->nslots)
-            break;
-        uint32_t n = rec->nslots - first;
-        if (n > TL_CHUNK_QUERIES)
-            n = TL_CHUNK_QUERIES;
-        const tl_qchunk *chunk = rec->chunks[c];
-        vk->CmdCopyQueryPoolResults(rec->cb, chunk->pool, chunk->first, n, chunk->buffer,
-                                    chunk->offset, 2 * sizeof(uint64_t),
-                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
-                                        VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    }
-    const VkMemoryBarrier after = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-    };
-    vk->CmdPipelineBarrier(rec->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                           1, &after, 0, NULL, 0, NULL);
-    rec->copied = true;
-}
-
 /* ---- hooks -------------------------------------------------------------------- */
 
 void tl_record_begin(tl_device *td, tl_cb *tcb, const VkCommandBufferBeginInfo *info)
@@ -707,14 +435,15 @@ void tl_record_begin(tl_device *td, tl_cb *tcb, const VkCommandBufferBeginInfo *
             rec->in_render_pass = true;
             rec->rp_handle = (uint64_t)inherit->renderPass;
             rec->rp_target = (uint64_t)inherit->framebuffer;
-            copy_view_masks(td, rec, inherit->renderPass);
+            tl_render_pass_copy_masks(td, rec, inherit->renderPass);
             rec->subpass = inherit->subpass;
             enter_subpass(rec, VK_SUBPASS_CONTENTS_INLINE);
         } else {
             const VkCommandBufferInheritanceRenderingInfo *ri =
-                inherit ? find_in_chain(inherit->pNext,
-                                        VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_RENDERING_INFO)
-                        : NULL;
+                inherit
+                    ? tl_find_in_chain(inherit->pNext,
+                                       VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_RENDERING_INFO)
+                    : NULL;
             rec->in_rendering = true;
             rec->rendering_inline = ri != NULL;
             rec->views = (uint16_t)(ri && ri->viewMask ? popcount32(ri->viewMask) : 1);
@@ -745,7 +474,7 @@ void tl_record_end(tl_device *td, tl_cb *tcb)
     const bool may_append = !rec->maybe_suspended && !rec->start_pending;
     close_command_buffer(td, rec);
     if (may_append)
-        copy_results(td, rec);
+        tl_recording_copy_results(td, rec);
 }
 
 static void close_command_buffer(tl_device *td, tl_recording *rec)
@@ -940,7 +669,7 @@ void tl_record_cmd_post(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
         rec->rp_handle = info ? (uint64_t)info->renderPass : 0;
         rec->rp_target = info ? (uint64_t)info->framebuffer : 0;
         rec->subpass = 0;
-        copy_view_masks(td, rec, info ? info->renderPass : VK_NULL_HANDLE);
+        tl_render_pass_copy_masks(td, rec, info ? info->renderPass : VK_NULL_HANDLE);
         enter_subpass(rec, cmd->u.render_pass.contents);
         break;
     }

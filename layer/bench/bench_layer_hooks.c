@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,26 +419,13 @@ static int cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-int main(int argc, char **argv)
+/* The layer's vkGetInstanceProcAddr, from its negotiation; NULL on error. */
+static PFN_vkGetInstanceProcAddr load_layer(const char *lib)
 {
-    const char *lib = NULL, *label = "layer_cpu_ns_per_region";
-    unsigned iterations = 20000;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
-            iterations = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--label") && i + 1 < argc)
-            label = argv[++i];
-        else
-            lib = argv[i];
-    }
-    if (!lib || !iterations) {
-        fprintf(stderr, "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]\n");
-        return 2;
-    }
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "bench_layer_hooks: %s\n", dlerror());
-        return 1;
+        return NULL;
     }
     PFN_vkNegotiateLoaderLayerInterfaceVersion negotiate =
         (PFN_vkNegotiateLoaderLayerInterfaceVersion)dlsym(h,
@@ -448,10 +436,16 @@ int main(int argc, char **argv)
     };
     if (!negotiate || negotiate(&ni) != VK_SUCCESS) {
         fprintf(stderr, "bench_layer_hooks: negotiation failed\n");
-        return 1;
+        return NULL;
     }
-    PFN_vkGetInstanceProcAddr layer_gipa = ni.pfnGetInstanceProcAddr;
+    return ni.pfnGetInstanceProcAddr;
+}
 
+/* An instance and a device created through the layer over the fake
+ * driver; false on error. */
+static bool create_through_layer(PFN_vkGetInstanceProcAddr layer_gipa, VkInstance *out_instance,
+                                 VkDevice *out_device)
+{
     /* Instance through the layer. */
     VkLayerInstanceLink ilink = { .pfnNextGetInstanceProcAddr = fake_gipa };
     VkLayerInstanceCreateInfo ilci = {
@@ -469,7 +463,7 @@ int main(int argc, char **argv)
         (PFN_vkCreateInstance)layer_gipa(VK_NULL_HANDLE, "vkCreateInstance");
     if (create_instance(&ici, NULL, &instance) != VK_SUCCESS) {
         fprintf(stderr, "bench_layer_hooks: vkCreateInstance failed\n");
-        return 1;
+        return false;
     }
     PFN_vkEnumeratePhysicalDevices enumerate =
         (PFN_vkEnumeratePhysicalDevices)layer_gipa(instance, "vkEnumeratePhysicalDevices");
@@ -503,8 +497,36 @@ int main(int argc, char **argv)
     VkDevice device;
     if (create_device(pd, &dci, NULL, &device) != VK_SUCCESS) {
         fprintf(stderr, "bench_layer_hooks: vkCreateDevice failed\n");
-        return 1;
+        return false;
     }
+    *out_instance = instance;
+    *out_device = device;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    const char *lib = NULL, *label = "layer_cpu_ns_per_region";
+    unsigned iterations = 20000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
+            iterations = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--label") && i + 1 < argc)
+            label = argv[++i];
+        else
+            lib = argv[i];
+    }
+    if (!lib || !iterations) {
+        fprintf(stderr, "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]\n");
+        return 2;
+    }
+    PFN_vkGetInstanceProcAddr layer_gipa = load_layer(lib);
+    if (!layer_gipa)
+        return 1;
+    VkInstance instance;
+    VkDevice device;
+    if (!create_through_layer(layer_gipa, &instance, &device))
+        return 1;
     PFN_vkGetDeviceProcAddr layer_gdpa =
         (PFN_vkGetDeviceProcAddr)layer_gipa(instance, "vkGetDeviceProcAddr");
 

@@ -1,5 +1,6 @@
-/* timeline.c — the timeline.h hook points: the cheap "nothing to do"
- * checks, then the work in timeline_*.c.
+/* timeline_entry.c — most of the timeline.h hook points (the command pool,
+ * command buffer and queue ones are in timeline_device.c): the cheap
+ * "nothing to do" checks, then the work in timeline_*.c.
  *
  * When no session traces (no GPUTRACE_OUTPUT and no traced, or
  * GPUTRACE_BACKEND=none), every recorded command costs one relaxed atomic
@@ -10,7 +11,12 @@
  */
 #include "layer/collector.h"
 #include "layer/log.h"
-#include "layer/timeline_internal.h"
+#include "layer/timeline.h"
+#include "layer/timeline_device.h"
+#include "layer/timeline_lookup.h"
+#include "layer/timeline_record.h"
+#include "layer/timeline_render_pass.h"
+#include "layer/timeline_submit.h"
 
 static inline bool active(const tl_device *td)
 {

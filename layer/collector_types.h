@@ -1,0 +1,53 @@
+/* collector_types.h — the state of one device's collector, shared by the
+ * thread's loop (collector.c) and its trace sequence
+ * (collector_sequence.c). Data only.
+ */
+#ifndef GPUTRACE_LAYER_COLLECTOR_TYPES_H
+#define GPUTRACE_LAYER_COLLECTOR_TYPES_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layer/gpu_clock.h"
+#include "layer/timeline_device_types.h"
+#include "layer/timeline_submission_types.h"
+#include "tracing/trace_writer.h"
+
+typedef struct tl_collector tl_collector;
+struct tl_collector {
+    tl_device *td;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake_cond;
+    pthread_cond_t ack_cond;
+    tl_submission *head, *tail;
+    bool wake, stop, exiting, finished, joined;
+    uint32_t release_req, release_ack;
+    atomic_bool clear_req;
+    /* Work submissions in the list (bounded: see col_backlog_full), and
+    * those passed through untimed because it was full. */
+    atomic_uint backlog;
+    uint32_t max_backlog;
+    atomic_uint_fast64_t dropped_subs, dropped_regions;
+
+    /* The thread's own. */
+    gc_clock clock;
+    tw_writer *writer;
+    uint32_t writer_gen;
+    bool need_interned;
+    uint64_t interned_queues; /* bit per queue slot */
+    uint64_t interned_at;     /* MONOTONIC of the last full re-emission */
+    uint64_t interned_events; /* events_emitted then */
+    uint64_t event_id;
+    uint64_t lost_seen;
+    uint64_t dropped_seen; /* dropped_subs already reported */
+    uint64_t events_emitted, events_unconverted;
+    bool stop_seen; /* draining: take what calibration there is */
+    bool no_stall;  /* the application waits for us: see never_stall() */
+    uint64_t first_snapshot_at, last_snapshot_at; /* MONOTONIC, 0: none yet */
+    uint64_t copy_probed_ns;                      /* MONOTONIC of the last copy_unseen probe */
+};
+
+#endif

@@ -1,0 +1,25 @@
+/* timeline_lookup.h — finding the timing feature's state for a command
+ * buffer or queue on the hot path, and the device's fences (prefix tl_).
+ */
+#ifndef GPUTRACE_LAYER_TIMELINE_LOOKUP_H
+#define GPUTRACE_LAYER_TIMELINE_LOOKUP_H
+
+#include <vulkan/vulkan.h>
+
+#include "layer/timeline_device_types.h"
+
+/* The state of a command buffer / queue of this device, or NULL. */
+tl_cb *tl_cb_find(tl_device *td, VkCommandBuffer cb);
+tl_queue *tl_queue_find(tl_device *td, VkQueue queue);
+/* Some command buffer went away (its handle may be reused): forgets every
+ * thread's cached tl_cb_find answer. */
+void tl_cb_cache_invalidate(void);
+
+/* Unsignalled fences of the layer's own; putting one back never fails. */
+VkFence tl_fence_get(tl_device *td);
+void tl_fence_put(tl_device *td, VkFence fence); /* signaled or not: reset here */
+
+/* Gives the queue's vk_queue_submit writer back to the session. */
+void tl_queue_release_writer(tl_queue *q);
+
+#endif
