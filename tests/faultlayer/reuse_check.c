@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/faultlayer/fault_layer.h"
+
 /* What one command buffer recorded that matters here. */
 typedef struct rc_cb rc_cb;
 struct rc_cb {
@@ -71,19 +73,6 @@ struct rc_state {
     uint64_t stamps, unwaited;
     char first[256];
 };
-
-static bool grow(void **array, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return true;
-    size_t want = *cap ? 2 * *cap : 16;
-    void *p = realloc(*array, want * size);
-    if (!p)
-        return false;
-    *array = p;
-    *cap = want;
-    return true;
-}
 
 rc_state *rc_create(VkDevice device, PFN_vkGetDeviceProcAddr gdpa)
 {
@@ -155,7 +144,7 @@ static rc_cb *cb_of(rc_state *s, VkCommandBuffer cb, bool create)
         if (s->cbs[i].cb == cb)
             return &s->cbs[i];
     }
-    if (!create || !grow((void **)&s->cbs, &s->cbs_cap, s->ncbs, sizeof *s->cbs))
+    if (!create || !fl_grow((void **)&s->cbs, &s->cbs_cap, s->ncbs, sizeof *s->cbs))
         return NULL;
     rc_cb *c = &s->cbs[s->ncbs++];
     memset(c, 0, sizeof *c);
@@ -198,7 +187,7 @@ static void update_proven(rc_state *s)
     /* Fences of the ones complete by fence are free again. */
     for (size_t i = 0; i < done; i++) {
         if (s->ResetFences(s->device, 1, &s->subs[i].fence) == VK_SUCCESS &&
-            grow((void **)&s->spare, &s->spare_cap, s->nspare, sizeof *s->spare))
+            fl_grow((void **)&s->spare, &s->spare_cap, s->nspare, sizeof *s->spare))
             s->spare[s->nspare++] = s->subs[i].fence;
         else
             s->DestroyFence(s->device, s->subs[i].fence, NULL);
@@ -220,7 +209,7 @@ void rc_pool_created(rc_state *s, VkQueryPool pool, uint32_t count)
         return;
     uint32_t *writer = calloc(count ? count : 1, sizeof *writer);
     pthread_mutex_lock(&s->lock);
-    if (writer && grow((void **)&s->pools, &s->pools_cap, s->npools, sizeof *s->pools)) {
+    if (writer && fl_grow((void **)&s->pools, &s->pools_cap, s->npools, sizeof *s->pools)) {
         s->pools[s->npools++] = (rc_pool){ pool, count, writer };
         writer = NULL;
     }
@@ -268,7 +257,7 @@ void rc_timestamp(rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t qu
             s->unwaited++;
         c->after_barrier = false;
     }
-    if (c && grow((void **)&c->writes, &c->writes_cap, c->nwrites, sizeof *c->writes)) {
+    if (c && fl_grow((void **)&c->writes, &c->writes_cap, c->nwrites, sizeof *c->writes)) {
         c->writes[c->nwrites++] = (struct rc_write){ pool, query };
         c->stamped = true;
     }
@@ -283,7 +272,7 @@ void rc_cmd_reset(rc_state *s, VkCommandBuffer cb, VkQueryPool pool, uint32_t fi
     rc_cb *c = pool_of(s, pool) ? cb_of(s, cb, true) : NULL;
     if (c)
         c->after_barrier = false;
-    if (c && grow((void **)&c->resets, &c->resets_cap, c->nresets, sizeof *c->resets))
+    if (c && fl_grow((void **)&c->resets, &c->resets_cap, c->nresets, sizeof *c->resets))
         c->resets[c->nresets++] = (struct rc_reset){ pool, first, count, c->guard };
     pthread_mutex_unlock(&s->lock);
 }
@@ -323,7 +312,7 @@ void rc_execute(rc_state *s, VkCommandBuffer cb, uint32_t count, const VkCommand
     if (c)
         c->after_barrier = false;
     for (uint32_t i = 0; c && i < count; i++) {
-        if (grow((void **)&c->executed, &c->executed_cap, c->nexecuted, sizeof *c->executed))
+        if (fl_grow((void **)&c->executed, &c->executed_cap, c->nexecuted, sizeof *c->executed))
             c->executed[c->nexecuted++] = secondaries[i];
     }
     pthread_mutex_unlock(&s->lock);
@@ -390,7 +379,7 @@ void rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuf
         s->DestroyFence(s->device, sub.fence, NULL);
         sub.fence = VK_NULL_HANDLE;
     }
-    if (grow((void **)&s->subs, &s->subs_cap, s->nsubs, sizeof *s->subs))
+    if (fl_grow((void **)&s->subs, &s->subs_cap, s->nsubs, sizeof *s->subs))
         s->subs[s->nsubs++] = sub;
     else if (sub.fence)
         s->DestroyFence(s->device, sub.fence, NULL);

@@ -23,8 +23,9 @@
  *
  * (inside: timestamps written inside render pass instances; multiview:
  * those taking more than one query), preceded by one "cmdcheck: violation:"
- * line per violation (the first 20). Interface 2, state keyed on dispatch
- * keys, one lock: it is for small test programs, not for speed.
+ * line per violation (the first 20). One lock: it is for small test
+ * programs, not for speed. The loader plumbing is the test layers'
+ * skeleton (tests/common/test_layer_skeleton.h).
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -37,7 +38,7 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
-#include "tests/common/test_layer_objects.h"
+#include "tests/common/test_layer_skeleton.h"
 
 #define CC_MAX_REPORTED 20
 
@@ -71,14 +72,6 @@ static void *xrealloc(void *p, size_t size)
 
 /* ---- instances and devices ------------------------------------------------------- */
 
-typedef struct cc_instance cc_instance;
-struct cc_instance {
-    void *key;
-    VkInstance handle;
-    PFN_vkGetInstanceProcAddr gipa;
-    PFN_vkDestroyInstance DestroyInstance;
-};
-
 /* The device-level functions the layer intercepts. */
 #define CC_HOOKS(X)           \
     X(CreateRenderPass)       \
@@ -107,32 +100,18 @@ struct cc_instance {
     X(QueueSubmit2)           \
     X(QueueSubmit2KHR)
 
-/* Those, and what the layer calls itself. */
-#define CC_DEVICE_FUNCS(X) \
-    X(DestroyDevice)       \
-    CC_HOOKS(X)
-
+/* The next layer's functions for those. */
 typedef struct cc_device cc_device;
 struct cc_device {
-    void *key;
-    VkDevice handle;
-    PFN_vkGetDeviceProcAddr gdpa;
+    tls_device base;
 #define CC_MEMBER(name) PFN_vk##name name;
-    CC_DEVICE_FUNCS(CC_MEMBER)
+    CC_HOOKS(CC_MEMBER)
 #undef CC_MEMBER
 };
 
-static tlo_table g_instances = TLO_TABLE_INIT;
-static tlo_table g_devices = TLO_TABLE_INIT;
-
-static cc_instance *instance_of(const void *dispatchable)
-{
-    return tlo_find(&g_instances, dispatchable);
-}
-
 static cc_device *device_of(const void *dispatchable)
 {
-    return tlo_find(&g_devices, dispatchable);
+    return (cc_device *)tls_device_of(dispatchable);
 }
 
 /* ---- what is recorded -------------------------------------------------------------- */
@@ -608,7 +587,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2KHR(VkQueue queue, uint32_t
     return device_of(queue)->QueueSubmit2KHR(queue, n, submits, fence);
 }
 
-/* ---- instance and device plumbing ---------------------------------------------------- */
+/* ---- instance and device life ----------------------------------------------------------- */
 
 static void report(void)
 {
@@ -633,158 +612,37 @@ static void report(void)
     pthread_mutex_unlock(&g_lock);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL cc_CreateInstance(const VkInstanceCreateInfo *info,
-                                                        const VkAllocationCallbacks *alloc,
-                                                        VkInstance *out)
+static void cc_instance_destroyed(bool last)
 {
-    VkLayerInstanceLink *link = tlo_take_instance_link(info);
-    if (!link)
-        return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
-    PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(VK_NULL_HANDLE, "vkCreateInstance");
-    if (!create)
-        return VK_ERROR_INITIALIZATION_FAILED;
-    VkResult r = create(info, alloc, out);
-    if (r != VK_SUCCESS)
-        return r;
-    cc_instance *inst = calloc(1, sizeof *inst);
-    if (!inst)
-        abort();
-    inst->key = tlo_dispatch_key(*out);
-    inst->handle = *out;
-    inst->gipa = gipa;
-    inst->DestroyInstance = (PFN_vkDestroyInstance)gipa(*out, "vkDestroyInstance");
-    if (!tlo_publish(&g_instances, inst))
-        abort();
-    return VK_SUCCESS;
-}
-
-static VKAPI_ATTR void VKAPI_CALL cc_DestroyInstance(VkInstance instance,
-                                                     const VkAllocationCallbacks *alloc)
-{
-    cc_instance *inst = instance_of(instance);
-    if (!inst)
-        return;
-    const bool last = tlo_unpublish(&g_instances, inst) == 0;
-    inst->DestroyInstance(instance, alloc);
-    free(inst);
     if (last)
         report();
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL cc_CreateDevice(VkPhysicalDevice pd,
-                                                      const VkDeviceCreateInfo *info,
-                                                      const VkAllocationCallbacks *alloc,
-                                                      VkDevice *out)
+static void cc_device_created(tls_device *base)
 {
-    cc_instance *inst = instance_of(pd);
-    VkLayerDeviceLink *link = inst ? tlo_take_device_link(info) : NULL;
-    if (!link)
-        return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr gipa = link->pfnNextGetInstanceProcAddr;
-    PFN_vkGetDeviceProcAddr gdpa = link->pfnNextGetDeviceProcAddr;
-    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->handle, "vkCreateDevice");
-    if (!create)
-        return VK_ERROR_INITIALIZATION_FAILED;
-    VkResult r = create(pd, info, alloc, out);
-    if (r != VK_SUCCESS)
-        return r;
-    cc_device *d = calloc(1, sizeof *d);
-    if (!d)
-        abort();
-    d->key = tlo_dispatch_key(*out);
-    d->handle = *out;
-    d->gdpa = gdpa;
-#define CC_GET(name) d->name = (PFN_vk##name)gdpa(*out, "vk" #name);
-    CC_DEVICE_FUNCS(CC_GET)
+    cc_device *d = (cc_device *)base;
+#define CC_GET(name) d->name = (PFN_vk##name)base->gdpa(base->handle, "vk" #name);
+    CC_HOOKS(CC_GET)
 #undef CC_GET
-    if (!tlo_publish(&g_devices, d))
-        abort();
-    return VK_SUCCESS;
 }
 
-static VKAPI_ATTR void VKAPI_CALL cc_DestroyDevice(VkDevice device,
-                                                   const VkAllocationCallbacks *alloc)
-{
-    if (!device)
-        return;
-    cc_device *d = device_of(device);
-    if (!d)
-        return;
-    tlo_unpublish(&g_devices, d);
-    d->DestroyDevice(device, alloc);
-    free(d);
-}
-
-/* ---- lookup ------------------------------------------------------------------------------ */
-
-static const struct {
-    const char *name;
-    PFN_vkVoidFunction fn;
-} device_hooks[] = {
-#define CC_ENTRY(name) { "vk" #name, (PFN_vkVoidFunction)cc_##name },
+static const tls_hook device_hooks[] = {
+#define CC_ENTRY(name) TLS_HOOK(cc_, name),
     CC_HOOKS(CC_ENTRY)
 #undef CC_ENTRY
 };
 
-static PFN_vkVoidFunction device_hook(const char *name)
-{
-    for (size_t i = 0; i < sizeof device_hooks / sizeof device_hooks[0]; i++) {
-        if (strcmp(device_hooks[i].name, name) == 0)
-            return device_hooks[i].fn;
-    }
-    return NULL;
-}
-
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL cc_GetDeviceProcAddr(VkDevice device,
-                                                                     const char *name);
-
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL cc_GetInstanceProcAddr(VkInstance instance,
-                                                                       const char *name)
-{
-    if (strcmp(name, "vkGetInstanceProcAddr") == 0)
-        return (PFN_vkVoidFunction)cc_GetInstanceProcAddr;
-    if (strcmp(name, "vkCreateInstance") == 0)
-        return (PFN_vkVoidFunction)cc_CreateInstance;
-    if (strcmp(name, "vkDestroyInstance") == 0)
-        return (PFN_vkVoidFunction)cc_DestroyInstance;
-    if (strcmp(name, "vkCreateDevice") == 0)
-        return (PFN_vkVoidFunction)cc_CreateDevice;
-    if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-        return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
-    if (strcmp(name, "vkDestroyDevice") == 0)
-        return (PFN_vkVoidFunction)cc_DestroyDevice;
-    cc_instance *inst = instance ? instance_of(instance) : NULL;
-    if (!inst)
-        return NULL;
-    PFN_vkVoidFunction next = inst->gipa(instance, name);
-    PFN_vkVoidFunction hook = next ? device_hook(name) : NULL;
-    return hook ? hook : next;
-}
-
-static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL cc_GetDeviceProcAddr(VkDevice device,
-                                                                     const char *name)
-{
-    if (strcmp(name, "vkGetDeviceProcAddr") == 0)
-        return (PFN_vkVoidFunction)cc_GetDeviceProcAddr;
-    if (strcmp(name, "vkDestroyDevice") == 0)
-        return (PFN_vkVoidFunction)cc_DestroyDevice;
-    cc_device *d = device ? device_of(device) : NULL;
-    if (!d)
-        return NULL;
-    PFN_vkVoidFunction next = d->gdpa(device, name);
-    PFN_vkVoidFunction hook = next ? device_hook(name) : NULL;
-    return hook ? hook : next;
-}
+const tls_layer tls_the_layer = {
+    .device_hooks = device_hooks,
+    .n_device_hooks = TLS_COUNT(device_hooks),
+    .instance_size = sizeof(tls_instance),
+    .device_size = sizeof(cc_device),
+    .device_created = cc_device_created,
+    .instance_destroyed = cc_instance_destroyed,
+};
 
 VK_LAYER_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
 vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
 {
-    if (!v || v->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT || v->loaderLayerInterfaceVersion < 2)
-        return VK_ERROR_INITIALIZATION_FAILED;
-    v->loaderLayerInterfaceVersion = 2;
-    v->pfnGetInstanceProcAddr = cc_GetInstanceProcAddr;
-    v->pfnGetDeviceProcAddr = cc_GetDeviceProcAddr;
-    v->pfnGetPhysicalDeviceProcAddr = NULL;
-    return VK_SUCCESS;
+    return tls_negotiate(v);
 }
