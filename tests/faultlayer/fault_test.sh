@@ -22,7 +22,7 @@
 set -eu
 
 case_name=${1:?usage: fault_test.sh CASE}
-. "$(dirname "$0")/gt_test_lib.sh"
+. "$(dirname "$0")/../common/gt_test_lib.sh"
 
 need_exe "$GT_WORKLOAD" gputrace-workload
 need_exe "$GT_GPUTRACE_CHECK" gputrace-check

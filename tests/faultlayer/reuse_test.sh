@@ -29,7 +29,7 @@
 set -eu
 
 case_name=${1:?usage: reuse_test.sh CASE}
-. "$(dirname "$0")/gt_test_lib.sh"
+. "$(dirname "$0")/../common/gt_test_lib.sh"
 
 export VK_LAYER_PATH="$GT_EXPLICIT_DIR:$GT_FAULT_DIR"
 export VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline:VK_LAYER_GPUTRACE_clockfault

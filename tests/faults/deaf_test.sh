@@ -24,10 +24,7 @@ set -eu
 
 case_name=deaf-service
 . "$GT_TEST_LIB"
-
-need_exe "$GT_WORKLOAD" gputrace-workload
-need_exe "$GT_GPUTRACE_SERVICE" gputrace-service
-need_exe "$GT_STALL_SERVICE" stall_service
+. "$(dirname "$0")/faults_lib.sh"
 
 # Frames per run: well under a second of work, so the run ends long before
 # the producer's own 5 s send timeout would drop the deaf connection (then
@@ -37,24 +34,7 @@ farewell_ms=100
 slack_ms=2500
 rounds=5
 
-good_sock=$tmp/good.sock
-bad_sock=$tmp/bad.sock
-layer_env="VK_ADD_LAYER_PATH=$GT_EXPLICIT_DIR VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline"
-export GPUTRACE_BACKEND=system GPUTRACE_LOG=info
-unset GPUTRACE_STARTUP_WAIT_MS GPUTRACE_MAX_PENDING_SUBMISSIONS GPUTRACE_BUFFER_KB
-
-# The system backend needs the layer built with the Perfetto producer.
-# shellcheck disable=SC2086 # $layer_env is two assignments
-env $layer_env GPUTRACE_LOG_FILE="$log" PERFETTO_PRODUCER_SOCK_NAME="$tmp/none.sock" \
-    timeout 60 "$GT_WORKLOAD" --frames 1 > /dev/null 2>&1 || true
-if grep -q 'system backend unavailable' "$log" 2> /dev/null; then
-    skip "the layer has no system backend: $(grep 'system backend unavailable' "$log" | head -n 1)"
-fi
-rm -f "$log"
-
-"$GT_GPUTRACE_SERVICE" --socket "$good_sock" --data-source gpu.renderstages \
-    --output "$tmp/good.pftrace" > "$tmp/service.log" 2>&1 &
-good_pid=$!
+service_pair_setup
 bad_pid=
 stop_services() {
     kill -TERM $good_pid $bad_pid 2> /dev/null || true
@@ -62,30 +42,12 @@ stop_services() {
     [ -z "$bad_pid" ] || wait "$bad_pid" 2> /dev/null || true
     bad_pid=
 }
-wait_socket() {
-    i=0
-    while [ ! -S "$1" ]; do
-        i=$((i + 1))
-        [ $i -le 100 ] || { stop_services; fail "no service listens on $1"; }
-        sleep 0.05
-    done
-}
-wait_socket "$good_sock"
-
-now_ms() {
-    echo $(($(date +%s%N) / 1000000))
-}
+wait_socket "$good_sock" stop_services
 
 # traced_run SOCKET LOG: the workload under the layer against SOCKET, its
 # wall time in $took_ms; killed after 60 s.
 traced_run() {
-    t0=$(now_ms)
-    rc=0
-    # shellcheck disable=SC2086 # $layer_env is two assignments
-    env $layer_env PERFETTO_PRODUCER_SOCK_NAME="$1" GPUTRACE_LOG_FILE="$2" \
-        LD_PRELOAD="${gt_preload:-${LD_PRELOAD:-}}" \
-        timeout -k 5 60 "$GT_WORKLOAD" --frames "$frames" > "$tmp/out" 2> "$tmp/err" || rc=$?
-    took_ms=$(($(now_ms) - t0))
+    timed_workload "$1" "$2" 60
     if [ $rc -ne 0 ]; then
         cp "$2" "$log" 2> /dev/null || true
         stop_services
@@ -104,7 +66,7 @@ deaf_run() {
     "$GT_STALL_SERVICE" --socket "$bad_sock" --deaf 10000 --policy drop \
         > "$tmp/stall$1.out" 2> "$tmp/stall$1.err" &
     bad_pid=$!
-    wait_socket "$bad_sock"
+    wait_socket "$bad_sock" stop_services
     traced_run "$bad_sock" "$tmp/bad$1.log"
     kill -TERM "$bad_pid"
     wait "$bad_pid" || true
@@ -124,10 +86,6 @@ deaf_run() {
         cut=0
         echo "run $1: no farewell cut short (layer log: $(tail -n 3 "$tmp/bad$1.log" | tr '\n' ' '))"
     fi
-}
-
-median() {
-    printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"
 }
 
 # Warm-up of each (page and shader caches), not counted.

@@ -30,6 +30,7 @@ set -eu
 
 case_name=${1:?usage: faults_test.sh CASE}
 . "$GT_TEST_LIB"
+. "$(dirname "$0")/faults_lib.sh"
 
 need_exe "$GT_WORKLOAD" gputrace-workload
 need_exe "$GT_CI" gputrace-ci
@@ -72,19 +73,6 @@ no_errors() {
     fi
 }
 
-# The system backend needs the layer built with the Perfetto producer.
-need_system_backend() {
-    rm -f "$log"
-    GPUTRACE_BACKEND=system VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline \
-        VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR" PERFETTO_PRODUCER_SOCK_NAME="$tmp/none.sock" \
-        timeout 60 "$GT_WORKLOAD" --frames 1 > /dev/null 2>&1 || true
-    if grep -q 'system backend unavailable' "$log" 2> /dev/null; then
-        skip "the layer has no system backend: $(grep 'system backend unavailable' "$log" | head -n 1)"
-    fi
-    need_exe "$GT_GPUTRACE_SERVICE" gputrace-service
-    rm -f "$log"
-}
-
 # Every event the layer's collector emitted (GPUTRACE_LOG=debug) is in the
 # trace, or gputrace-check reports data loss: no uncounted loss.
 counted_or_complete() {
@@ -94,11 +82,6 @@ counted_or_complete() {
     if [ "$events" -lt "$emitted" ] && ! grep -q '"severity": "data_loss"' "$tmp/check"; then
         fail "$((emitted - events)) GPU events missing, and gputrace-check reports no loss"
     fi
-}
-
-# now_ms: monotonic enough for coarse wall-clock bounds (GNU date).
-now_ms() {
-    echo $(($(date +%s%N) / 1000000))
 }
 
 # timed_app NAME [VAR=VALUE...]: fork_app --child none (instance, device,
@@ -352,12 +335,7 @@ startup-no-service)
     "$GT_GPUTRACE_SERVICE" --socket "$tmp/other.sock" --data-source some.other.source \
         --output "$tmp/other.pftrace" > "$tmp/service.log" 2>&1 &
     spid=$!
-    i=0
-    while [ ! -S "$tmp/other.sock" ]; do
-        i=$((i + 1))
-        [ $i -le 100 ] || fail "gputrace-service did not listen"
-        sleep 0.05
-    done
+    wait_socket "$tmp/other.sock"
     for what in missing:"$tmp/none.sock":'no tracing service' \
                 refused:"$tmp/stale.sock":'no tracing service' \
                 no-session:"$tmp/other.sock":'no session for'; do
@@ -393,12 +371,7 @@ startup-hung-service)
     "$GT_GPUTRACE_SERVICE" --socket "$tmp/hung.sock" --data-source gpu.renderstages \
         --output "$tmp/hung.pftrace" > "$tmp/service.log" 2>&1 &
     spid=$!
-    i=0
-    while [ ! -S "$tmp/hung.sock" ]; do
-        i=$((i + 1))
-        [ $i -le 100 ] || fail "gputrace-service did not listen"
-        sleep 0.05
-    done
+    wait_socket "$tmp/hung.sock"
     kill -STOP $spid
     rm -f "$log"
     # shellcheck disable=SC2086 # $layer is two assignments

@@ -38,6 +38,7 @@ set -eu
 
 case_name=${1:?usage: output_test.sh CASE}
 . "$GT_TEST_LIB"
+. "$(dirname "$0")/faults_lib.sh"
 
 need_exe "$GT_WORKLOAD" gputrace-workload
 need_exe "$GT_GPUTRACE_CHECK" gputrace-check
@@ -80,10 +81,6 @@ refused_run() { # refused_run PATH WHAT-THE-LOG-SAYS
     grep -q "trace file $1 $2" "$log" || fail "the log does not say '$1 $2'"
     grep -q 'not tracing' "$log" || fail "the layer did not say it is not tracing"
     workload_regions > /dev/null
-}
-
-now_ms() {
-    echo $(($(date +%s%N) / 1000000))
 }
 
 # start_bg OUT CMD...: CMD in the background with SIGINT and SIGTERM at

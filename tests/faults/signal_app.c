@@ -30,9 +30,9 @@
 
 #include <vulkan/vulkan.h>
 
-#define PROG      "signal_app"
-#define FILL_SIZE 65536u
-#define WAIT_NS   (30ull * 1000 * 1000 * 1000)
+#include "tests/faults/fill_app.h"
+
+#define PROG "signal_app"
 
 static volatile sig_atomic_t got_signal;
 static bool exit_in_handler;
@@ -57,127 +57,6 @@ static void install_handler(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-}
-
-static bool ok(VkResult r, const char *what)
-{
-    if (r == VK_SUCCESS)
-        return true;
-    fprintf(stderr, PROG ": %s failed: %d\n", what, (int)r);
-    return false;
-}
-
-typedef struct gpu gpu;
-struct gpu {
-    VkInstance instance;
-    VkDevice device;
-    VkQueue queue;
-    VkCommandPool pool;
-    VkCommandBuffer cb;
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-    VkFence fence;
-};
-
-static bool create_device(gpu *g)
-{
-    uint32_t n = 1;
-    VkPhysicalDevice pd;
-    VkResult r = vkEnumeratePhysicalDevices(g->instance, &n, &pd);
-    if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0)
-        return ok(VK_ERROR_INITIALIZATION_FAILED, "vkEnumeratePhysicalDevices");
-    VkQueueFamilyProperties fams[16];
-    uint32_t nf = 16;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nf, fams);
-    uint32_t family = 0;
-    while (family < nf &&
-           !(fams[family].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
-        family++;
-    if (family == nf)
-        return ok(VK_ERROR_FEATURE_NOT_PRESENT, "queue family");
-    const float prio = 1.0f;
-    const VkDeviceQueueCreateInfo qi = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-        .queueFamilyIndex = family,
-        .queueCount = 1,
-        .pQueuePriorities = &prio,
-    };
-    const VkDeviceCreateInfo di = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .queueCreateInfoCount = 1,
-        .pQueueCreateInfos = &qi,
-    };
-    if (!ok(vkCreateDevice(pd, &di, NULL, &g->device), "vkCreateDevice"))
-        return false;
-    vkGetDeviceQueue(g->device, family, 0, &g->queue);
-    const VkCommandPoolCreateInfo pi = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-        .queueFamilyIndex = family,
-    };
-    const VkBufferCreateInfo bi = {
-        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-        .size = FILL_SIZE,
-        .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-    };
-    const VkFenceCreateInfo fi = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-    if (!ok(vkCreateCommandPool(g->device, &pi, NULL, &g->pool), "vkCreateCommandPool") ||
-        !ok(vkCreateBuffer(g->device, &bi, NULL, &g->buffer), "vkCreateBuffer") ||
-        !ok(vkCreateFence(g->device, &fi, NULL, &g->fence), "vkCreateFence"))
-        return false;
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(g->device, g->buffer, &req);
-    uint32_t type = 0;
-    while (type < 32 && !(req.memoryTypeBits & (1u << type)))
-        type++;
-    const VkMemoryAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-        .allocationSize = req.size,
-        .memoryTypeIndex = type,
-    };
-    const VkCommandBufferAllocateInfo cai = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = g->pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    return ok(vkAllocateMemory(g->device, &ai, NULL, &g->memory), "vkAllocateMemory") &&
-           ok(vkBindBufferMemory(g->device, g->buffer, g->memory, 0), "vkBindBufferMemory") &&
-           ok(vkAllocateCommandBuffers(g->device, &cai, &g->cb), "vkAllocateCommandBuffers");
-}
-
-static bool submit_fill(gpu *g, uint32_t value)
-{
-    const VkCommandBufferBeginInfo begin = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    if (!ok(vkBeginCommandBuffer(g->cb, &begin), "vkBeginCommandBuffer"))
-        return false;
-    vkCmdFillBuffer(g->cb, g->buffer, 0, FILL_SIZE, value);
-    const VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &g->cb,
-    };
-    return ok(vkEndCommandBuffer(g->cb), "vkEndCommandBuffer") &&
-           ok(vkQueueSubmit(g->queue, 1, &si, g->fence), "vkQueueSubmit") &&
-           ok(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, WAIT_NS), "vkWaitForFences") &&
-           ok(vkResetFences(g->device, 1, &g->fence), "vkResetFences");
-}
-
-static void destroy(gpu *g)
-{
-    if (g->device) {
-        vkDeviceWaitIdle(g->device);
-        vkDestroyFence(g->device, g->fence, NULL);
-        vkDestroyCommandPool(g->device, g->pool, NULL);
-        vkDestroyBuffer(g->device, g->buffer, NULL);
-        vkFreeMemory(g->device, g->memory, NULL);
-        vkDestroyDevice(g->device, NULL);
-    }
-    if (g->instance)
-        vkDestroyInstance(g->instance, NULL);
 }
 
 static double now_ms(void)
@@ -211,23 +90,14 @@ int main(int argc, char **argv)
     if (!when || (strcmp(when, "before") && strcmp(when, "after") && strcmp(when, "none")))
         return usage();
 
-    gpu g;
-    memset(&g, 0, sizeof g);
-    const VkApplicationInfo app = {
-        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-        .pApplicationName = PROG,
-        .apiVersion = VK_API_VERSION_1_1,
-    };
-    const VkInstanceCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-        .pApplicationInfo = &app,
-    };
-    if (!ok(vkCreateInstance(&ci, NULL, &g.instance), "vkCreateInstance"))
+    fa_label = PROG;
+    fa_gpu g = { 0 };
+    if (!fa_create_instance(&g, PROG))
         return 1;
     if (strcmp(when, "before") == 0)
         install_handler();
-    if (!create_device(&g)) {
-        destroy(&g);
+    if (!fa_create_device(&g)) {
+        fa_destroy(&g);
         return 1;
     }
     if (strcmp(when, "after") == 0)
@@ -239,10 +109,10 @@ int main(int argc, char **argv)
     bool good = true;
     double until = now_ms() + max_ms;
     while (!got_signal && good && now_ms() < until) {
-        good = submit_fill(&g, submissions);
+        good = fa_submit_fill(&g, submissions);
         submissions += good;
     }
-    destroy(&g);
+    fa_destroy(&g);
     printf(PROG ": signal=%d submissions=%u regions=%u\n", (int)got_signal, submissions,
            2 * submissions);
     if (!good)

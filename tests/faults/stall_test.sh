@@ -19,10 +19,7 @@ set -eu
 
 case_name=hostile-stall-service
 . "$GT_TEST_LIB"
-
-need_exe "$GT_WORKLOAD" gputrace-workload
-need_exe "$GT_GPUTRACE_SERVICE" gputrace-service
-need_exe "$GT_STALL_SERVICE" stall_service
+. "$(dirname "$0")/faults_lib.sh"
 
 # Frames per run: ~1-2 s of traced work on lavapipe with 2 cores.
 frames=${GT_STALL_FRAMES:-1000}
@@ -33,24 +30,7 @@ frames=${GT_STALL_FRAMES:-1000}
 # wait) would cost a second here; the old layer took minutes.
 slack_ms=150
 
-good_sock=$tmp/good.sock
-bad_sock=$tmp/bad.sock
-layer_env="VK_ADD_LAYER_PATH=$GT_EXPLICIT_DIR VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline"
-export GPUTRACE_BACKEND=system GPUTRACE_LOG=info
-unset GPUTRACE_STARTUP_WAIT_MS GPUTRACE_MAX_PENDING_SUBMISSIONS GPUTRACE_BUFFER_KB
-
-# The system backend needs the layer built with the Perfetto producer.
-# shellcheck disable=SC2086 # $layer_env is two assignments
-env $layer_env GPUTRACE_LOG_FILE="$log" PERFETTO_PRODUCER_SOCK_NAME="$tmp/none.sock" \
-    timeout 60 "$GT_WORKLOAD" --frames 1 > /dev/null 2>&1 || true
-if grep -q 'system backend unavailable' "$log" 2> /dev/null; then
-    skip "the layer has no system backend: $(grep 'system backend unavailable' "$log" | head -n 1)"
-fi
-rm -f "$log"
-
-"$GT_GPUTRACE_SERVICE" --socket "$good_sock" --data-source gpu.renderstages \
-    --output "$tmp/good.pftrace" > "$tmp/service.log" 2>&1 &
-good_pid=$!
+service_pair_setup
 "$GT_STALL_SERVICE" --socket "$bad_sock" > "$tmp/stall.out" 2> "$tmp/stall.err" &
 bad_pid=$!
 stop_services() {
@@ -58,38 +38,19 @@ stop_services() {
     wait $good_pid 2> /dev/null || true
     wait $bad_pid 2> /dev/null || true
 }
-i=0
-while [ ! -S "$good_sock" ] || [ ! -S "$bad_sock" ]; do
-    i=$((i + 1))
-    [ $i -le 100 ] || { stop_services; fail "the services did not listen"; }
-    sleep 0.05
-done
-
-now_ms() {
-    echo $(($(date +%s%N) / 1000000))
-}
+wait_socket "$good_sock" stop_services
+wait_socket "$bad_sock" stop_services
 
 # traced_run SOCKET LOG BOUND_S: the workload under the layer against
 # SOCKET, its wall time in $took_ms; killed after BOUND_S seconds.
 traced_run() {
-    t0=$(now_ms)
-    rc=0
-    # shellcheck disable=SC2086 # $layer_env is two assignments
-    env $layer_env PERFETTO_PRODUCER_SOCK_NAME="$1" GPUTRACE_LOG_FILE="$2" \
-        LD_PRELOAD="${gt_preload:-${LD_PRELOAD:-}}" \
-        timeout -k 5 "$3" "$GT_WORKLOAD" --frames "$frames" > "$tmp/out" 2> "$tmp/err" || rc=$?
-    took_ms=$(($(now_ms) - t0))
+    timed_workload "$1" "$2" "$3"
     [ $rc -eq 0 ] || { cp "$2" "$log" 2> /dev/null || true; stop_services; }
     if [ "$1" = "$bad_sock" ] && { [ $rc -eq 124 ] || [ $rc -eq 137 ]; }; then
         fail "the workload did not finish within $3 s against the hostile service (well-behaved: ${good_ms:-?} ms): held up by the service"
     fi
     [ $rc -eq 0 ] || fail "gputrace-workload failed ($rc) against the $(basename "$1" .sock) service"
     grep -q 'tracing started' "$2" || { stop_services; fail "the layer did not trace (see $2)"; }
-}
-
-# median VALUES...: the middle one (the lower middle of an even count).
-median() {
-    printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"
 }
 
 # A warm-up of each (page cache, shader cache), not counted. The

@@ -1,5 +1,7 @@
-# gt_test_lib.sh — sourced by the fault, fault-injection and neighbour tests
-# (tests/faultlayer, tests/faults, tests/neighbours). POSIX sh.
+# gt_test_lib.sh — sourced by the clock-fault, fault-injection, neighbour
+# and real-application tests (tests/faultlayer, tests/faults,
+# tests/neighbours, tests/realapps; the meson.build files pass its path in
+# GT_TEST_LIB). POSIX sh.
 #
 # Before sourcing: case_name set. Provides a private temp dir ($tmp), a
 # lavapipe-only Vulkan environment, skip/fail helpers that show the logs,
