@@ -16,6 +16,7 @@
 #include "toolkit/tk_fields.h"
 #include "toolkit/tk_schema.h"
 #include "toolkit/tk_trace_reader.h"
+#include "toolkit/tool_common.h"
 
 #define PROG "gputrace-dump"
 
@@ -324,6 +325,49 @@ static void dump_interned(const uint8_t *d, size_t n)
     }
 }
 
+/* --verbose: the fields of the payloads that matter for correlation and
+ * loss, and a field list of the others. */
+static void dump_payloads(const uint8_t *data, size_t len)
+{
+    pb_reader r;
+    pb_field f;
+    pb_reader_init(&r, data, len);
+    while (pb_reader_next(&r, &f)) {
+        if (f.wire_type != PB_WIRE_LEN)
+            continue;
+        switch (f.id) {
+        case TK_TP_CLOCK_SNAPSHOT:
+            dump_clock_snapshot(f.data, (size_t)f.value);
+            break;
+        case TK_TP_TRACE_STATS:
+            dump_trace_stats(f.data, (size_t)f.value);
+            break;
+        case TK_TP_GPU_RENDER_STAGE_EVENT:
+            dump_gpu(f.data, (size_t)f.value);
+            break;
+        case TK_TP_VULKAN_API_EVENT:
+            dump_vk(f.data, (size_t)f.value);
+            break;
+        case TK_TP_INTERNED_DATA:
+            dump_interned(f.data, (size_t)f.value);
+            break;
+        case TK_TP_TRACE_PACKET_DEFAULTS:
+            print_fields(f.data, (size_t)f.value, "    defaults:");
+            break;
+        case TK_TP_COMPRESSED_PACKETS:
+        case TK_TP_SYNCHRONIZATION_MARKER:
+            break;
+        default:
+            if (f.value <= 4096) {
+                char indent[64];
+                snprintf(indent, sizeof indent,
+                         "    %s:", payload_name(f.id) ? payload_name(f.id) : "field");
+                print_fields(f.data, (size_t)f.value, indent);
+            }
+        }
+    }
+}
+
 static bool on_packet(void *vctx, const uint8_t *data, size_t len, uint64_t offset)
 {
     dump_ctx *ctx = vctx;
@@ -411,43 +455,8 @@ static bool on_packet(void *vctx, const uint8_t *data, size_t len, uint64_t offs
         printf(" <malformed: %s>", pb_error_str(r.err));
     putchar('\n');
 
-    if (opt_verbose && !r.err) {
-        pb_reader_init(&r, data, len);
-        while (pb_reader_next(&r, &f)) {
-            if (f.wire_type != PB_WIRE_LEN)
-                continue;
-            switch (f.id) {
-            case TK_TP_CLOCK_SNAPSHOT:
-                dump_clock_snapshot(f.data, (size_t)f.value);
-                break;
-            case TK_TP_TRACE_STATS:
-                dump_trace_stats(f.data, (size_t)f.value);
-                break;
-            case TK_TP_GPU_RENDER_STAGE_EVENT:
-                dump_gpu(f.data, (size_t)f.value);
-                break;
-            case TK_TP_VULKAN_API_EVENT:
-                dump_vk(f.data, (size_t)f.value);
-                break;
-            case TK_TP_INTERNED_DATA:
-                dump_interned(f.data, (size_t)f.value);
-                break;
-            case TK_TP_TRACE_PACKET_DEFAULTS:
-                print_fields(f.data, (size_t)f.value, "    defaults:");
-                break;
-            case TK_TP_COMPRESSED_PACKETS:
-            case TK_TP_SYNCHRONIZATION_MARKER:
-                break;
-            default:
-                if (f.value <= 4096) {
-                    char indent[64];
-                    snprintf(indent, sizeof indent,
-                             "    %s:", payload_name(f.id) ? payload_name(f.id) : "field");
-                    print_fields(f.data, (size_t)f.value, indent);
-                }
-            }
-        }
-    }
+    if (opt_verbose && !r.err)
+        dump_payloads(data, len);
     (void)defaults;
 
     if (compressed.data && !r.err) {
@@ -498,23 +507,16 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": no input file (use - for standard input)\n");
         return 2;
     }
-    if (opt_max_packet < 64) {
-        fprintf(stderr, PROG ": --max-packet-size must be at least 64\n");
-        return 2;
-    }
-    if (opt_max_inflated < 0 || opt_max_inflate_ratio < 0 || opt_max_inflate_ratio > UINT32_MAX) {
-        fprintf(stderr, PROG ": --max-inflated-bytes and --max-inflate-ratio take 0 (no limit) "
-                             "or a positive number\n");
-        return 2;
-    }
+    if (!tool_read_limits_valid(PROG, opt_max_packet, opt_max_inflated, opt_max_inflate_ratio))
+        return TOOL_EXIT_USAGE;
     tk_inflate_limits limits;
     tk_inflate_limits_default(&limits);
     limits.max_bytes = (uint64_t)opt_max_inflated;
     limits.max_ratio = (uint32_t)opt_max_inflate_ratio;
     int status = 0;
     for (gchar **p = opt_files; *p; p++) {
-        const bool is_stdin = strcmp(*p, "-") == 0;
-        int fd = is_stdin ? STDIN_FILENO : open(*p, O_RDONLY | O_CLOEXEC);
+        bool is_stdin;
+        int fd = tool_open_input(*p, &is_stdin);
         if (fd < 0) {
             fprintf(stderr, PROG ": %s: %s\n", *p, g_strerror(errno));
             status = 2;

@@ -17,6 +17,7 @@
 #include "tracing/ipc/ipc_conn.h"
 #include "tracing/service_output.h"
 #include "tracing/ipc/service_session.h"
+#include "toolkit/tool_common.h"
 
 #define PROG             "gputrace-service"
 #define MAX_DATA_SOURCES 64
@@ -72,17 +73,6 @@ static void usage(FILE *f)
                "                      1 MiB may be queued for one producer\n");
 }
 
-static bool parse_u32(const char *s, uint32_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *s == '\0' || *end != '\0' || v > UINT32_MAX)
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -127,7 +117,7 @@ int main(int argc, char **argv)
             socket_path = optarg;
             break;
         case 'b':
-            if (!parse_u32(optarg, &v) || v < 4 || v > (4u << 20)) {
+            if (!tool_parse_u32(optarg, 10, 4, 4u << 20, &v)) {
                 fprintf(stderr, PROG ": --buffer-kb: expected 4..4194304, got '%s'\n", optarg);
                 return 2;
             }
@@ -146,7 +136,7 @@ int main(int argc, char **argv)
         case 't':
         case 'w':
         case 'F':
-            if (!parse_u32(optarg, &v)) {
+            if (!tool_parse_u32(optarg, 10, 0, UINT32_MAX, &v)) {
                 fprintf(stderr, PROG ": %s: not a number: '%s'\n", argv[optind - 1], optarg);
                 return 2;
             }
@@ -158,10 +148,8 @@ int main(int argc, char **argv)
                 cfg.flush_timeout_ms = v;
             break;
         case 'm': {
-            char *end;
-            errno = 0;
-            unsigned long m = strtoul(optarg, &end, 8);
-            if (errno || *optarg == '\0' || *end != '\0' || m > 0777) {
+            uint32_t m;
+            if (!tool_parse_u32(optarg, 8, 0, 0777, &m)) {
                 fprintf(stderr,
                         PROG ": --socket-mode: expected octal permission bits like "
                              "0600, got '%s'\n",
@@ -177,7 +165,7 @@ int main(int argc, char **argv)
         case 'H':
         case 'I':
         case 'W': {
-            bool ok = parse_u32(optarg, &v) && v >= 1;
+            bool ok = tool_parse_u32(optarg, 10, 1, UINT32_MAX, &v);
             if (c == 'P' || c == 'U')
                 ok = ok && v <= 4096;
             else if (c == 'S')
