@@ -79,12 +79,16 @@ done
 # were not built with it; their own leaks are not ours to report.
 asan_rt=$(ldd "$root$GT_LIBDIR/libVkLayer_gputrace_timeline.so" 2> /dev/null |
     awk '/libasan\.so/ { print $3; exit }')
+# vk CMD...: runs a Vulkan program, with that runtime when there is one.
 if [ -n "$asan_rt" ]; then
-    export LD_PRELOAD="$asan_rt" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+    vk() { LD_PRELOAD="$asan_rt" "$@"; }
+else
+    vk() { "$@"; }
 fi
 export GPUTRACE_BACKEND=none GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
 
-vulkaninfo --summary > "$tmp/out" 2> "$tmp/err" || fail "vulkaninfo --summary failed"
+vk vulkaninfo --summary > "$tmp/out" 2> "$tmp/err" || fail "vulkaninfo --summary failed"
 listed=$(grep -c 'VK_LAYER_GPUTRACE_timeline' "$tmp/out" || true)
 [ "$listed" = 1 ] || fail "vulkaninfo --summary lists VK_LAYER_GPUTRACE_timeline $listed times, not once"
 grep 'VK_LAYER_GPUTRACE_timeline' "$tmp/out" | grep -qF "$description" ||
@@ -102,7 +106,7 @@ expect() {
         shift
     done
     shift
-    "$@" > "$tmp/out" 2> "$tmp/err" || fail "$what: '$*' failed"
+    vk "$@" > "$tmp/out" 2> "$tmp/err" || fail "$what: '$*' failed"
     if grep -q 'gputrace: layer active' "$log" 2> /dev/null; then
         got=active
     elif grep -q 'gputrace: layer disabled by GPUTRACE_DISABLE' "$log" 2> /dev/null; then
