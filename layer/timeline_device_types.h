@@ -160,7 +160,7 @@ static inline tl_device *tl_device_of(const gt_device *dev)
 
 static inline const VkAllocationCallbacks *tl_vk_alloc(const tl_device *td)
 {
-    return td->gt->alloc.set ? &td->gt->alloc.callbacks : NULL;
+    return gt_allocator_callbacks(&td->gt->alloc);
 }
 
 static inline void *tl_alloc(const tl_device *td, size_t size)
