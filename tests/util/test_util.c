@@ -27,6 +27,10 @@ static void test_parse_u64_accepts(void **state)
     assert_int_equal(v, 16);
     assert_true(util_parse_u64("010", 0, 0, UINT64_MAX, &v));
     assert_int_equal(v, 8);
+    assert_true(util_parse_u64("0666", 8, 0, 0777, &v));
+    assert_int_equal(v, 0666);
+    assert_true(util_parse_u64("600", 8, 0, 0777, &v));
+    assert_int_equal(v, 0600);
     /* Base 10 reads a leading zero as decimal. */
     assert_true(util_parse_u64("010", 10, 0, UINT64_MAX, &v));
     assert_int_equal(v, 10);
@@ -60,8 +64,11 @@ static void test_parse_u64_rejects(void **state)
     }
     uint64_t v = 42;
     assert_false(util_parse_u64(NULL, 10, 0, UINT64_MAX, &v));
-    /* Only bases 10 and 0. */
+    /* Only bases 10, 8 and 0. */
     assert_false(util_parse_u64("10", 16, 0, UINT64_MAX, &v));
+    assert_false(util_parse_u64("10", 2, 0, UINT64_MAX, &v));
+    /* Octal has no 8 or 9. */
+    assert_false(util_parse_u64("0678", 8, 0, UINT64_MAX, &v));
     /* Hexadecimal needs base 0. */
     assert_false(util_parse_u64("0x10", 10, 0, UINT64_MAX, &v));
     assert_int_equal(v, 42);

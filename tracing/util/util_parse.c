@@ -8,7 +8,7 @@ bool util_parse_u64(const char *s, int base, uint64_t min, uint64_t max, uint64_
 {
     /* strtoull itself would skip blanks, take a sign and negate "-1" into
      * a huge value: only a leading digit is let through to it. */
-    if (!s || *s < '0' || *s > '9' || (base != 0 && base != 10))
+    if (!s || *s < '0' || *s > '9' || (base != 0 && base != 8 && base != 10))
         return false;
     char *end;
     errno = 0;

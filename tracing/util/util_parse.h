@@ -2,8 +2,8 @@
  * and bounded string copies. The parsers accept only what a user would
  * call a number: digits from the first character (no sign, no blanks), no
  * trailing characters, no overflow, and a value within [min, max]. Base is
- * 10, or 0 for C's prefixes (0x.. hexadecimal, 0.. octal). On failure
- * they return false and leave *out untouched. */
+ * 10, 8 (permission bits), or 0 for C's prefixes (0x.. hexadecimal, 0..
+ * octal). On failure they return false and leave *out untouched. */
 #ifndef UTIL_PARSE_H
 #define UTIL_PARSE_H
 
