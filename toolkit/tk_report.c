@@ -388,12 +388,9 @@ static bool severity_fails(tk_severity s, const tk_check_options *o)
            (s == TK_SEV_WARNING && o->fatal_warnings);
 }
 
-bool tk_report_junit(const char *path, const tk_file_result *files, size_t n,
-                     const tk_check_options *o)
+void tk_report_junit_counts(const tk_file_result *files, size_t n, const tk_check_options *o,
+                            size_t *tests_out, size_t *failures_out)
 {
-    FILE *out = fopen(path, "w");
-    if (!out)
-        return false;
     /* One test case per file and violation code: a stable list of checks. */
     size_t tests = n * TK_V_COUNT, failures = 0;
     for (size_t i = 0; i < n; i++) {
@@ -411,10 +408,13 @@ bool tk_report_junit(const char *path, const tk_file_result *files, size_t n,
             failures += fail;
         }
     }
-    fprintf(out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites name=\"gputrace-check\" tests=\"%zu\" failures=\"%zu\">\n",
-            tests, failures);
+    *tests_out = tests;
+    *failures_out = failures;
+}
+
+void tk_report_junit_suites(FILE *out, const tk_file_result *files, size_t n,
+                            const tk_check_options *o)
+{
     for (size_t i = 0; i < n; i++) {
         const tk_file_result *f = &files[i];
         fputs("  <testsuite name=\"", out);
@@ -453,6 +453,21 @@ bool tk_report_junit(const char *path, const tk_file_result *files, size_t n,
         }
         fputs("  </testsuite>\n", out);
     }
+}
+
+bool tk_report_junit(const char *path, const tk_file_result *files, size_t n,
+                     const tk_check_options *o)
+{
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return false;
+    size_t tests, failures;
+    tk_report_junit_counts(files, n, o, &tests, &failures);
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites name=\"gputrace-check\" tests=\"%zu\" failures=\"%zu\">\n",
+            tests, failures);
+    tk_report_junit_suites(out, files, n, o);
     fputs("</testsuites>\n", out);
     int err = ferror(out);
     if (fclose(out) != 0 || err) {

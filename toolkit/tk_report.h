@@ -26,6 +26,14 @@ void tk_report_json(FILE *out, const tk_file_result *files, size_t n, const tk_c
 bool tk_report_junit(const char *path, const tk_file_result *files, size_t n,
                      const tk_check_options *o);
 
+/* The parts of the JUnit file, for documents that embed gputrace-check's
+ * test suites (gputrace-ci): the number of test cases and of failing ones,
+ * and the <testsuite> elements. */
+void tk_report_junit_counts(const tk_file_result *files, size_t n, const tk_check_options *o,
+                            size_t *tests, size_t *failures);
+void tk_report_junit_suites(FILE *out, const tk_file_result *files, size_t n,
+                            const tk_check_options *o);
+
 /* Helpers shared with gputrace-dump. */
 void tk_json_string(FILE *out, const char *s);
 const char *tk_clock_display_name(int64_t id, char *buf, size_t len);
