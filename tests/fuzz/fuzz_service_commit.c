@@ -4,7 +4,7 @@
  * Input: one mode byte, a 16-bit little-endian length L, L bytes of
  * CommitDataRequest, and the rest: the producer's shared memory (two 4 KiB
  * pages, zero past the end of the input). The request is decoded with
- * gts_parse_commit() and carried out as the service does (service_session.c,
+ * gts_parse_commit() and carried out as the service does (service_shm.c,
  * commit_move / commit_patch): moves of complete chunks into the central
  * buffer, patches of chunks already there; then the SMB is scraped as at the
  * end of a session and the buffer read out.
@@ -16,18 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protos/pb/pb_reader.h"
+#include "tests/tracing/fuzz_cb_check.h"
 #include "tracing/ipc/service_session.h"
 #include "tracing/smb_abi.h"
 #include "tracing/smb_service.h"
 #include "tracing/trace_buffer.h"
-#include "protos/perfetto/trace_packet.pbc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define SMB_SIZE  8192u
 #define PAGE_SIZE 4096u
-/* The one buffer of gputrace-service's session (service_session.c). */
+/* The one buffer of gputrace-service's session (service_internal.h). */
 #define SESSION_BUFFER 1u
 #define MAX_PATCHES    1024u
 #define PRODUCER_ID    7u
@@ -74,30 +73,6 @@ static uint32_t producer_of(void *ctx, uint16_t writer_id)
     return PRODUCER_ID;
 }
 
-static void check_packet(const cb_packet *pkt)
-{
-    uint8_t *flat = malloc(pkt->size ? pkt->size : 1);
-    if (!flat)
-        abort();
-    size_t off = 0;
-    for (size_t i = 0; i < pkt->num_slices; i++) {
-        memcpy(flat + off, pkt->slices[i].data, pkt->slices[i].size);
-        off += pkt->slices[i].size;
-    }
-    if (off != pkt->size || pkt->size == 0 || pb_validate(flat, off) != PB_OK)
-        abort();
-    pb_reader r;
-    pb_field f;
-    pb_reader_init(&r, flat, off);
-    while (pb_reader_next(&r, &f)) {
-        if (f.id == perfetto_protos_TracePacket_FIELD_trusted_uid ||
-            f.id == perfetto_protos_TracePacket_FIELD_trusted_packet_sequence_id ||
-            f.id == perfetto_protos_TracePacket_FIELD_trusted_pid)
-            abort();
-    }
-    free(flat);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 3)
@@ -131,14 +106,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ok && mode & 4)
         gts_parse_commit(req, len, &v, &flush_id, &discarded);
 
-    cb_packet pkt;
-    cb_begin_read(c.cb, false);
-    while (cb_read_next(c.cb, &pkt))
-        check_packet(&pkt);
+    fuzz_cb_read_all(c.cb, false);
     svc_scrape(&c.abi, c.cb, producer_of, NULL, scratch);
-    cb_begin_read(c.cb, true);
-    while (cb_read_next(c.cb, &pkt))
-        check_packet(&pkt);
+    fuzz_cb_read_all(c.cb, true);
 
     cb_destroy(c.cb);
     free(scratch);

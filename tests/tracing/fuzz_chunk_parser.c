@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protos/pb/pb_reader.h"
+#include "tests/tracing/fuzz_cb_check.h"
 #include "tracing/smb_service.h"
 #include "tracing/trace_buffer.h"
-#include "protos/perfetto/trace_packet.pbc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,36 +27,6 @@ static uint8_t byte(input *in)
 static uint16_t u16(input *in)
 {
     return (uint16_t)(byte(in) | byte(in) << 8);
-}
-
-static void check_packet(const cb_packet *pkt)
-{
-    uint8_t *flat = malloc(pkt->size ? pkt->size : 1);
-    size_t off = 0;
-    for (size_t i = 0; i < pkt->num_slices; i++) {
-        memcpy(flat + off, pkt->slices[i].data, pkt->slices[i].size);
-        off += pkt->slices[i].size;
-    }
-    if (off != pkt->size || pkt->size == 0 || pb_validate(flat, off) != PB_OK)
-        abort();
-    pb_reader r;
-    pb_field f;
-    pb_reader_init(&r, flat, off);
-    while (pb_reader_next(&r, &f)) {
-        if (f.id == perfetto_protos_TracePacket_FIELD_trusted_uid ||
-            f.id == perfetto_protos_TracePacket_FIELD_trusted_packet_sequence_id ||
-            f.id == perfetto_protos_TracePacket_FIELD_trusted_pid)
-            abort();
-    }
-    free(flat);
-}
-
-static void read_all(cb_buffer *cb, bool final_read)
-{
-    cb_packet pkt;
-    cb_begin_read(cb, final_read);
-    while (cb_read_next(cb, &pkt))
-        check_packet(&pkt);
 }
 
 static uint32_t producer_of(void *ctx, uint16_t writer_id)
@@ -128,10 +97,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 3:
-            read_all(cb, false);
+            fuzz_cb_read_all(cb, false);
             break;
         case 4:
-            read_all(cb, true);
+            fuzz_cb_read_all(cb, true);
             break;
         default:
             if (byte(&in) == 0x5A)
@@ -139,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
     }
-    read_all(cb, true);
+    fuzz_cb_read_all(cb, true);
     cb_destroy(cb);
     return 0;
 }
