@@ -192,7 +192,9 @@ static void update_proven(rc_state *s)
         else
             s->DestroyFence(s->device, s->subs[i].fence, NULL);
     }
-    memmove(s->subs, s->subs + done, (s->nsubs - done) * sizeof *s->subs);
+    /* Nothing to move (and no array yet) before the first submission. */
+    if (done)
+        memmove(s->subs, s->subs + done, (s->nsubs - done) * sizeof *s->subs);
     s->nsubs -= done;
 }
 
