@@ -80,7 +80,7 @@
 static FILE *out, *notes;
 static int failures;
 
-static void say(FILE *f, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void say(FILE *f, const char *fmt, ...)
 {
     if (!f)
         return;
@@ -92,7 +92,7 @@ static void say(FILE *f, const char *fmt, ...)
     fflush(f); /* a crash must leave everything before it on disk */
 }
 
-static void fail(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

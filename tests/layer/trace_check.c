@@ -46,7 +46,7 @@
 
 static int failures;
 
-static void fail(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
     va_list ap;
     if (failures++ < 20) {
