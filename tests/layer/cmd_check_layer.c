@@ -48,7 +48,7 @@ static struct {
     unsigned long batches, timestamps, inside, multiview, resets, violations;
 } g_count;
 
-static void violation(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void violation(const char *fmt, ...)
 {
     if (g_count.violations++ >= CC_MAX_REPORTED)
         return;
