@@ -32,8 +32,11 @@ cb_seq *cb_seq_find(const cb_buffer *cb, uint32_t p, uint16_t w, size_t *pos)
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = key_cmp(cb->seqs[mid]->producer_id, cb->seqs[mid]->writer_id, p, w);
-        if (c == 0)
+        if (c == 0) {
+            if (pos)
+                *pos = mid;
             return cb->seqs[mid];
+        }
         if (c < 0)
             lo = mid + 1;
         else

@@ -157,8 +157,8 @@ static inline void cb_seq_note_lost(cb_seq *s, uint32_t id)
 
 /* ---- trace_buffer.c: sequences ------------------------------------------ */
 
-/* The sequence of (p, w), or NULL; *pos (if given) is where it would be
- * inserted. */
+/* The sequence of (p, w), or NULL; *pos (if given) is its index, or where
+ * it would be inserted. */
 cb_seq *cb_seq_find(const cb_buffer *cb, uint32_t p, uint16_t w, size_t *pos);
 /* The sequence of (p, w), created if new; NULL when out of memory. */
 cb_seq *cb_seq_get(cb_buffer *cb, uint32_t p, uint16_t w);

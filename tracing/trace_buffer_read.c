@@ -74,9 +74,11 @@ static bool packet_is_valid(const uint8_t *data, size_t size)
     return r.err == PB_OK;
 }
 
-static bool reserve_slices(cb_buffer *cb, size_t n)
+/* Called for every packet: the common case stays a compare. */
+static inline bool reserve_slices(cb_buffer *cb, size_t n)
 {
-    return util_grow_array((void **)&cb->slices, &cb->cap_slices, n, sizeof *cb->slices);
+    return n <= cb->cap_slices ||
+           util_grow_array((void **)&cb->slices, &cb->cap_slices, n, sizeof *cb->slices);
 }
 
 /* Validates and hands out the packet in cb->slices[0..n). False when it
