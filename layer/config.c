@@ -1,15 +1,67 @@
-/* config.c — parsing of GPUTRACE_ variables other than the logger's. */
+/* config.c — the layer's settings other than the logger's, from the three
+ * sources of settings.h, each read once per process. */
 #include "layer/config.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "layer/log.h"
+#include "layer/settings.h"
 
-static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool config_ready;
 static gt_config config;
+static char output_copy[GT_SETTINGS_PATH_SIZE];
+
+/* While config_init() runs (under config_lock): the pNext chain of the
+ * instance whose VkLayerSettingsCreateInfoEXT counts, and the settings
+ * file (set beforehand by the fuzz target; else the located one). */
+static const void *api_chain;
+static const gt_settings_file *settings_file;
+
+/* The key of every setting the layer reads, the logger's included: a key
+ * of ours in the file or the API that is not here is reported. */
+static const char *const known_settings[] = {
+    "disable",
+    "output",
+    "backend",
+    "clock_budget_ns",
+    "clock_source",
+    "host_query_reset",
+    "max_pending_submissions",
+    "query_readback",
+    "startup_wait_ms",
+    "buffer_kb",
+    "signal_wait_ms",
+    "log",
+    "log_file",
+};
+#define NUM_KNOWN (sizeof known_settings / sizeof known_settings[0])
+
+/* The setting read from variable `name` in the three sources; false when
+ * it is unset or its API value has the wrong type (reported). `where` gets
+ * "" for the environment (so its warnings read as before), else " (from
+ * ORIGIN)". */
+static bool lookup(const char *name, gt_setting_kind kind, gt_setting *s, char *where, size_t size)
+{
+    gt_settings_lookup(name, kind, api_chain, settings_file, s);
+    where[0] = '\0';
+    if (s->source == GT_SETTING_UNSET)
+        return false;
+    if (s->source != GT_SETTING_ENV)
+        snprintf(where, size, " (from %s)", s->origin);
+    if (!s->value) {
+        gt_warn("ignoring %s%s: %s; using the default", s->name, where, s->problem);
+        return false;
+    }
+    gt_info("setting %s=%s%s", s->name, s->value, s->source == GT_SETTING_ENV ? "" : where);
+    return true;
+}
 
 /* Unset or empty means the default; anything unrecognised is reported once
  * and also means the default. */
@@ -17,16 +69,18 @@ static bool env_bool(const char *name, bool fallback)
 {
     static const char *const yes[] = { "1", "true", "yes", "on" };
     static const char *const no[] = { "0", "false", "no", "off" };
-    const char *v = getenv(name);
-    if (!v || !*v)
+    gt_setting s;
+    char where[sizeof s.origin + 16];
+    if (!lookup(name, GT_SETTING_BOOL, &s, where, sizeof where))
         return fallback;
+    const char *v = s.value;
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
         if (strcasecmp(v, yes[i]) == 0)
             return true;
         if (strcasecmp(v, no[i]) == 0)
             return false;
     }
-    gt_warn("ignoring %s=%s: expected 1 or 0; using %d", name, v, fallback);
+    gt_warn("ignoring %s=%s%s: expected 1 or 0; using %d", s.name, v, where, fallback);
     return fallback;
 }
 
@@ -34,35 +88,96 @@ static bool env_bool(const char *name, bool fallback)
  * fallback, anything else a warning and the fallback. */
 static int env_choice(const char *name, const char *const *names, int count, int fallback)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
+    gt_setting s;
+    char where[sizeof s.origin + 16];
+    if (!lookup(name, GT_SETTING_TEXT, &s, where, sizeof where))
         return fallback;
+    const char *v = s.value;
     for (int i = 0; i < count; i++) {
         if (names[i] && strcasecmp(v, names[i]) == 0)
             return i;
     }
-    gt_warn("ignoring %s=%s: unknown value; using %s", name, v, names[fallback]);
+    gt_warn("ignoring %s=%s%s: unknown value; using %s", s.name, v, where, names[fallback]);
     return fallback;
 }
 
 static uint64_t env_u64(const char *name, uint64_t min, uint64_t max, uint64_t fallback)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
+    gt_setting s;
+    char where[sizeof s.origin + 16];
+    if (!lookup(name, GT_SETTING_NUMBER, &s, where, sizeof where))
         return fallback;
+    const char *v = s.value;
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     if (errno || *end || *v < '0' || *v > '9' || n < min || n > max) {
-        gt_warn("ignoring %s=%s: expected a number from %llu to %llu; using %llu", name, v,
-                (unsigned long long)min, (unsigned long long)max, (unsigned long long)fallback);
+        gt_warn("ignoring %s=%s%s: expected a number from %llu to %llu; using %llu", s.name, v,
+                where, (unsigned long long)min, (unsigned long long)max,
+                (unsigned long long)fallback);
         return fallback;
     }
     return n;
 }
 
+/* A path: kept as given by the environment, copied from the other sources
+ * (the file's text and the application's strings do not last). */
+static const char *env_path(const char *name)
+{
+    gt_setting s;
+    char where[sizeof s.origin + 16];
+    if (!lookup(name, GT_SETTING_TEXT, &s, where, sizeof where))
+        return NULL;
+    if (s.source == GT_SETTING_ENV)
+        return s.value;
+    size_t len = strlen(s.value);
+    if (len >= sizeof output_copy) {
+        gt_warn("ignoring %s%s: longer than %zu bytes", s.name, where, sizeof output_copy - 1);
+        return NULL;
+    }
+    memcpy(output_copy, s.value, len + 1);
+    return output_copy;
+}
+
+static bool is_known(const char *key)
+{
+    for (size_t i = 0; i < NUM_KNOWN; i++) {
+        if (strcmp(known_settings[i], key) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* What the settings file and the application's structures hold that no
+ * setting reads, and the lines of the file that could not be read. */
+static void report_unused(void)
+{
+    const gt_settings_file *f = settings_file;
+    for (uint32_t i = 0; i < f->problem_count && i < GT_SETTINGS_MAX_PROBLEMS; i++)
+        gt_warn("settings file %s: %s", f->path, f->problems[i]);
+    if (f->problem_count > GT_SETTINGS_MAX_PROBLEMS)
+        gt_warn("settings file %s: %u more problems", f->path,
+                f->problem_count - GT_SETTINGS_MAX_PROBLEMS);
+    for (uint32_t i = 0; i < f->count; i++) {
+        const char *key = f->pool + f->entries[i].key;
+        if (!is_known(key))
+            gt_warn("settings file %s:%u: unknown setting %s%s; ignored", f->path,
+                    f->entries[i].line, GT_SETTINGS_FILE_PREFIX, key);
+    }
+    const char *name;
+    for (uint32_t i = 0; (name = gt_settings_api_name(api_chain, i)) != NULL; i++) {
+        if (!is_known(name))
+            gt_warn("VkLayerSettingsCreateInfoEXT: unknown setting %s; ignored", name);
+    }
+}
+
 static void config_init(void)
 {
+    if (!settings_file)
+        settings_file = gt_settings_file_get();
+    /* The logger first: what follows may warn. */
+    gt_log_init(api_chain);
+    report_unused();
     static const char *const backends[] = {
         [GT_BACKEND_AUTO] = "auto",
         [GT_BACKEND_INPROCESS] = "inprocess",
@@ -75,8 +190,7 @@ static void config_init(void)
         [GT_CLOCK_SOURCE_BRACKET] = "bracket",
     };
     config.disabled = env_bool("GPUTRACE_DISABLE", false);
-    const char *output = getenv("GPUTRACE_OUTPUT");
-    config.output = output && *output ? output : NULL;
+    config.output = env_path("GPUTRACE_OUTPUT");
     config.backend = (enum gt_backend_choice)env_choice(
         "GPUTRACE_BACKEND", backends, sizeof backends / sizeof backends[0], GT_BACKEND_AUTO);
     config.clock_budget_ns = env_u64("GPUTRACE_CLOCK_BUDGET_NS", 1, 1000000000ull, 1000);
@@ -102,8 +216,47 @@ static void config_init(void)
         GT_CLOCK_SOURCE_AUTO);
 }
 
+/* The first caller fixes the process-wide settings, with its instance's
+ * VkLayerSettingsCreateInfoEXT if it is vkCreateInstance. */
+static bool config_ensure(const void *instance_pnext)
+{
+    if (atomic_load_explicit(&config_ready, memory_order_acquire))
+        return false;
+    pthread_mutex_lock(&config_lock);
+    bool first = !atomic_load_explicit(&config_ready, memory_order_relaxed);
+    if (first) {
+        api_chain = instance_pnext;
+        config_init();
+        api_chain = NULL;
+        atomic_store_explicit(&config_ready, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&config_lock);
+    return first;
+}
+
 const gt_config *gt_config_get(void)
 {
-    pthread_once(&config_once, config_init);
+    config_ensure(NULL);
     return &config;
+}
+
+bool gt_config_instance(const void *instance_pnext)
+{
+    if (config_ensure(instance_pnext))
+        return config.disabled;
+    /* A later instance: only `disable` is its own. */
+    pthread_mutex_lock(&config_lock);
+    api_chain = instance_pnext;
+    bool disabled = env_bool("GPUTRACE_DISABLE", false);
+    const char *name;
+    for (uint32_t i = 0; (name = gt_settings_api_name(api_chain, i)) != NULL; i++) {
+        if (strcmp(name, "disable") != 0) {
+            gt_info("VkLayerSettingsCreateInfoEXT of a later instance: %s is process-wide, "
+                    "fixed by the first instance; ignored",
+                    name);
+        }
+    }
+    api_chain = NULL;
+    pthread_mutex_unlock(&config_lock);
+    return disabled;
 }

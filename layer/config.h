@@ -1,8 +1,11 @@
-/* config.h — the layer's environment settings, read once per process.
+/* config.h — the layer's settings, read once per process.
  *
- * Logging has its own variables (see log.h). Anything the timing code needs
- * later goes here too, so every GPUTRACE_ variable is parsed in one place and
- * a bad value always ends as one warning and the default.
+ * Each comes from the environment (GPUTRACE_<KEY>), vk_layer_settings.txt
+ * or the first instance's VkLayerSettingsCreateInfoEXT, in that order of
+ * precedence (settings.h). Logging has its own settings (see log.h),
+ * initialised from here first. Anything the timing code needs later goes
+ * here too, so every setting is parsed in one place and a bad value always
+ * ends as one warning and the default.
  */
 #ifndef GPUTRACE_LAYER_CONFIG_H
 #define GPUTRACE_LAYER_CONFIG_H
@@ -69,6 +72,15 @@ struct gt_config {
     uint32_t signal_wait_ms;
 };
 
+/* The process-wide settings. Fixed by the first call of this or of
+ * gt_config_instance(), without API settings if it is this one. */
 const gt_config *gt_config_get(void);
+
+/* vkCreateInstance, with the instance's pNext chain: the first instance's
+ * VkLayerSettingsCreateInfoEXT takes part in the process-wide settings
+ * (later ones' are reported at info level and ignored). Returns whether the
+ * layer is disabled for this instance: `disable` is the one setting each
+ * instance's own structure decides (below the environment and the file). */
+bool gt_config_instance(const void *instance_pnext);
 
 #endif

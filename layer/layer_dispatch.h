@@ -40,9 +40,11 @@
     X(EnumeratePhysicalDevices)       \
     X(EnumerateDeviceExtensionProperties)
 
-#define GT_INSTANCE_HOOKS_OPTIONAL(X) \
-    X(EnumeratePhysicalDeviceGroups)  \
-    X(EnumeratePhysicalDeviceGroupsKHR)
+#define GT_INSTANCE_HOOKS_OPTIONAL(X)   \
+    X(EnumeratePhysicalDeviceGroups)    \
+    X(EnumeratePhysicalDeviceGroupsKHR) \
+    X(GetPhysicalDeviceToolProperties)  \
+    X(GetPhysicalDeviceToolPropertiesEXT)
 
 #define GT_INSTANCE_CALLS_REQUIRED(X)         \
     X(GetPhysicalDeviceProperties)            \

@@ -8,6 +8,8 @@
 #define GT_LAYER_NAME                   "VK_LAYER_GPUTRACE_timeline"
 #define GT_LAYER_DESCRIPTION            "gputrace: timestamps GPU work and writes Perfetto traces"
 #define GT_LAYER_IMPLEMENTATION_VERSION 1
-#define GT_LAYER_INTERFACE_VERSION      2
+/* VkPhysicalDeviceToolProperties::name (VK_EXT_tooling_info). */
+#define GT_LAYER_TOOL_NAME         "gputrace timeline"
+#define GT_LAYER_INTERFACE_VERSION 2
 
 #endif

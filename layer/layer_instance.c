@@ -1,6 +1,7 @@
 /* layer_instance.c — see layer_instance.h. */
 #include "layer/layer_instance.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include "layer/layer_info.h"
 #include "layer/layer_lookup.h"
 #include "layer/log.h"
+#include "layer/settings.h"
 #include "layer/timeline.h"
 
 /* ---- loader chain info ------------------------------------------------- */
@@ -60,16 +62,48 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateDeviceLayerProperties(VkPhysicalDevic
     return fill_layer_properties(count, props);
 }
 
-/* The layer exposes no extensions of its own. */
+/* The layer's own extensions, as its manifest lists them:
+ * VK_EXT_tooling_info (it answers vkGetPhysicalDeviceToolPropertiesEXT) and,
+ * with headers from 1.3.272 on, VK_EXT_layer_settings (it reads
+ * VkLayerSettingsCreateInfoEXT). */
+#if VK_HEADER_VERSION >= 272 /* 1.3.272, VK_HEADER_VERSION keeps counting in 1.4 */
+static const VkExtensionProperties own_instance_extensions[] = {
+    { VK_EXT_LAYER_SETTINGS_EXTENSION_NAME, VK_EXT_LAYER_SETTINGS_SPEC_VERSION },
+};
+#define OWN_INSTANCE_EXTENSIONS (sizeof own_instance_extensions / sizeof own_instance_extensions[0])
+#else
+/* Older loaders (Debian 12's 1.3.239) refuse an instance extension they do
+ * not know, and programs enable what is listed: not listed, as in the
+ * manifest (manifests/gen_manifest.py). The structure is read anyway. */
+static const VkExtensionProperties *const own_instance_extensions = NULL;
+#define OWN_INSTANCE_EXTENSIONS 0u
+#endif
+static const VkExtensionProperties own_device_extensions[] = {
+    { VK_EXT_TOOLING_INFO_EXTENSION_NAME, VK_EXT_TOOLING_INFO_SPEC_VERSION },
+};
+
+/* The count/fill idiom over a fixed list. */
+static VkResult fill_extensions(const VkExtensionProperties *own, uint32_t n, uint32_t *count,
+                                VkExtensionProperties *props)
+{
+    if (!props) {
+        *count = n;
+        return VK_SUCCESS;
+    }
+    uint32_t copied = *count < n ? *count : n;
+    if (copied)
+        memcpy(props, own, copied * sizeof *own);
+    *count = copied;
+    return copied < n ? VK_INCOMPLETE : VK_SUCCESS;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateInstanceExtensionProperties(const char *layer,
                                                                        uint32_t *count,
                                                                        VkExtensionProperties *props)
 {
-    (void)props;
     if (!layer || strcmp(layer, GT_LAYER_NAME) != 0)
         return VK_ERROR_LAYER_NOT_PRESENT;
-    *count = 0;
-    return VK_SUCCESS;
+    return fill_extensions(own_instance_extensions, OWN_INSTANCE_EXTENSIONS, count, props);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateDeviceExtensionProperties(VkPhysicalDevice pd,
@@ -77,14 +111,89 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateDeviceExtensionProperties(VkPhysicalD
                                                                      uint32_t *count,
                                                                      VkExtensionProperties *props)
 {
-    if (layer && strcmp(layer, GT_LAYER_NAME) == 0) {
-        *count = 0;
-        return VK_SUCCESS;
-    }
+    if (layer && strcmp(layer, GT_LAYER_NAME) == 0)
+        return fill_extensions(own_device_extensions,
+                               sizeof own_device_extensions / sizeof own_device_extensions[0],
+                               count, props);
     gt_instance *inst = gt_instance_of_physical_device(pd);
     if (!inst || !inst->vk.EnumerateDeviceExtensionProperties)
         return VK_ERROR_INITIALIZATION_FAILED;
     return inst->vk.EnumerateDeviceExtensionProperties(pd, layer, count, props);
+}
+
+/* ---- tooling info ------------------------------------------------------ */
+
+static void describe_self(VkPhysicalDeviceToolProperties *tool)
+{
+    void *next = tool->pNext;
+    memset(tool, 0, sizeof *tool);
+    tool->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TOOL_PROPERTIES;
+    tool->pNext = next;
+    strncpy(tool->name, GT_LAYER_TOOL_NAME, sizeof tool->name - 1);
+    snprintf(tool->version, sizeof tool->version, "%d", GT_LAYER_IMPLEMENTATION_VERSION);
+    tool->purposes = VK_TOOL_PURPOSE_TRACING_BIT | VK_TOOL_PURPOSE_PROFILING_BIT;
+    strncpy(tool->description, GT_LAYER_DESCRIPTION, sizeof tool->description - 1);
+    strncpy(tool->layer, GT_LAYER_NAME, sizeof tool->layer - 1);
+}
+
+/* Ourselves first, then what the next entity reports: its core function or
+ * the EXT alias, whichever it has (none: ourselves only). */
+static VkResult tool_properties(VkPhysicalDevice pd, uint32_t *count,
+                                VkPhysicalDeviceToolProperties *tools)
+{
+    gt_instance *inst = gt_instance_of_physical_device(pd);
+    PFN_vkGetPhysicalDeviceToolProperties next = NULL;
+    if (inst && !inst->disabled) {
+        next = inst->vk.GetPhysicalDeviceToolProperties;
+        if (!next)
+            next = inst->vk.GetPhysicalDeviceToolPropertiesEXT;
+    } else if (inst) {
+        /* Passing through: as if the layer were not there. */
+        next = inst->vk.GetPhysicalDeviceToolProperties
+                   ? inst->vk.GetPhysicalDeviceToolProperties
+                   : inst->vk.GetPhysicalDeviceToolPropertiesEXT;
+        if (!next)
+            return VK_ERROR_EXTENSION_NOT_PRESENT;
+        return next(pd, count, tools);
+    }
+    if (!tools) {
+        uint32_t theirs = 0;
+        VkResult res = next ? next(pd, &theirs, NULL) : VK_SUCCESS;
+        if (res < 0)
+            return res;
+        *count = theirs + 1;
+        return VK_SUCCESS;
+    }
+    if (*count == 0)
+        return VK_INCOMPLETE;
+    describe_self(&tools[0]);
+    uint32_t room = *count - 1, theirs = 0;
+    VkResult res = VK_SUCCESS;
+    if (next && room > 0) {
+        theirs = room;
+        res = next(pd, &theirs, tools + 1);
+        if (res < 0)
+            return res;
+    } else if (next) {
+        /* Room for ourselves only: incomplete if there is more below. */
+        uint32_t below = 0;
+        if (next(pd, &below, NULL) >= 0 && below > 0)
+            res = VK_INCOMPLETE;
+    }
+    *count = theirs + 1;
+    return res;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolProperties(
+    VkPhysicalDevice pd, uint32_t *count, VkPhysicalDeviceToolProperties *tools)
+{
+    return tool_properties(pd, count, tools);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolPropertiesEXT(
+    VkPhysicalDevice pd, uint32_t *count, VkPhysicalDeviceToolProperties *tools)
+{
+    return tool_properties(pd, count, tools);
 }
 
 /* ---- instance ---------------------------------------------------------- */
@@ -191,7 +300,7 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_CreateInstance(const VkInstanceCreateInfo *inf
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     inst->alloc = alloc;
     inst->next_gipa = next_gipa;
-    inst->disabled = gt_config_get()->disabled;
+    inst->disabled = gt_config_instance(info->pNext);
     inst->api_version = info->pApplicationInfo && info->pApplicationInfo->apiVersion
                             ? info->pApplicationInfo->apiVersion
                             : VK_API_VERSION_1_0;

@@ -34,4 +34,11 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_EnumeratePhysicalDeviceGroups(
 VKAPI_ATTR VkResult VKAPI_CALL gt_EnumeratePhysicalDeviceGroupsKHR(
     VkInstance instance, uint32_t *count, VkPhysicalDeviceGroupProperties *groups);
 
+/* VK_EXT_tooling_info, core in Vulkan 1.3: the layer as a tracing and
+ * profiling tool, then the tools below it. */
+VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolProperties(
+    VkPhysicalDevice pd, uint32_t *count, VkPhysicalDeviceToolProperties *tools);
+VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolPropertiesEXT(
+    VkPhysicalDevice pd, uint32_t *count, VkPhysicalDeviceToolProperties *tools);
+
 #endif

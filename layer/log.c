@@ -2,6 +2,7 @@
 #include "layer/log.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -11,8 +12,12 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "layer/settings.h"
+
 /* Written once under pthread_once, read-only afterwards. */
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+/* The instance pNext chain of gt_log_init(), while it sets the logger up. */
+static _Atomic(const void *) log_api_chain;
 static enum gt_log_level log_threshold = GT_LOG_NONE;
 static int log_fd = STDERR_FILENO;
 static bool log_fd_owned;
@@ -79,37 +84,61 @@ static bool parse_level(const char *s, enum gt_log_level *out)
     return false;
 }
 
+/* " (from ORIGIN)" for a setting not from the environment, else "". */
+static const char *origin_of(const gt_setting *s, char *buf, size_t size)
+{
+    if (s->source == GT_SETTING_ENV)
+        return "";
+    snprintf(buf, size, " (from %s)", s->origin);
+    return buf;
+}
+
 static void log_init(void)
 {
-    const char *level = getenv("GPUTRACE_LOG");
+    const void *chain = atomic_load(&log_api_chain);
+    const gt_settings_file *file = gt_settings_file_get();
+    gt_setting level, path;
+    char level_from[sizeof level.origin + 16], path_from[sizeof path.origin + 16];
+    gt_settings_lookup("GPUTRACE_LOG", GT_SETTING_TEXT, chain, file, &level);
+    gt_settings_lookup("GPUTRACE_LOG_FILE", GT_SETTING_TEXT, chain, file, &path);
     bool bad_level = false;
-    if (level && *level && !parse_level(level, &log_threshold)) {
+    if (level.source != GT_SETTING_UNSET &&
+        (!level.value || !parse_level(level.value, &log_threshold))) {
         log_threshold = GT_LOG_NONE;
         bad_level = true;
     }
 
     /* Only create the file when something may be written to it. */
-    const char *path = getenv("GPUTRACE_LOG_FILE");
-    if (path && *path && (log_threshold != GT_LOG_NONE || bad_level)) {
+    if (path.value && (log_threshold != GT_LOG_NONE || bad_level)) {
         /* The same care as for the trace file: never through a symbolic
        * link, and never blocked by a FIFO nobody reads (O_NONBLOCK makes
        * that open fail with ENXIO, and a later full pipe drops a line
        * instead of stalling the application). */
-        int fd =
-            open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+        int fd = open(path.value,
+                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
         if (fd >= 0) {
             log_fd = fd;
             log_fd_owned = true;
         } else {
-            setup_warning("cannot open GPUTRACE_LOG_FILE=%s (%s); logging to stderr", path,
-                          strerror(errno));
+            setup_warning("cannot open %s=%s%s (%s); logging to stderr", path.name, path.value,
+                          origin_of(&path, path_from, sizeof path_from), strerror(errno));
         }
     }
 
-    if (bad_level)
-        setup_warning("ignoring GPUTRACE_LOG=%s: expected error, warn, info or debug; "
+    if (bad_level && level.value)
+        setup_warning("ignoring %s=%s%s: expected error, warn, info or debug; "
                       "logging stays off",
-                      level);
+                      level.name, level.value, origin_of(&level, level_from, sizeof level_from));
+    else if (bad_level)
+        setup_warning("ignoring %s%s: %s; logging stays off", level.name,
+                      origin_of(&level, level_from, sizeof level_from), level.problem);
+}
+
+void gt_log_init(const void *instance_pnext)
+{
+    atomic_store(&log_api_chain, instance_pnext);
+    pthread_once(&log_once, log_init);
+    atomic_store(&log_api_chain, NULL);
 }
 
 /* The loader dlcloses the layer when the last instance is destroyed and may

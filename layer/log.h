@@ -3,7 +3,8 @@
  * A layer lives inside someone else's process, so it stays silent unless
  * asked: GPUTRACE_LOG=error|warn|info|debug picks the threshold (default:
  * nothing is printed) and GPUTRACE_LOG_FILE=path appends to a file instead
- * of stderr. Each message is formatted into one buffer and written with a
+ * of stderr (or gputrace_timeline.log / .log_file in vk_layer_settings.txt
+ * or VkLayerSettingsCreateInfoEXT, see settings.h). Each message is formatted into one buffer and written with a
  * single write(2), so lines from several threads or processes sharing a log
  * file never interleave.
  */
@@ -19,6 +20,12 @@ enum gt_log_level {
     GT_LOG_INFO,
     GT_LOG_DEBUG,
 };
+
+/* Sets the logger up (once per process) from GPUTRACE_LOG / GPUTRACE_LOG_FILE
+ * in the three sources of settings.h, with this instance pNext chain's
+ * VkLayerSettingsCreateInfoEXT; a no-op once set up. Without it the first
+ * message sets it up from the environment and the settings file. */
+void gt_log_init(const void *instance_pnext);
 
 /* True when a message of this level would be written; lets callers skip
  * building expensive arguments. Reads the environment on first use. */

@@ -6,7 +6,7 @@ reads: the manifest's features.settings (what Vulkan Configurator shows) is
 generated from it, and tests/install/check_manifest.py compares it with the
 GPUTRACE_* variables the layer's sources read, their ranges and defaults.
 
-    gen_manifest.py --library-path PATH --library-arch 64|32 OUTPUT.json
+    gen_manifest.py --library-path PATH --library-arch 64|32 [--vulkan-version X.Y.Z] OUTPUT.json
 """
 
 import argparse
@@ -36,6 +36,17 @@ LAYER = {
     # One manifest, installed as an implicit layer (docs/layer.md, "Enabling").
     "enable_environment": {"GPUTRACE_ENABLE": "1"},
     "disable_environment": {"GPUTRACE_DISABLE": "1"},
+    # What vkEnumerate*ExtensionProperties answer for the layer's name
+    # (layer/layer_instance.c): it answers vkGetPhysicalDeviceToolPropertiesEXT
+    # and reads VkLayerSettingsCreateInfoEXT, as validation lists them. The
+    # latter is added by manifest() for loaders that know the extension.
+    "device_extensions": [
+        {
+            "name": "VK_EXT_tooling_info",
+            "spec_version": "1",
+            "entrypoints": ["vkGetPhysicalDeviceToolPropertiesEXT"],
+        }
+    ],
 }
 
 
@@ -206,8 +217,19 @@ SETTINGS = [
 ]
 
 
-def manifest(library_path, library_arch):
+# Loaders before 1.3.272 (Debian 12: 1.3.239) refuse vkCreateInstance with an
+# instance extension they do not know, and vulkaninfo enables every one
+# listed: so VK_EXT_layer_settings is listed only when building against a
+# newer Vulkan (layer_instance.c reports it on the same condition). The
+# layer reads the structure whether the extension is enabled or not.
+LAYER_SETTINGS_SINCE = (1, 3, 272)
+
+
+def manifest(library_path, library_arch, vulkan_version="0"):
     layer = dict(LAYER)
+    version = tuple(int(p) for p in vulkan_version.split(".")[:3] if p.isdigit())
+    if version >= LAYER_SETTINGS_SINCE:
+        layer["instance_extensions"] = [{"name": "VK_EXT_layer_settings", "spec_version": "2"}]
     # Field order as in the loader's documentation: identity first.
     ordered = {
         "name": layer.pop("name"),
@@ -226,9 +248,11 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library-path", required=True)
     parser.add_argument("--library-arch", required=True, choices=["32", "64"])
+    parser.add_argument("--vulkan-version", default="0",
+                        help="the Vulkan loader/headers version built against")
     parser.add_argument("output")
     args = parser.parse_args(argv)
-    text = json.dumps(manifest(args.library_path, args.library_arch), indent=4,
+    text = json.dumps(manifest(args.library_path, args.library_arch, args.vulkan_version), indent=4,
                       ensure_ascii=False)
     with open(args.output, "w", encoding="utf-8") as f:
         f.write(text + "\n")

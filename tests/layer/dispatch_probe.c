@@ -611,6 +611,20 @@ static bool query_instance(void)
             count ? props[0].physicalDeviceCount : 0);
     }
 
+    /* Tooling info: the layer adds itself to the list, so the answers
+     * differ by construction and go to the notes. */
+    const char *tool_names[] = { "vkGetPhysicalDeviceToolProperties",
+                                 "vkGetPhysicalDeviceToolPropertiesEXT" };
+    for (int i = 0; i < 2; i++) {
+        PFN_vkGetPhysicalDeviceToolProperties tools =
+            (PFN_vkGetPhysicalDeviceToolProperties)instance_fn(tool_names[i]);
+        if (!tools)
+            continue;
+        uint32_t count = 0;
+        r = tools(physical_device, &count, NULL);
+        say(notes, "introspection %s %s count %u", tool_names[i], result_name(r), count);
+    }
+
     PFN_vkGetPhysicalDeviceFeatures get_features =
         (PFN_vkGetPhysicalDeviceFeatures)instance_fn("vkGetPhysicalDeviceFeatures");
     PFN_vkGetPhysicalDeviceMemoryProperties get_memory =
@@ -651,9 +665,15 @@ static bool query_instance(void)
     VkExtensionProperties avail[512];
     uint32_t navail = 512;
     r = dev_exts(physical_device, NULL, &navail, avail);
-    say(out, "result vkEnumerateDeviceExtensionProperties %s count %u", result_name(r), navail);
     if (r < 0)
         navail = 0;
+    /* The loader adds the device extensions of an enabled layer's manifest
+     * to the list: ours (VK_EXT_tooling_info) is counted in the notes. */
+    uint32_t compared = 0;
+    for (uint32_t i = 0; i < navail; i++)
+        compared += strcmp(avail[i].extensionName, VK_EXT_TOOLING_INFO_EXTENSION_NAME) != 0;
+    say(out, "result vkEnumerateDeviceExtensionProperties %s count %u", result_name(r), compared);
+    say(notes, "introspection vkEnumerateDeviceExtensionProperties count %u", navail);
     if (cfg.dev) {
         static const char *const wanted[] = {
             VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME,
