@@ -48,39 +48,8 @@
 #include "tracing/ipc/ipc_host.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tracing/smb_abi.h"
+#include "tracing/ipc/producer_port.h"
 #include "tracing/util/util_parse.h"
-
-/* ProducerPort's methods in producer_port.proto order; ipc_host numbers
- * them from 1, as Perfetto's host does. */
-enum {
-    M_INITIALIZE_CONNECTION,
-    M_REGISTER_DATA_SOURCE,
-    M_UNREGISTER_DATA_SOURCE,
-    M_COMMIT_DATA,
-    M_GET_ASYNC_COMMAND,
-    M_REGISTER_TRACE_WRITER,
-    M_UNREGISTER_TRACE_WRITER,
-    M_NOTIFY_DATA_SOURCE_STARTED,
-    M_NOTIFY_DATA_SOURCE_STOPPED,
-    M_ACTIVATE_TRIGGERS,
-    M_SYNC,
-    M_UPDATE_DATA_SOURCE,
-    M_COUNT,
-};
-static const char *const k_methods[M_COUNT] = {
-    "InitializeConnection",
-    "RegisterDataSource",
-    "UnregisterDataSource",
-    "CommitData",
-    "GetAsyncCommand",
-    "RegisterTraceWriter",
-    "UnregisterTraceWriter",
-    "NotifyDataSourceStarted",
-    "NotifyDataSourceStopped",
-    "ActivateTriggers",
-    "Sync",
-    "UpdateDataSource",
-};
 
 #define PAGE_SIZE_BYTES 4096u
 
@@ -256,7 +225,7 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
     if (fd >= 0)
         close(fd); /* a producer-provided SMB is refused: we hand out our own */
     switch (method) {
-    case M_INITIALIZE_CONNECTION:
+    case IPC_PORT_INITIALIZE_CONNECTION:
         if (!drop) {
             perfetto_protos_InitializeConnectionResponse *r =
                 (perfetto_protos_InitializeConnectionResponse *)ipc_host_begin_reply(g.host, rid,
@@ -266,7 +235,7 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
             ipc_host_end_reply(g.host, cl, -1);
         }
         break;
-    case M_REGISTER_DATA_SOURCE: {
+    case IPC_PORT_REGISTER_DATA_SOURCE: {
         reply_empty(cl, rid, drop, true);
         perfetto_protos_RegisterDataSourceRequest_view v;
         perfetto_protos_DataSourceDescriptor_view d;
@@ -278,7 +247,7 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
             start(cl, p);
         break;
     }
-    case M_GET_ASYNC_COMMAND:
+    case IPC_PORT_GET_ASYNC_COMMAND:
         if (p->has_stream || drop) {
             reply_empty(cl, rid, drop, false);
             break;
@@ -286,7 +255,7 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
         p->has_stream = true;
         p->stream_id = rid;
         break;
-    case M_COMMIT_DATA:
+    case IPC_PORT_COMMIT_DATA:
         /* The hang: no reply, no copy, no chunk freed. */
         g.commits++;
         on_commit(args);
@@ -296,7 +265,7 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
          * quick as with a healthy service. --deaf: the flushes go first, so
          * the producer has answered them all (and its answers are stuck)
          * when its start-up wait ends. */
-        if (method == M_SYNC && g.deaf_flushes && p->started && !g.deaf) {
+        if (method == IPC_PORT_SYNC && g.deaf_flushes && p->started && !g.deaf) {
             send_flushes(cl, p);
             g.deaf = true;
         }
@@ -427,8 +396,8 @@ int main(int argc, char **argv)
     const ipc_host_config hc = {
         .listen_fd = lfd,
         .service_name = "ProducerPort",
-        .methods = k_methods,
-        .num_methods = M_COUNT,
+        .methods = ipc_port_method_names,
+        .num_methods = IPC_PORT_METHOD_COUNT,
         .max_clients = 64,
         /* What little we send is always read: a producer that stops
          * reading is not what this service is about. */

@@ -56,6 +56,7 @@
 #include "tracing/ipc/ipc_conn.h"
 #include "tracing/ipc/ipc_frame.h"
 #include "tracing/ipc/producer.h"
+#include "tracing/ipc/producer_port.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tests/ipc/ti_util.h"
 #include "tracing/util/util_time.h"
@@ -63,21 +64,8 @@
 static const char *g_service;
 static const char *g_stress;
 
-static const char *const k_names[] = {
-    "InitializeConnection",
-    "RegisterDataSource",
-    "UnregisterDataSource",
-    "CommitData",
-    "GetAsyncCommand",
-    "RegisterTraceWriter",
-    "UnregisterTraceWriter",
-    "NotifyDataSourceStarted",
-    "NotifyDataSourceStopped",
-    "ActivateTriggers",
-    "Sync",
-    "UpdateDataSource",
-};
-#define NUM_NAMES (sizeof k_names / sizeof *k_names)
+#define k_names   ipc_port_method_names
+#define NUM_NAMES IPC_PORT_METHOD_COUNT
 /* The fake numbers methods backwards from 40: nothing like Perfetto's 1..N,
  * so a client that hard-codes ids fails. */
 #define FAKE_ID(i) (40u + (uint32_t)(NUM_NAMES - 1 - (i)))

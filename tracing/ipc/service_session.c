@@ -13,42 +13,10 @@
 #include "protos/perfetto/data_source_descriptor.pbc.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tracing/ipc/service_internal.h"
+#include "tracing/ipc/producer_port.h"
 #include "tracing/util/util_time.h"
 
 #define SNAPSHOT_PERIOD_MS 10000u
-
-enum {
-    M_INITIALIZE_CONNECTION,
-    M_REGISTER_DATA_SOURCE,
-    M_UNREGISTER_DATA_SOURCE,
-    M_COMMIT_DATA,
-    M_GET_ASYNC_COMMAND,
-    M_REGISTER_TRACE_WRITER,
-    M_UNREGISTER_TRACE_WRITER,
-    M_NOTIFY_DATA_SOURCE_STARTED,
-    M_NOTIFY_DATA_SOURCE_STOPPED,
-    M_ACTIVATE_TRIGGERS,
-    M_SYNC,
-    M_UPDATE_DATA_SOURCE,
-    M_COUNT,
-};
-
-/* ProducerPort's methods in the order of producer_port.proto, which is
- * how Perfetto's host numbers them (from 1). */
-static const char *const k_methods[M_COUNT] = {
-    "InitializeConnection",
-    "RegisterDataSource",
-    "UnregisterDataSource",
-    "CommitData",
-    "GetAsyncCommand",
-    "RegisterTraceWriter",
-    "UnregisterTraceWriter",
-    "NotifyDataSourceStarted",
-    "NotifyDataSourceStopped",
-    "ActivateTriggers",
-    "Sync",
-    "UpdateDataSource",
-};
 
 /* ---- logging ------------------------------------------------------------ */
 
@@ -227,28 +195,28 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
 {
     gts_service *s = ctx;
     gts_producer *pr = producer_of_client(cl);
-    if (method != M_INITIALIZE_CONNECTION && !pr->initialized) {
+    if (method != IPC_PORT_INITIALIZE_CONNECTION && !pr->initialized) {
         /* Before InitializeConnection nothing else is allowed (Perfetto
          * rejects the request). */
         reply_empty(s, cl, rid, drop, false);
         return;
     }
     switch (method) {
-    case M_INITIALIZE_CONNECTION:
+    case IPC_PORT_INITIALIZE_CONNECTION:
         on_initialize(s, pr, rid, drop, args);
         break;
-    case M_REGISTER_DATA_SOURCE:
+    case IPC_PORT_REGISTER_DATA_SOURCE:
         on_register_ds(s, pr, rid, drop, args);
         break;
-    case M_UNREGISTER_DATA_SOURCE:
+    case IPC_PORT_UNREGISTER_DATA_SOURCE:
         on_unregister_ds(s, pr, args);
         reply_empty(s, cl, rid, drop, true);
         break;
-    case M_COMMIT_DATA:
+    case IPC_PORT_COMMIT_DATA:
         gts_shm_on_commit(s, pr, args);
         reply_empty(s, cl, rid, drop, true);
         break;
-    case M_GET_ASYNC_COMMAND:
+    case IPC_PORT_GET_ASYNC_COMMAND:
         if (pr->has_stream || drop) {
             reply_empty(s, cl, rid, drop, false);
             break;
@@ -258,25 +226,25 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
         gts_cmd_send_setup_tracing(s, pr); /* an adopted SMB is ready already */
         gts_cmd_start_wanted(s, pr);
         break;
-    case M_REGISTER_TRACE_WRITER:
-    case M_UNREGISTER_TRACE_WRITER: {
+    case IPC_PORT_REGISTER_TRACE_WRITER:
+    case IPC_PORT_UNREGISTER_TRACE_WRITER: {
         /* Only one buffer exists, so a registration only tells us which
          * writers exist; a registration for another buffer is refused. */
         perfetto_protos_RegisterTraceWriterRequest_view v;
         bool ok = perfetto_protos_RegisterTraceWriterRequest_decode(&v, args.data, args.size) &&
                   v.trace_writer_id > 0 && v.trace_writer_id <= SMB_MAX_WRITER_ID &&
-                  (method == M_UNREGISTER_TRACE_WRITER || v.target_buffer == BUFFER_ID);
+                  (method == IPC_PORT_UNREGISTER_TRACE_WRITER || v.target_buffer == BUFFER_ID);
         reply_empty(s, cl, rid, drop, ok);
         break;
     }
-    case M_NOTIFY_DATA_SOURCE_STARTED:
-    case M_NOTIFY_DATA_SOURCE_STOPPED:
-        on_notify(pr, args, method == M_NOTIFY_DATA_SOURCE_STOPPED);
+    case IPC_PORT_NOTIFY_DATA_SOURCE_STARTED:
+    case IPC_PORT_NOTIFY_DATA_SOURCE_STOPPED:
+        on_notify(pr, args, method == IPC_PORT_NOTIFY_DATA_SOURCE_STOPPED);
         reply_empty(s, cl, rid, drop, true);
         break;
-    case M_ACTIVATE_TRIGGERS:
-    case M_SYNC:
-    case M_UPDATE_DATA_SOURCE:
+    case IPC_PORT_ACTIVATE_TRIGGERS:
+    case IPC_PORT_SYNC:
+    case IPC_PORT_UPDATE_DATA_SOURCE:
     default:
         reply_empty(s, cl, rid, drop, true);
         break;
@@ -372,8 +340,8 @@ gts_service *gts_service_create(const gts_config *cfg, int listen_fd, int output
     ipc_host_config hc = {
         .listen_fd = listen_fd,
         .service_name = "ProducerPort",
-        .methods = k_methods,
-        .num_methods = M_COUNT,
+        .methods = ipc_port_method_names,
+        .num_methods = IPC_PORT_METHOD_COUNT,
         .max_clients = s->cfg.max_producers,
         .max_per_uid = s->cfg.max_per_uid,
         .max_tx_bytes = GTS_MAX_SEND_QUEUE,
