@@ -14,32 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Runs argv with stdout to /dev/null; returns the exit status, or -1. */
-static int run(char *const argv[], struct rusage *ru)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        FILE *null = freopen("/dev/null", "w", stdout);
-        (void)null;
-        execv(argv[0], argv);
-        fprintf(stderr, "tk_bench: exec %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int status;
-    while (wait4(pid, &status, 0, ru) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#include "toolkit/bench/bench_child.h"
+#include "tracing/util/util_time.h"
 
 static int bench(const char *gen, const char *check, unsigned mib, const char *suffix)
 {
@@ -56,7 +32,7 @@ static int bench(const char *gen, const char *check, unsigned mib, const char *s
     snprintf(size, sizeof size, "%u", mib);
     char *gargv[] = { (char *)gen, path, size, NULL };
     struct rusage ru;
-    int rc = run(gargv, &ru);
+    int rc = bench_run_quiet("tk_bench", gargv, &ru);
     struct stat st;
     if (rc != 0 || stat(path, &st) != 0) {
         fprintf(stderr, "tk_bench: generating %s failed\n", path);
@@ -65,11 +41,11 @@ static int bench(const char *gen, const char *check, unsigned mib, const char *s
     }
     /* Warm the page cache the way a second run would see it. */
     char *cargv[] = { (char *)check, "--no-progress", path, NULL };
-    (void)run(cargv, &ru);
-    double t0 = now_s();
+    (void)bench_run_quiet("tk_bench", cargv, &ru);
+    double t0 = util_now_s();
     memset(&ru, 0, sizeof ru);
-    rc = run(cargv, &ru);
-    double secs = now_s() - t0;
+    rc = bench_run_quiet("tk_bench", cargv, &ru);
+    double secs = util_now_s() - t0;
     unlink(path);
     if (rc != 0) {
         fprintf(stderr, "tk_bench: gputrace-check exited with %d on the generated trace\n", rc);

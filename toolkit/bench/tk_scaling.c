@@ -16,30 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int run(char *const argv[], struct rusage *ru)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        FILE *null = freopen("/dev/null", "w", stdout);
-        (void)null;
-        execv(argv[0], argv);
-        fprintf(stderr, "tk_scaling: exec %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int status;
-    while (wait4(pid, &status, 0, ru) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static double cpu_s(const struct rusage *ru)
-{
-    return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
-           (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
-}
+#include "toolkit/bench/bench_child.h"
 
 /* ns of CPU per input byte for one kind and size; < 0 on failure. */
 static double measure(const char *gen, const char *check, const char *kind, unsigned mib)
@@ -58,7 +35,7 @@ static double measure(const char *gen, const char *check, const char *kind, unsi
     char *gargv[] = { (char *)gen, (char *)kind, path, size, NULL };
     struct rusage ru;
     struct stat st;
-    if (run(gargv, &ru) != 0 || stat(path, &st) != 0) {
+    if (bench_run_quiet("tk_scaling", gargv, &ru) != 0 || stat(path, &st) != 0) {
         fprintf(stderr, "tk_scaling: generating %s (%s) failed\n", path, kind);
         unlink(path);
         return -1;
@@ -68,14 +45,14 @@ static double measure(const char *gen, const char *check, const char *kind, unsi
     double best = -1;
     for (int i = 0; i < 3; i++) {
         memset(&ru, 0, sizeof ru);
-        int rc = run(cargv, &ru);
+        int rc = bench_run_quiet("tk_scaling", cargv, &ru);
         if (rc != 0 && rc != 1) {
             fprintf(stderr, "tk_scaling: gputrace-check exited with %d on %s\n", rc, kind);
             unlink(path);
             return -1;
         }
-        if (best < 0 || cpu_s(&ru) < best)
-            best = cpu_s(&ru);
+        if (best < 0 || bench_cpu_s(&ru) < best)
+            best = bench_cpu_s(&ru);
     }
     unlink(path);
     double ns_per_byte = best * 1e9 / (double)st.st_size;
