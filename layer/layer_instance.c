@@ -136,25 +136,24 @@ static void describe_self(VkPhysicalDeviceToolProperties *tool)
     strncpy(tool->layer, GT_LAYER_NAME, sizeof tool->layer - 1);
 }
 
-/* Ourselves first, then what the next entity reports: its core function or
- * the EXT alias, whichever it has (none: ourselves only). */
+/* Ourselves first, then what the next entity reports through the same
+ * entry point, else the other (a layer below may list itself through one
+ * only: Debian 12's validation layer answers the EXT alias); neither:
+ * ourselves only. */
 static VkResult tool_properties(VkPhysicalDevice pd, uint32_t *count,
-                                VkPhysicalDeviceToolProperties *tools)
+                                VkPhysicalDeviceToolProperties *tools, bool ext)
 {
     gt_instance *inst = gt_instance_of_physical_device(pd);
     PFN_vkGetPhysicalDeviceToolProperties next = NULL;
-    if (inst && !inst->disabled) {
-        next = inst->vk.GetPhysicalDeviceToolProperties;
-        if (!next)
-            next = inst->vk.GetPhysicalDeviceToolPropertiesEXT;
-    } else if (inst) {
+    if (inst) {
+        PFN_vkGetPhysicalDeviceToolProperties core = inst->vk.GetPhysicalDeviceToolProperties;
+        PFN_vkGetPhysicalDeviceToolPropertiesEXT alias =
+            inst->vk.GetPhysicalDeviceToolPropertiesEXT;
+        next = ext ? (alias ? alias : core) : (core ? core : alias);
+    }
+    if (inst && inst->disabled) {
         /* Passing through: as if the layer were not there. */
-        next = inst->vk.GetPhysicalDeviceToolProperties
-                   ? inst->vk.GetPhysicalDeviceToolProperties
-                   : inst->vk.GetPhysicalDeviceToolPropertiesEXT;
-        if (!next)
-            return VK_ERROR_EXTENSION_NOT_PRESENT;
-        return next(pd, count, tools);
+        return next ? next(pd, count, tools) : VK_ERROR_EXTENSION_NOT_PRESENT;
     }
     if (!tools) {
         uint32_t theirs = 0;
@@ -187,13 +186,13 @@ static VkResult tool_properties(VkPhysicalDevice pd, uint32_t *count,
 VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolProperties(
     VkPhysicalDevice pd, uint32_t *count, VkPhysicalDeviceToolProperties *tools)
 {
-    return tool_properties(pd, count, tools);
+    return tool_properties(pd, count, tools, false);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolPropertiesEXT(
     VkPhysicalDevice pd, uint32_t *count, VkPhysicalDeviceToolProperties *tools)
 {
-    return tool_properties(pd, count, tools);
+    return tool_properties(pd, count, tools, true);
 }
 
 /* ---- instance ---------------------------------------------------------- */

@@ -29,7 +29,7 @@ done
 export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
 export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
 unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_LOADER_DEBUG \
-      VK_LOADER_LAYERS_ENABLE VK_LOADER_LAYERS_DISABLE
-for v in $(env | sed -n 's/^\(GPUTRACE_[A-Za-z0-9_]*\)=.*/\1/p'); do
+      VK_LOADER_LAYERS_ENABLE VK_LOADER_LAYERS_DISABLE VK_LAYER_SETTINGS_PATH
+for v in $(env | sed -n 's/^\(\(VK_\)\{0,1\}GPUTRACE_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
