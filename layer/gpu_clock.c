@@ -1,5 +1,6 @@
 /* gpu_clock.c — see gpu_clock.h. */
 #include "layer/gpu_clock.h"
+#include "tracing/util/util_time.h"
 
 #include <string.h>
 #include <time.h>
@@ -81,31 +82,24 @@ uint32_t gc_device_valid_bits(const VkQueueFamilyProperties *families, uint32_t 
 
 /* ---- host clocks -------------------------------------------------------- */
 
-static uint64_t read_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t gc_monotonic_ns(void)
 {
-    return read_ns(CLOCK_MONOTONIC);
+    return util_clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t gc_boottime_ns(void)
 {
-    return read_ns(CLOCK_BOOTTIME);
+    return util_clock_ns(CLOCK_BOOTTIME);
 }
 
 void gc_read_host_offsets(gc_host_offsets *o)
 {
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 4; i++) {
-        uint64_t m1 = read_ns(CLOCK_MONOTONIC);
-        uint64_t boot = read_ns(CLOCK_BOOTTIME);
-        uint64_t raw = read_ns(CLOCK_MONOTONIC_RAW);
-        uint64_t m2 = read_ns(CLOCK_MONOTONIC);
+        uint64_t m1 = util_clock_ns(CLOCK_MONOTONIC);
+        uint64_t boot = util_clock_ns(CLOCK_BOOTTIME);
+        uint64_t raw = util_clock_ns(CLOCK_MONOTONIC_RAW);
+        uint64_t m2 = util_clock_ns(CLOCK_MONOTONIC);
         uint64_t width = m2 - m1;
         if (width < best) {
             /* Both others were read somewhere inside [m1, m2]: the midpoint
@@ -123,7 +117,7 @@ void gc_host_now(gc_host_time *t)
 {
     gc_host_offsets o;
     gc_read_host_offsets(&o);
-    t->monotonic_ns = read_ns(CLOCK_MONOTONIC);
+    t->monotonic_ns = util_clock_ns(CLOCK_MONOTONIC);
     t->boottime_ns = t->monotonic_ns + (uint64_t)o.boottime;
     t->monotonic_raw_ns = t->monotonic_ns + (uint64_t)o.monotonic_raw;
     t->uncertainty_ns = o.uncertainty_ns;

@@ -11,6 +11,7 @@
 #include "layer/backend.h"
 #include "layer/config.h"
 #include "layer/log.h"
+#include "tracing/util/util_time.h"
 
 atomic_bool tl_session_tracing_flag;
 atomic_uint tl_session_generation_counter;
@@ -162,7 +163,7 @@ static const tl_backend_events events = {
  * answered that no session wants it; with no service at all the backend
  * returns at once. Called with session.lock held: the wait is bounded, and
  * the backend's events take no session lock, so they come in meanwhile. */
-static void wait_for_startup(tl_backend *be, uint32_t bound_ms, const struct timespec *created)
+static void wait_for_startup(tl_backend *be, uint32_t bound_ms, uint64_t created_ns)
 {
     if (!be->ops->wait_startup || bound_ms == 0)
         return;
@@ -173,15 +174,13 @@ static void wait_for_startup(tl_backend *be, uint32_t bound_ms, const struct tim
         [TL_STARTUP_TIMEOUT] = "the service did not answer in time (tracing starts whenever it "
                                "does)",
     };
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = util_now_ns();
     enum tl_startup s = be->ops->wait_startup(be, bound_ms);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uint64_t t1 = util_now_ns();
     /* The wait, and what the start-up cost in all since the backend was
     * created (the producer connects meanwhile). */
-    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    double all =
-        (double)(t1.tv_sec - created->tv_sec) * 1e3 + (double)(t1.tv_nsec - created->tv_nsec) / 1e6;
+    double ms = (double)(t1 - t0) / 1e6;
+    double all = (double)(t1 - created_ns) / 1e6;
     gt_info("system backend: start-up wait %.1f ms (%.1f ms since the producer started; bound "
             "%u ms): %s",
             ms, all, bound_ms, (unsigned)s < sizeof outcome / sizeof outcome[0] ? outcome[s] : "?");
@@ -196,8 +195,7 @@ static void begin_session(void)
         choice = cfg->output ? GT_BACKEND_INPROCESS : GT_BACKEND_SYSTEM;
 
     tl_backend *be = NULL;
-    struct timespec created;
-    clock_gettime(CLOCK_MONOTONIC, &created);
+    uint64_t created_ns = util_now_ns();
     switch (choice) {
     case GT_BACKEND_INPROCESS: {
         char path[4096];
@@ -245,7 +243,7 @@ static void begin_session(void)
         atomic_store(&active_backend, be);
         /* After publishing the backend: a start during the wait is complete
        * (writers can be created) by the time the wait returns. */
-        wait_for_startup(be, cfg->startup_wait_ms, &created);
+        wait_for_startup(be, cfg->startup_wait_ms, created_ns);
     }
 }
 

@@ -1,5 +1,6 @@
 /* Growth and insertion for tk_map (lookups are inline in the header). */
 #include "toolkit/tk_map.h"
+#include "tracing/util/util_time.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,10 +18,7 @@ uint64_t tk_map_process_seed(void)
     if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
         /* No entropy yet (early boot): time and addresses still keep the
          * seed out of an attacker's reach in practice. */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        s = tk_hash_u64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
-                        (uint64_t)(uintptr_t)&seed ^ ((uint64_t)getpid() << 17));
+        s = tk_hash_u64(util_now_ns() ^ (uint64_t)(uintptr_t)&seed ^ ((uint64_t)getpid() << 17));
     }
     s |= 1;
     /* Racing threads may each pick one; any of them will do, as long as a

@@ -4,22 +4,16 @@
 #include <time.h>
 
 #include "protos/perfetto/builtin_clock.pbc.h"
-
-static uint64_t read_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "tracing/util/util_time.h"
 
 uint64_t clk_boottime_ns(void)
 {
-    return read_ns(CLOCK_BOOTTIME);
+    return util_clock_ns(CLOCK_BOOTTIME);
 }
 
 uint64_t clk_monotonic_ns(void)
 {
-    return read_ns(CLOCK_MONOTONIC);
+    return util_clock_ns(CLOCK_MONOTONIC);
 }
 
 void clk_take_snapshot(clk_snapshot *s)
@@ -28,11 +22,11 @@ void clk_take_snapshot(clk_snapshot *s)
     for (int attempt = 0; attempt < 3; attempt++) {
         /* BOOTTIME brackets the others; the attempt with the shortest
          * bracket was the least disturbed (no preemption in between). */
-        uint64_t boot = read_ns(CLOCK_BOOTTIME);
-        uint64_t mono = read_ns(CLOCK_MONOTONIC);
-        uint64_t raw = read_ns(CLOCK_MONOTONIC_RAW);
-        uint64_t real = read_ns(CLOCK_REALTIME);
-        uint64_t window = read_ns(CLOCK_BOOTTIME) - boot;
+        uint64_t boot = util_clock_ns(CLOCK_BOOTTIME);
+        uint64_t mono = util_clock_ns(CLOCK_MONOTONIC);
+        uint64_t raw = util_clock_ns(CLOCK_MONOTONIC_RAW);
+        uint64_t real = util_clock_ns(CLOCK_REALTIME);
+        uint64_t window = util_clock_ns(CLOCK_BOOTTIME) - boot;
         if (window < best_window) {
             best_window = window;
             s->clocks[0] =

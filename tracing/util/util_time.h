@@ -17,6 +17,10 @@ uint64_t util_now_ns(void);
 uint64_t util_now_ms(void);
 double util_now_s(void);
 
+/* Another clock (CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME...)
+ * now, in nanoseconds; 0 if the clock cannot be read. */
+uint64_t util_clock_ns(clockid_t clock);
+
 /* CPU time consumed by the calling thread, in nanoseconds: what a
  * benchmark measures when time slices lost to other processes must not
  * count. */
