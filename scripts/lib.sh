@@ -11,6 +11,8 @@ GPUTRACE_PACKAGES=(
   protobuf-compiler libprotobuf-dev
   # The house style's formatter (tests/style).
   clang-format
+  # groff renders the tools' man pages in tests/tools; iconv (libc-bin) checks UTF-8.
+  groff-base
   # Neighbour layers and tools the lavapipe tests stack ours with.
   mangohud vkbasalt gfxreconstruct vulkan-tools xvfb xauth
   # Real programs the realapps suite runs with and without the layer

@@ -6,6 +6,7 @@
  * shares them). */
 #include <errno.h>
 #include <glib.h>
+#include <locale.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -42,14 +43,31 @@ static int report(const tk_file_result *files, size_t n, const tk_check_options 
     return status;
 }
 
+static gboolean opt_version;
+
+/* gputrace-check's own; tool_check.c has the options gputrace-ci shares. */
+static const GOptionEntry version_entries[] = {
+    { "version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print the version and exit", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+};
+
 int main(int argc, char **argv)
 {
-    g_autoptr(GOptionContext) ctx = g_option_context_new("FILE… — check Perfetto traces");
+    /* GOption prints its help in the locale's charset: "?" for every
+     * non-ASCII character under the C locale a program starts in. */
+    setlocale(LC_ALL, "");
+    g_autoptr(GOptionContext) ctx = g_option_context_new("— check Perfetto traces");
     g_autoptr(GError) error = NULL;
     tool_check_setup_context(ctx);
+    g_option_context_add_main_entries(ctx, version_entries, NULL);
     if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
         fprintf(stderr, PROG ": %s\nTry '" PROG " --help'.\n", error->message);
         return TOOL_EXIT_USAGE;
+    }
+    if (opt_version) {
+        tool_print_version(PROG);
+        tool_check_free_args();
+        return TOOL_EXIT_PASS;
     }
     gchar **paths = tool_check_files();
     if (!paths || !paths[0]) {

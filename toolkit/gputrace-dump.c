@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <inttypes.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 
 #define PROG "gputrace-dump"
 
-static gboolean opt_verbose;
+static gboolean opt_verbose, opt_version;
 static gint64 opt_max_packet = TK_READER_DEFAULT_MAX_PACKET;
 static gint64 opt_max_inflated = (gint64)TK_INFLATE_DEFAULT_MAX_BYTES;
 static gint64 opt_max_inflate_ratio = TK_INFLATE_DEFAULT_MAX_RATIO;
@@ -41,6 +42,7 @@ static const GOptionEntry entries[] = {
       "Stop when a file's compressed_packets inflate to more than N times their size, "
       "beyond the first 16 MiB (default 100; 0 no limit)",
       "N" },
+    { "version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print the version and exit", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE…" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
 };
@@ -483,7 +485,10 @@ static bool on_packet(void *vctx, const uint8_t *data, size_t len, uint64_t offs
 
 int main(int argc, char **argv)
 {
-    g_autoptr(GOptionContext) octx = g_option_context_new("FILE… — list the packets of traces");
+    /* GOption prints its help in the locale's charset: "?" for every
+     * non-ASCII character under the C locale a program starts in. */
+    setlocale(LC_ALL, "");
+    g_autoptr(GOptionContext) octx = g_option_context_new("— list the packets of traces");
     g_autoptr(GError) error = NULL;
     g_option_context_set_summary(octx, "Print one line per TracePacket of Perfetto traces.");
     g_option_context_set_description(
@@ -502,6 +507,11 @@ int main(int argc, char **argv)
     if (!g_option_context_parse(octx, &argc, &argv, &error)) {
         fprintf(stderr, PROG ": %s\nTry '" PROG " --help'.\n", error->message);
         return 2;
+    }
+    if (opt_version) {
+        tool_print_version(PROG);
+        g_strfreev(opt_files);
+        return TOOL_EXIT_PASS;
     }
     if (!opt_files || !opt_files[0]) {
         fprintf(stderr, PROG ": no input file (use - for standard input)\n");

@@ -112,8 +112,9 @@ static const char description[] =
     "Exit status:\n"
     "  0  every file passed\n"
     "  1  at least one file has failing violations\n"
-    "  2  usage error, or an input could not be opened, read or decoded (also: a\n"
-    "     limit on packet size or inflated data exceeded)\n";
+    "  2  usage error, an input could not be opened, read or decoded (also: a limit\n"
+    "     on packet size or inflated data exceeded), or --junit or --plot could not\n"
+    "     be written\n";
 
 /* ---- options ---------------------------------------------------------------- */
 

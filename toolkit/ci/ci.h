@@ -30,7 +30,7 @@
 
 /* The command line (ci_main.c fills it). */
 typedef struct ci_options {
-    gboolean service, traced, lavapipe, quiet, allow_unknown, allow_no_events;
+    gboolean service, traced, lavapipe, quiet, allow_unknown, allow_no_events, version;
     gchar *layer_path, *keep_trace, *junit, *check_exe, *service_exe, *perfetto;
     gchar **service_args, **command;
     gint timeout_s;

@@ -2,8 +2,8 @@
  * VK_LAYER_GPUTRACE_timeline, collect its trace (embedded backend,
  * gputrace-service, or a running traced), check it with gputrace-check's
  * code (in-process, toolkit/tool_check.c), print one verdict and exit like
- * gputrace-check (0 pass, 1 fail, 2 usage or unusable input). The program failing (non-zero exit, signal, time-out)
- * fails the run too. docs/ci.md has the details and a CI job.
+ * gputrace-check (0 pass, 1 fail, 2 usage or unusable input). The program
+ * failing (non-zero exit, signal, time-out) fails the run too. docs/ci.md has the details and a CI job.
  */
 #include <locale.h>
 #include <signal.h>
@@ -80,6 +80,7 @@ static const GOptionEntry run_entries[] = {
       "gputrace-service to use (default: build tree, installed, PATH)", "PATH" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &ci_opt.quiet,
       "Print only the verdict (not gputrace-check's summary)", NULL },
+    { "version", 'V', 0, G_OPTION_ARG_NONE, &ci_opt.version, "Print the version and exit", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &ci_opt.command, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
 };
@@ -117,7 +118,9 @@ static const char description[] =
     "Exit status:\n"
     "  0  pass\n"
     "  1  the program or the trace failed\n"
-    "  2  usage error, a tool could not be started, or the trace is unreadable\n"
+    "  2  usage error, the program or the backend could not be started, the run\n"
+    "     was interrupted (SIGINT, SIGTERM, SIGHUP), the trace is unreadable, or\n"
+    "     --keep-trace, --junit or --plot could not be written\n"
     "\n"
     "See docs/ci.md.";
 
@@ -174,6 +177,11 @@ int main(int argc, char **argv)
     g_autoptr(GError) error = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &error))
         return usage_error(ctx, error->message);
+    if (ci_opt.version) {
+        tool_print_version(PROG);
+        g_ptr_array_unref(ci_opt.check_args);
+        return TOOL_EXIT_PASS;
+    }
     if (!ci_opt.command || !ci_opt.command[0])
         return usage_error(ctx, "no command given");
     if (ci_opt.service && ci_opt.traced)
