@@ -1556,21 +1556,12 @@ static void test_stress_without_session(void **state)
     free(sock);
 }
 
-/* Every test leaves no service behind, even when it fails half-way. */
-#define T(test) cmocka_unit_test_teardown(test, ti_kill_services_teardown)
+#define T(test) TI_TEST(test)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s GPUTRACE_SERVICE GPUTRACE_STRESS\n", argv[0]);
+    if (!ti_main_init(argc, argv, &g_service, &g_stress))
         return 2;
-    }
-    g_service = argv[1];
-    g_stress = argv[2];
-    signal(SIGPIPE, SIG_IGN);
-    atexit(ti_kill_services);
-    /* Unbuffered, so a log cut short by a crash still shows where. */
-    setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
         T(test_garbage),
         T(test_huge_length),

@@ -653,3 +653,17 @@ void ti_report_print(const ti_report *r)
             (unsigned long long)r->stats.flushes_succeeded,
             (unsigned long long)r->stats.flushes_requested);
 }
+
+bool ti_main_init(int argc, char **argv, const char **service, const char **stress)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s GPUTRACE_SERVICE GPUTRACE_STRESS\n", argv[0]);
+        return false;
+    }
+    *service = argv[1];
+    *stress = argv[2];
+    signal(SIGPIPE, SIG_IGN);
+    atexit(ti_kill_services);
+    setvbuf(stdout, NULL, _IONBF, 0);
+    return true;
+}

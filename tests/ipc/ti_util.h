@@ -56,6 +56,15 @@ bool ti_stop_service(pid_t pid);
  * ti_stop_service() did not stop: a test that failed half-way leaves no
  * process behind (use as cmocka teardown, and at exit). */
 void ti_kill_services(void);
+
+/* Every test leaves no service behind, even when it fails half-way. */
+#define TI_TEST(test) cmocka_unit_test_teardown(test, ti_kill_services_teardown)
+
+/* The start of an IPC test program run as `prog GPUTRACE_SERVICE
+ * GPUTRACE_STRESS`: takes the two paths (false, with a usage line, if
+ * they are missing), ignores SIGPIPE, kills left-over services at exit and
+ * makes stdout unbuffered (a log cut short by a crash still shows where). */
+bool ti_main_init(int argc, char **argv, const char **service, const char **stress);
 int ti_kill_services_teardown(void **state);
 
 /* ---- a raw client for hostile-producer tests ----------------------------
