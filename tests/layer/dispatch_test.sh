@@ -44,13 +44,7 @@ log=$tmp/gputrace.log
 
 . "$(dirname "$0")/lavapipe_env.sh"
 
-# As layer_test.sh: in an ASan build keep lavapipe mapped until exit.
-preload=
-asan_rt=$(ldd "$GT_DISPATCH_PROBE" 2> /dev/null | awk '/libasan\.so/ { print $3; exit }')
-if [ -n "$asan_rt" ]; then
-    lvp_lib=$(sed -n 's/.*"library_path"[^"]*"\([^"]*\)".*/\1/p' "$lvp")
-    preload="$asan_rt $lvp_lib"
-fi
+asan_keep_lavapipe "$GT_DISPATCH_PROBE"
 
 runs=0
 active=0

@@ -1,4 +1,4 @@
-# lavapipe_env.sh — sourced by layer_test.sh and timeline_test.sh after they
+# lavapipe_env.sh — sourced by the tests/layer scripts after they
 # set case_name, tmp and log: their failure and skip reporting, and a
 # Vulkan environment of lavapipe only, without the user's layers, loader
 # settings or GPUTRACE_ variables (a variable the tests did not set must
@@ -33,3 +33,28 @@ unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_LOADER_DEBUG \
 for v in $(env | sed -n 's/^\(\(VK_\)\{0,1\}GPUTRACE_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
+
+# asan_keep_lavapipe BINARY: in an ASan build of BINARY, keep lavapipe
+# mapped until exit. The loader dlcloses it at vkDestroyInstance, and
+# LeakSanitizer then reports everything its globals still pointed to,
+# without even a module name to suppress. Sets $preload for run (the ASan
+# runtime has to stay first in the preload list); empty otherwise.
+asan_keep_lavapipe() {
+    preload=
+    asan_rt=$(ldd "$1" 2> /dev/null | awk '/libasan\.so/ { print $3; exit }')
+    if [ -n "$asan_rt" ]; then
+        lvp_lib=$(sed -n 's/.*"library_path"[^"]*"\([^"]*\)".*/\1/p' "$lvp")
+        preload="$asan_rt $lvp_lib"
+    fi
+}
+
+# run CMD...: must exit 0; stdout in $tmp/out, stderr in $tmp/err.
+run() {
+    rc=0
+    if [ -n "$preload" ]; then
+        LD_PRELOAD="$preload" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
+    else
+        "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
+    fi
+    [ $rc -eq 0 ] || fail "'$*' exited with $rc"
+}

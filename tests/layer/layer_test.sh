@@ -38,27 +38,8 @@ log_info() {
     export GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
 }
 
-# In an ASan build, keep lavapipe mapped until exit: the loader dlcloses it
-# at vkDestroyInstance, and LeakSanitizer then reports everything its
-# globals still pointed to, without even a module name to suppress. The
-# ASan runtime has to stay first in the preload list.
-preload=
-asan_rt=$(ldd "$GT_PROBE" 2> /dev/null | awk '/libasan\.so/ { print $3; exit }')
-if [ -n "$asan_rt" ]; then
-    lvp_lib=$(sed -n 's/.*"library_path"[^"]*"\([^"]*\)".*/\1/p' "$lvp")
-    preload="$asan_rt $lvp_lib"
-fi
+asan_keep_lavapipe "$GT_PROBE"
 
-# run CMD...: must exit 0; stdout in $tmp/out, stderr in $tmp/err.
-run() {
-    rc=0
-    if [ -n "$preload" ]; then
-        LD_PRELOAD="$preload" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-    else
-        "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-    fi
-    [ $rc -eq 0 ] || fail "'$*' exited with $rc"
-}
 
 expect_active() {
     grep -q '^gputrace: layer active' "$log" 2> /dev/null ||

@@ -32,23 +32,8 @@ export PERFETTO_PRODUCER_SOCK_NAME="$tmp/no-traced.sock"
 export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
 export GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
 
-# ASan builds: keep lavapipe mapped until exit (see layer_test.sh).
-preload=
-asan_rt=$(ldd "$GT_WORKLOAD" 2> /dev/null | awk '/libasan\.so/ { print $3; exit }')
-if [ -n "$asan_rt" ]; then
-    lvp_lib=$(sed -n 's/.*"library_path"[^"]*"\([^"]*\)".*/\1/p' "$lvp")
-    preload="$asan_rt $lvp_lib"
-fi
+asan_keep_lavapipe "$GT_WORKLOAD"
 
-run() {
-    rc=0
-    if [ -n "$preload" ]; then
-        LD_PRELOAD="$preload" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-    else
-        "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-    fi
-    [ $rc -eq 0 ] || fail "'$*' exited with $rc"
-}
 
 field() { # field NAME FILE
     sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$2" | head -n 1
