@@ -291,10 +291,11 @@ const char *gt_settings_api_name(const void *pnext, uint32_t index)
 }
 
 /* A floating-point value as the integer it holds, or as itself (which the
- * number parsers then refuse). */
+ * number parsers then refuse). The range test comes first, so the cast is
+ * defined; no libm (the layer does not link it). */
 static void render_double(char *text, size_t size, double d)
 {
-    if (isfinite(d) && d >= 0 && d < 18446744073709551616.0 && d == floor(d))
+    if (isfinite(d) && d >= 0 && d < 18446744073709551616.0 && d == (double)(uint64_t)d)
         snprintf(text, size, "%.0f", d);
     else
         snprintf(text, size, "%g", d);
