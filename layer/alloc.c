@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.c — see alloc.h. */
 #include "layer/alloc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.h — every allocation of the layer: through the application's
  * VkAllocationCallbacks when it gave some to vkCreateInstance /
  * vkCreateDevice, else malloc.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend.h — where the layer's trace writers come from.
  *
  * Two implementations behind one small interface, chosen by session.c:

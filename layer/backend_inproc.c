@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_inproc.c — the in-process backend (GPUTRACE_OUTPUT=path): the
  * tracing library's embedded service writing one .pftrace, tracing from
  * creation until destruction (final flush, last clock snapshot,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_system.c — the system backend: a Perfetto producer ("gputrace")
  * offering the data source "gpu.renderstages" to traced. The layer traces
  * while one instance of the data source runs; a second concurrent instance

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collector.c — see collector.h.
  *
  * The thread's loop: (re)acquire the device's writer when a tracing period

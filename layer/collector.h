@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collector.h — one thread per device that turns completed submissions
  * into trace packets, off the application's threads.
  *

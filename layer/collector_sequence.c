@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collector_sequence.c — see collector_sequence.h. */
 #include "layer/collector_sequence.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collector_sequence.h — the collector's trace sequence (prefix seq_): its
  * writer, the device clock's calibrations and snapshots, interned data and
  * the render stage events of completed submissions. Called on the

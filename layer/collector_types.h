@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collector_types.h — the state of one device's collector, shared by the
  * thread's loop (collector.c) and its trace sequence
  * (collector_sequence.c). Data only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.c — the layer's settings other than the logger's, from the three
  * sources of settings.h, each read once per process. */
 #include "layer/config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.h — the layer's settings, read once per process.
  *
  * Each comes from the environment (GPUTRACE_<KEY>), vk_layer_settings.txt

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* device_setup.c — amending vkCreateDevice for the timing code; see
  * device_setup.h. */
 #include "layer/device_setup.h"

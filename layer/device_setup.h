@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* device_setup.h — what the layer adds to vkCreateDevice for the timing code.
  *
  * Timestamps need calibrated timestamps (to put GPU ticks on the host

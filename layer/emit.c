@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit.c — see emit.h. */
 #include "layer/emit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit.h — the layer's packets, encoded into a trace writer.
  *
  * Pure encoding: no Vulkan calls, no locks; the caller owns the writer (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_clock.c — see gpu_clock.h. */
 #include "layer/gpu_clock.h"
 #include "tracing/util/util_time.h"

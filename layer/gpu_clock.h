@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_clock.h — a Vulkan device's timestamp counter placed on the host's
  * time line.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* handle_table.c — see handle_table.h. */
 #include "layer/handle_table.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* handle_table.h — a growable map from a Vulkan handle (dispatchable or not,
  * as a 64-bit value) to a pointer, for the timing code's per-object state
  * (command buffers, command pools).

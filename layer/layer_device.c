@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_device.c — see layer_device.h. */
 #include "layer/layer_device.h"
 

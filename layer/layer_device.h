@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_device.h — vkCreateDevice / vkDestroyDevice chaining (loader
  * plumbing, prefix gt_): the device's dispatch table, the amended create
  * info (device_setup.h), the timing feature's init and finish

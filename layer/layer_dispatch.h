@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_dispatch.h — the Vulkan functions the layer calls down to, as X-macro
  * lists, and the dispatch tables built from them.
  *

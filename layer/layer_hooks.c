@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_hooks.c — the device-level entry points the layer intercepts.
  *
  * Each hook finds the gt_device from the handle's dispatch key, tells the

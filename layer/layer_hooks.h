@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_hooks.h — the device-level hooks of layer_hooks.c (loader
  * plumbing, prefix gt_), as vkGet*ProcAddr hand them out.
  */

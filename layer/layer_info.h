@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_info.h — what the layer says about itself to the loader: name,
  * description and versions (the negotiation in layer_interface.c, the
  * enumerate functions in layer_instance.c). Data only.

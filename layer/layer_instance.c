@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_instance.c — see layer_instance.h. */
 #include "layer/layer_instance.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_instance.h — instance-level entry points of the loader plumbing
  * (prefix gt_): vkCreateInstance / vkDestroyInstance chaining, physical
  * device enumeration (recorded per instance), and the layer's

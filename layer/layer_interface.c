@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_interface.c — how the loader finds VK_LAYER_GPUTRACE_timeline.
  *
  * Owns interface negotiation (the only exported symbol) and the

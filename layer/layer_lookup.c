@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_lookup.c — see layer_lookup.h. */
 #include "layer/layer_lookup.h"
 

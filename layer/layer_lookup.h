@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_lookup.h — finding the layer's gt_instance / gt_device /
  * gt_physical_device from a Vulkan handle (loader plumbing, prefix gt_).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_map.c — see layer_map.h. */
 #include "layer/layer_map.h"
 

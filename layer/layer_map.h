@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_map.h — locked hash maps from a dispatchable handle's key to the
  * layer's state for it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_settings_ext.h — VK_EXT_layer_settings for headers that predate it.
  *
  * Debian 12 ships Vulkan headers 1.3.239; the extension came with 1.3.272.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.c — GPUTRACE_LOG / GPUTRACE_LOG_FILE handling and line output. */
 #include "layer/log.h"
 

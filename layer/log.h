@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.h — the layer's only way to print anything.
  *
  * A layer lives inside someone else's process, so it stays silent unless

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* objects.h — the layer's state per VkInstance, VkPhysicalDevice and
  * VkDevice. Data only: no functions here, and nothing to link.
  *

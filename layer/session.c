@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.c — see session.h: backend selection, the session's lifetime and
  * the registry of writer holders. */
 #include "layer/session.h"

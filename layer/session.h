@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.h — whether the layer is tracing right now, into which backend,
  * and who holds trace writers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings.c — see settings.h. */
 #include "layer/settings.h"
 

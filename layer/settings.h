@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings.h — where a setting's value comes from (prefix gt_settings_).
  *
  * Three sources, as the Khronos layers read them (Vulkan-Utility-Libraries,

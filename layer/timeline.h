@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline.h — the hook points the loader plumbing calls for the timing
  * feature.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_device.c — the timing code's per-device state: what the device
  * can do (timestamp bits, period, clock domains, host query reset), its
  * queues, command pools and buffers, the lazily started collector, and its

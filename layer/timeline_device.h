@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_device.h — the timing feature's per-device state (prefix tl_):
  * creation from a gt_device, destruction, and the collector started
  * lazily on first use while tracing. The timeline.h calls about queues,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_device_types.h — the timing feature's state per VkDevice, queue,
  * command pool and command buffer. Data only, with the trivial accessors
  * every part of the feature uses (allocation with the device's allocator).

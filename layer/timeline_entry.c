@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_entry.c — most of the timeline.h hook points (the command pool,
  * command buffer and queue ones are in timeline_device.c): the cheap
  * "nothing to do" checks, then the work in timeline_*.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_lookup.c — see timeline_lookup.h.
  *
  * Command buffers are looked up on every recorded command. The table is

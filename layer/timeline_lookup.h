@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_lookup.h — finding the timing feature's state for a command
  * buffer or queue on the hot path, and the device's fences (prefix tl_).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_query.c — the layer's own timestamp queries and command buffers.
  *
  * Queries: VkQueryPools of TL_CHUNKS_PER_POOL x TL_CHUNK_QUERIES timestamp

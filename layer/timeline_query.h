@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_query.h — the layer's own timestamp queries (chunks of pools,
  * held until their reuse is safe) and its own command buffers per queue
  * (prefix tl_). See timeline_query.c.

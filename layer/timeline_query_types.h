@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_query_types.h — the timing feature's timestamp queries: pools
  * handed out in chunks (timeline_query.c manages them). Data only.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_record.c — what one recording of a command buffer times.
  *
  * Every region is a pair of bottom-of-pipe timestamps: one recorded before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_record.h — what one recording of a command buffer times
  * (prefix tl_): regions and their timestamps, from vkBeginCommandBuffer to
  * vkEndCommandBuffer. See timeline_record.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_recording.c — see timeline_recording.h.
  *
  * Recordings are reference counted (timeline_recording_types.h says who

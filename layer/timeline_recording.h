@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_recording.h — the lifetime of recordings (prefix tl_): reference
  * counting, the device's pool of finished ones, and the copy of their
  * results into mapped memory recorded at their end.

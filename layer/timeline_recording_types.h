@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_recording_types.h — what one recording of a command buffer
  * holds: its regions, their query slots, and the state of the recording
  * (render pass instances, labels, suspended rendering). Data only;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_render_pass.c — see timeline_render_pass.h.
  *
  * Render passes are created long before a session may start, so the table

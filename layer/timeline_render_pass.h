@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_render_pass.h — render passes' subpass view masks, kept from
  * vkCreateRenderPass* to vkDestroyRenderPass whether tracing or not (under
  * tl_device.rp_lock), and copied into a recording at its render pass begin

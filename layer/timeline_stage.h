@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_stage.h — the render stages the timing feature reports (the
  * trace's "gpu_specifications") and the interning ids built from them.
  * Data only; shared by the recording code, the collector and emit.c.

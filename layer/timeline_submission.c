@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_submission.c — see timeline_submission.h.
  *
  * Finished submissions are kept with their arrays, up to TL_POOL_KEEP per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_submission.h — the lifetime of submissions and reading their
  * results (prefix tl_), for the submitting thread and the collector.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_submission_types.h — one queue submission as the collector
  * sees it: the recordings it executed (by reference) and where their
  * results go. Data only; timeline_submission.c owns the lifetime,

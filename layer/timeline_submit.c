@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_submit.c — what happens at vkQueueSubmit / vkQueueSubmit2.
  *
  * Before the call down: every submitted command buffer's current recording

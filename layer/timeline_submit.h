@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_submit.h — what happens at vkQueueSubmit / vkQueueSubmit2
  * (prefix tl_). See timeline_submit.c.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_util.c — see timeline_util.h. */
 #include "layer/timeline_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_util.h — small services every part of the timing feature uses
  * (prefix tl_): growing arrays with the device's allocator, logging an
  * error once per device, and the process-wide submission numbers.

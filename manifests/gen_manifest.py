@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the loader manifest of VK_LAYER_GPUTRACE_timeline (JSON, format 1.2.1).
 
 The table SETTINGS below is the one description of every setting the layer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by scripts/run-*: Debian package installation and meson set-up.
 # Sourced, not executed.
 

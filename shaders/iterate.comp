@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #version 450
 // gputrace-workload's compute kernel: every element of the buffer takes
 // `rounds` steps of a 32-bit linear congruential generator. Enough arithmetic

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #version 450
 // Writes the triangle's colour unchanged.
 

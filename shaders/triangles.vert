@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #version 450
 // Three flat-coloured triangles made from gl_VertexIndex (no vertex buffers):
 // a red one over the centre of the target and two small ones in the lower

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-check: validates Perfetto traces the way trace_processor would
  * import them (clock conversion, loss accounting) and checks what it does
  * not: per-clock drift and conversion error bounds, global clock ids, GPU

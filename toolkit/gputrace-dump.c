@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-dump: one line per TracePacket (offset, size, sequence, flags,
  * timestamp and clock, payload), and with --verbose the fields that matter
  * for clock correlation and loss (clock snapshots, trace stats, GPU and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-service: a small Perfetto-compatible tracing service. It
  * listens on the producer socket, enables the named data sources on every
  * producer that registers them, and writes what they trace into a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Arithmetic on values read from traces. Timestamps, durations, offsets and
  * counters come from untrusted input: any of them may be near INT64_MIN or
  * INT64_MAX, so the toolkit never adds, subtracts, multiplies or negates them

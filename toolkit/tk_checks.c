@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The library's entry points: default options and the whole pipeline
  * (tokenizer, import, verdict) over a buffer or a file descriptor. The
  * import is tk_import*.c, the GPU matching tk_match.c, the verdict

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checking pipeline behind gputrace-check: feeds every TracePacket
  * through the same import steps trace_processor (v47) takes
  * (ProtoTraceReader::ParsePacket: incremental state, sequence defaults,

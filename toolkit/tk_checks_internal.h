@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the checker's modules share: the import (tk_import*.c: what
  * trace_processor does with each packet), GPU stage/submission matching
  * (tk_match.c) and the verdict (tk_verdict*.c: findings from what was

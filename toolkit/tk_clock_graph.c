@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Clock graph: snapshot storage, path finding, conversion with the
  * trace_processor cache, and per-clock drift/error bookkeeping.
  * See tk_clock_graph.h for the semantics this file must preserve. */

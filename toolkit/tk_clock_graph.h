@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Clock-domain graph with the conversion semantics of Perfetto's
  * trace_processor (v47, src/trace_processor/importers/common/clock_tracker.cc
  * and the ClockSnapshot handling of importers/proto/proto_trace_reader.cc),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the clock graph's files share (tk_clock_graph.c: storage,
  * AddSnapshot and conversion; tk_clock_paths.c: the path index and search;
  * tk_clock_graph_snapshot.c: ClockSnapshot packets and reporting): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ClockSnapshot packets into the clock graph (readings, observations for
  * the drift and residual statistics, the trace clock), and the per-clock
  * reports read back from it. */

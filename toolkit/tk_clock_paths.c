@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The clock graph's paths: the index of shortest paths to the trace
  * clock kept up to date as edges arrive, and the full search it must agree
  * with (trace_processor's breadth-first search, ties to the lower id). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Field numbers of the Perfetto messages the checker decodes by hand with
  * pb_reader: payloads that our schema subset (protos/perfetto) does not
  * declare, so the generated code has no accessors for them. Numbers checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The import: what trace_processor does with each packet. It mirrors ProtoTraceReader::ParsePacket of trace_processor v47:
  *   incremental_state_cleared / previous_packet_dropped -> sequence state,
  *   per-sequence loss count (first packet of a sequence excluded),

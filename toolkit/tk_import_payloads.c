@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The import of the payloads trace_processor reads while tokenizing:
  * sequence defaults and interned data (with the clock names our layer
  * writes into interned GPU specifications), ClockSnapshot, TraceStats and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Growth and insertion for tk_map (lookups are inline in the header). */
 #include "toolkit/tk_map.h"
 #include "tracing/util/util_time.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Open-addressing hash map from uint64 keys to uint64 values, for the
  * toolkit's per-sequence, per-clock and per-index tables. No deletion:
  * tables only grow or are cleared wholesale (a new generation of

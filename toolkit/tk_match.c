@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU render stages against the vkQueueSubmit that carries them, matched
  * by submission_id whatever their order in the file, in a bounded table
  * of in-flight submissions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Human, JSON and JUnit renderings of gputrace-check results. */
 #include "toolkit/tk_report.h"
 

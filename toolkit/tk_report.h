@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Output of gputrace-check: the human summary, the JSON document (schema
  * "gputrace-check/1", see docs/toolkit.md) and a JUnit XML file. Every
  * function takes the results of all input files and combines them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Short names for the generated field numbers (protoc-gen-pbc, from our
  * protos/perfetto subset) that the checker and gputrace-dump use, plus the
  * enum values they test. Fields outside our schema are in tk_fields.h. */

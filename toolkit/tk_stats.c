@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Storage for tk_stats: plain counters, plus per-index lists found through
  * one hash index. */
 #include "toolkit/tk_stats.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stats gputrace-check computes. Where trace_processor (v47,
  * src/trace_processor/storage/stats.h) has a stat for the same thing, the
  * name, the single/indexed shape and the severity are the same, so numbers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SVG plot of clock offsets and residuals (see tk_svg.h). One panel per
  * custom clock: offset on the left, residual on the right, trace time on
  * both x axes, value ranges written next to the axes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --plot: a hand-written SVG with, for every custom clock of every file,
  * its offset to the trace clock (trace time - clock reading) at each
  * snapshot and the residual (change of that offset since the previous

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace tokenizer (file, pushed chunks, memory) and the compressed_packets
  * inflater. See tk_trace_reader.h for the record rules. */
 #include "toolkit/tk_trace_reader.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Streaming Perfetto trace reader: splits a trace (a `Trace` message, i.e.
  * a run of `packet = 1` records) into TracePackets without ever holding more
  * than one block plus the largest packet in memory. Input comes from a file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The verdict: violations from what the import counted and measured,
  * their severities (loss explains some symptoms), and the result. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-clock part of the verdict: a report for every clock of a
  * machine (names, error bounds, plot points) and our correlation checks on
  * custom clocks. */

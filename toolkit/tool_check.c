@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-check's command line and the check of one file, shared with
  * gputrace-ci, which passes its check options through and checks the trace
  * in-process with the same code. */

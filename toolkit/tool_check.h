@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-check's options and the check of one file, for gputrace-check
  * itself and for gputrace-ci, which takes the same check options and runs
  * the same check in-process. Options are parsed into this module's own

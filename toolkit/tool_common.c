@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Command-line helpers shared by the tools (tool_common.h). Numbers and
  * time come from tracing/util, like everywhere else in the tree. */
 #include "toolkit/tool_common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every gputrace tool (gputrace-check, gputrace-dump, gputrace-ci,
  * gputrace-service) shares on its command line: exit statuses, errors as
  * `prog: message`, strict number parsing, the input limits of the trace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Builtin clock snapshots. */
 #include "tracing/clock_snapshot.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Builtin clock snapshots (ClockSnapshot packets): the readings that let a
  * trace reader convert between BOOTTIME (the default trace clock),
  * MONOTONIC, MONOTONIC_RAW and REALTIME. */

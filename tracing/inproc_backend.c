@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* In-process backend: the background thread that plays the tracing service
  * for one process. It alone touches the central buffer and the file:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* In-process tracing backend: the default when no tracing service runs.
  *
  * One SMB in process memory, one central buffer, and one background thread

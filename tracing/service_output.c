@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* .pftrace output for the service side (in-process backend, gputrace-service). */
 #include "tracing/service_output.h"
 

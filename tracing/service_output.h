@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Service-side .pftrace output: a standard Trace proto (one field-1
  * record per TracePacket) written to a file descriptor through a buffer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SMB page and chunk state transitions. Every transition is one CAS on the
  * page header word; chunk headers are published around it with the orders
  * documented in smb_abi.h. Nothing here trusts the shared memory: a peer may

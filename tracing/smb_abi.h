@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared memory buffer (SMB) ABI: the bytes and the state machine of the
  * memory a producer shares with a tracing service. Both sides use this file:
  * the trace writer and arbiter (producer) and the in-process backend or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SMB arbiter: chunk search, writer IDs and the commit queue. One mutex
  * guards the queue and serializes chunk searches; the chunk states
  * themselves are atomic in the SMB (the service changes them without this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SMB arbiter (producer side): owns one shared memory buffer and everything
  * the trace writers of a process share about it: the search for free
  * chunks, writer ID allocation, and the commit queue that tells the service

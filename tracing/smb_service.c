@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Service side of an SMB: chunk moves, patches, scraping. */
 #include "tracing/smb_service.h"
 

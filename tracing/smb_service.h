@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Service side of an SMB: moving committed chunks into a central buffer,
  * applying patches, and scraping chunks still being written. Shared by the
  * in-process backend and (with chunks named by CommitDataRequest instead of

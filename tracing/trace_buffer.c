@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Central trace buffer: a byte ring of chunk records plus, per sequence, a
  * deque of chunk metadata sorted by chunk ID (which is what the reader
  * walks). See trace_buffer.h for the ordering and loss rules, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Central trace buffer (service side): the ring that completed SMB chunks
  * are copied into, and from which whole packets are read back in per-writer
  * order.

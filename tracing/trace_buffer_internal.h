@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The central buffer's insides, shared by its three files (not for users
  * of trace_buffer.h):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Central buffer, reading out: each sequence's chunks walked in chunk ID
  * order, fragments joined into packets (reading ahead across chunks for
  * packets that continue), forged or malformed packets rejected, and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Central buffer, chunk intake: chunks copied from an SMB into the ring
  * (overwriting the oldest records, or refusing in DISCARD mode), the same
  * chunk again after a scrape, and patches to chunks already copied. */

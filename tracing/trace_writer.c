@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace writer: the pb_stream delegate that feeds SMB chunks to the encoder.
  *
  * Inside a chunk the writer touches no lock and no shared state except the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace writer: one packet sequence, used by one thread at a time. Packets
  * are encoded straight into SMB chunks; a packet larger than what is left
  * in a chunk continues in the next one (continuation flags in the chunk

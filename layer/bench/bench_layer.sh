@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench_layer.sh — VK_LAYER_GPUTRACE_timeline's cost, on lavapipe.
 #
 #   BENCH layer_wall_ratio_tracing  wall time of gputrace-workload under the

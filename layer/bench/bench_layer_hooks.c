@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_layer_hooks — CPU time the layer's hooks add per instrumented
  * region, measured without a driver.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-pb: serialization cost of our pb writer against a speed-of-light
  * serializer and libprotobuf C++, on the two message shapes of the ProtoZero
  * design doc ("simple": four integers and a 32-byte string; "nested": the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared between bench_pb.c (our writer, speed-of-light serializer, driver)
  * and bench_pb_libprotobuf.cc (the libprotobuf C++ serializer). */
 #ifndef BENCH_PB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // libprotobuf C++ side of bench_pb: the same two message shapes serialized
 // the way a libprotobuf user would do it on a hot path (one message object
 // reused with Clear() + setters, SerializeToArray into a reserved buffer).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* protoc-gen-pbc: arena, string builder, and decoding of the
  * CodeGeneratorRequest (FileDescriptorProto tree) with the pb reader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* protoc-gen-pbc: turns one decoded .proto file into a header-only C API
  * (writer over pb_writer.h, zero-copy view decoder over pb_reader.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* protoc-gen-pbc's identifier log: every global C name the generated
  * headers define, with where it came from, checked for collisions once all
  * files are emitted (two schema names can flatten to one C name). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* protoc-gen-pbc internals: the in-memory schema model the plugin decodes
  * from a CodeGeneratorRequest, a small allocation arena and a string
  * builder, shared by the decoding (pbc_descriptor.c), emitting (pbc_emit.c)

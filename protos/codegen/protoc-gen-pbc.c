@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* protoc-gen-pbc: protoc plugin emitting header-only C for our pb library.
  *
  *   protoc --plugin=protoc-gen-pbc=PATH --pbc_out=DIR -I ROOT a/b/x.proto ...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slice management for pb_heap_buffer. */
 #include "protos/pb/pb_heap.h"
 

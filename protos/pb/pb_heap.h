@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A heap-backed stream delegate for tools and tests: the stream writes into a
  * chain of malloc'd slices that stay alive, so size fields never need patching
  * (annotate_patch answers with the same address). Slices are reused after

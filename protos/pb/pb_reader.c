@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Out-of-line reader helpers: error names and whole-span validation. */
 #include "protos/pb/pb_reader.h"
 

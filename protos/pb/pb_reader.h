@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Zero-copy protobuf reader: iterates the fields of one message held in a
  * byte span. Length-delimited fields point into the input; nothing is
  * copied or allocated. Every read is bounds-checked against the span, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Protobuf wire-format primitives shared by the writer, the reader and the
  * generated code: tags, varints, zigzag, little-endian fixed-width values.
  * Encoders are pure: they take a destination and return the new end, so the

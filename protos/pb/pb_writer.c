@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Out-of-line parts of the writer: buffer switching (the only slow path),
  * nested-message bookkeeping and packed fields. */
 #include "protos/pb/pb_writer.h"

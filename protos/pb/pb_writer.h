@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ProtoZero-style protobuf writer: a stream over scattered buffers plus
  * messages that live on the caller's stack.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // libprotobuf cross-check of the C code protoc-gen-pbc generates, in both
 // directions, on the pbtest reference messages (pbtest_fill.h):
 //   C writer -> libprotobuf parser: every field value, and no unknown fields

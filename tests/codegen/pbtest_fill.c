@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes the pbtest reference messages with the generated writers and checks
  * serialized bytes with the generated decoders (see pbtest_fill.h). Fields
  * are written in field-number order, as libprotobuf serializes them, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reference contents of the pbtest messages, written with the generated C
  * writers and checked with the generated C decoders. Shared by the cmocka
  * tests and the libprotobuf cross-check (which fills and checks the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the code protoc-gen-pbc generates (pbtest*.proto): exact
  * bytes from the generated writers, every value back through the generated
  * decoders, decoder leniency (both repeated encodings, wrong wire types,

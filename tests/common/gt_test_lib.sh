@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gt_test_lib.sh — sourced by the clock-fault, fault-injection, neighbour
 # and real-application tests (tests/faultlayer, tests/faults,
 # tests/neighbours, tests/realapps; the meson.build files pass its path in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_layer_skeleton.c — loader plumbing shared by the test-only layers
  * (test_layer_skeleton.h). Interface 2 as docs/LoaderLayerInterface.md
  * describes it.

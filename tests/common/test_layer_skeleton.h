@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_layer_skeleton.h — the loader plumbing of the repository's test-only
  * Vulkan layers (VK_LAYER_GPUTRACE_clockfault in tests/faultlayer/,
  * VK_LAYER_GPUTRACE_cmdcheck in tests/layer/cmd_check_layer.c), so that

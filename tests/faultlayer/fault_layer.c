@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_layer.c — VK_LAYER_GPUTRACE_clockfault, a test-only Vulkan layer
  * that sits between VK_LAYER_GPUTRACE_timeline and the driver and lies
  * about the device clock (fault_model.h), about calibration, and about the

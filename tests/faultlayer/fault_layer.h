@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_layer.h — what the files of VK_LAYER_GPUTRACE_clockfault share
  * (private to tests/faultlayer): the per-device state, the configuration
  * and the counters written to the truth file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_memory.c — VK_LAYER_GPUTRACE_clockfault: timestamps that
  * vkCmdCopyQueryPoolResults wrote into mapped memory. The GPU's writes
  * cannot be altered, but the timing layer invalidates the mapped range

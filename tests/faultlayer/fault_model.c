@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_model.c — see fault_model.h. */
 #include "tests/faultlayer/fault_model.h"
 

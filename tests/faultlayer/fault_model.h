@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_model.h — the faults VK_LAYER_GPUTRACE_clockfault injects, as data
  * and pure functions, so the layer (which applies them) and the oracle
  * fault_truth (which undoes them) share one definition.

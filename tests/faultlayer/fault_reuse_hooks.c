@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_reuse_hooks.c — VK_LAYER_GPUTRACE_clockfault: the commands the
  * query-reuse check (reuse_check.h, GPUTRACE_FAULT_CHECK_QUERY_REUSE=1)
  * watches, handed to it on their way down. With the check off (d->reuse

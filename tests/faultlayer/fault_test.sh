@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fault_test.sh CASE — one injected clock fault under VK_LAYER_GPUTRACE_timeline
 # on lavapipe, measured against the truth.
 #

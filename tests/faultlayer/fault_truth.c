@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_truth — measures how far each GPU event of a trace, converted to
  * trace time the way trace_processor converts it, is from when the GPU
  * really ran it.

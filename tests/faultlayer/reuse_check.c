@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reuse_check.c — see reuse_check.h. */
 #include "tests/faultlayer/reuse_check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reuse_check.h — VK_LAYER_GPUTRACE_clockfault's check of when the layer
  * above resets timestamp queries it wrote (GPUTRACE_FAULT_CHECK_QUERY_REUSE=1).
  *

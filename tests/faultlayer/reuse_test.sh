@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # reuse_test.sh CASE — when VK_LAYER_GPUTRACE_timeline resets the timestamp
 # queries it wrote, checked from below by VK_LAYER_GPUTRACE_clockfault
 # (GPUTRACE_FAULT_CHECK_QUERY_REUSE=1, reuse_check.h), on lavapipe.

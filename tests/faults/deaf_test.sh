@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deaf_test.sh — a tracing service that stops reading its socket must not
 # hold up the application's exit (issue #13).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # faults_lib.sh — sourced by the scripts of tests/faults (faults_test.sh,
 # stall_test.sh, deaf_test.sh, output_test.sh) after gt_test_lib.sh: wall
 # times, medians, and the helpers of the cases that run the layer's system

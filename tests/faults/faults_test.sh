@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # faults_test.sh CASE — a traced application under adverse conditions, run
 # through gputrace-ci on lavapipe. Whatever happens, the application must
 # neither crash nor hang (every run is bounded), and whatever trace is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fill_app.c — see fill_app.h. */
 #include "tests/faults/fill_app.h"
 

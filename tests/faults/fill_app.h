@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fill_app.h — the Vulkan side of the fault tests' small applications
  * (fork_app.c, signal_app.c): an instance, a device with one queue that
  * writes timestamps, and submissions of one vkCmdFillBuffer each, waited

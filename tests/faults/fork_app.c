@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork_app — a traced Vulkan application that forks, for the fault tests.
  *
  *   fork_app [--fork-after instance|work] [--child vulkan|exit|exec|none] [--submissions N]

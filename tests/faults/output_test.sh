@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # output_test.sh CASE — the embedded backend's trace file (GPUTRACE_OUTPUT)
 # under conditions users met, on lavapipe. The application must never
 # block, crash or change its fate because of the layer; what is written

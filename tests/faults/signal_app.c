@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signal_app — a traced Vulkan application with SIGINT/SIGTERM handlers of
  * its own, for output_test.sh (how the layer's embedded backend finishes
  * its trace on a signal without taking the signal from the application).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stall_service — a hostile tracing service, for tests only.
  *
  * It speaks just enough of the producer protocol (through ipc_host, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # stall_test.sh — a tracing service that asks for the stall policy and never
 # frees shared memory must not slow the traced application down.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: the layer's parsing of its settings (layer/config.c), of
  * vk_layer_settings.txt (layer/settings.c) and of the log level
  * (layer/log.c). They read their sources once per process, so their files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Standalone driver for fuzz targets when the compiler has no libFuzzer
  * (gcc builds, CI). Feeds LLVMFuzzerTestOneInput with the corpus files
  * given on the command line, then with mutations of them (bit flips, byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: the producer's command decoding (producer_cmd.c) on its
  * own, without the framing in front of it, so every input reaches it.
  * The input is one GetAsyncCommandResponse as the service would push it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: gputrace-service's handling of a producer's CommitData, from
  * the request bytes to the packets read out of the central buffer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: gputrace-dump's packet printer (on_packet, the --verbose
  * field dumps, compressed_packets inside), which is its own code apart from
  * gputrace-check's pipeline. The program's file is included with main()

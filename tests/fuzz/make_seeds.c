@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes the seed corpora of the fuzz targets in this folder from our own
  * code, so the seeds have the shapes the real peers produce:
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks the layer manifest against the layer's sources, so neither drifts.
 
     check_manifest.py SOURCE_ROOT INSTALLED.json BUILD_TREE.json...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* enable_by_name — creates a Vulkan instance with VK_LAYER_GPUTRACE_timeline
  * in ppEnabledLayerNames, as an application that wants the layer would, and
  * destroys it. Whether the layer ran is for the caller to read from the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # install_test.sh — `meson install` into a private DESTDIR, then what a user of
 # the installed tree sees: exactly the files of expected-files.txt, a valid
 # manifest, and a loader that lists the layer once and loads it every way

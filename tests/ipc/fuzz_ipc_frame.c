@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: a byte stream as it could arrive on the producer socket,
  * from either side. The input is cut into reads of varying size (first
  * byte = seed), deframed with the real size cap, and every frame is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* End to end through the producer socket and the SMB into gputrace-service:
  * connect, register, start, write, flush, stop; several producers at once;
  * the service absent, then present; the service restarted under a live

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hostile peers, both ways.
  *
  * 1. A fake service (a thread here) that misbehaves in one way per test:

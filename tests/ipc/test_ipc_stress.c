@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-service under sustained hostility, for a minute and more.
  *
  * Eight well-behaved producers (gputrace-stress processes, two writers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The end-to-end check against Perfetto's own service: when `traced` and
  * `perfetto` (or `tracebox`) are in $PERFETTO_BIN or on PATH (looked up in
  * that order; scripts/lib.sh sets PERFETTO_BIN), start a private traced on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the IPC layer: byte-exact frames, the deframer's limits,
  * BindServiceReply method tables, the producer socket rule, fd passing over
  * a socketpair, and the decoding of service commands and CommitData. */

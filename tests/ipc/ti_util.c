@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for the IPC tests. */
 #include "tests/ipc/ti_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for the IPC tests: child processes with deadlines, waiting for a
  * socket, and checking a trace written by gputrace-stress writers. */
 #ifndef TI_UTIL_H

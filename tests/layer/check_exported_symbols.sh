@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_exported_symbols.sh NM READELF LIBRARY ALLOWLIST
 #
 # The layer is loaded into arbitrary applications: any symbol it exports can

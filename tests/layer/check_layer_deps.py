@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_layer_deps.py — the layer's files depend on each other in one
 direction only (docs/layer.md, "Dependency direction").
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_check_layer.c — VK_LAYER_GPUTRACE_cmdcheck, a test-only Vulkan layer
  * placed right below VK_LAYER_GPUTRACE_timeline. It sees every command that
  * reaches the driver, the timing layer's own vkCmdWriteTimestamp and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dispatch_probe — what vkGetInstanceProcAddr / vkGetDeviceProcAddr answer
  * and what the commands they hand out do, recorded so that a run under the
  * layer can be compared line by line with a run without it.

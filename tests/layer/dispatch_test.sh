@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # dispatch_test.sh CASE — the layer's vkGet*ProcAddr answers and hooks against
 # the same chain without it, on lavapipe (tests/layer/dispatch_probe.c says
 # what the probe does and records).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gen_vk_commands.sh OUTPUT CC [CC ARGS...] — writes a C header listing
 # every command the installed vulkan_core.h declares, for dispatch_probe
 # (which asks the layer about each of them). The header is read through the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lavapipe_env.sh — sourced by the tests/layer scripts after they
 # set case_name, tmp and log: their failure and skip reporting, and a
 # Vulkan environment of lavapipe only, without the user's layers, loader

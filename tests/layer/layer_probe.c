@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layer_probe — small Vulkan client for the layer tests.
  *
  *   layer_probe

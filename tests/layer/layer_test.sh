@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # layer_test.sh CASE — one scenario of VK_LAYER_GPUTRACE_timeline on lavapipe.
 #
 # Environment (set by meson.build):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings_probe — a Vulkan client for settings_test.sh: settings through
  * VkLayerSettingsCreateInfoEXT, and VK_EXT_tooling_info.
  *

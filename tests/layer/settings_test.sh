@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # settings_test.sh CASE — the layer's settings from each source and their
 # precedence (docs/layer.md, "Settings"), and VK_EXT_tooling_info, on
 # lavapipe through the loader.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_gpu_clock — unit tests of layer/gpu_clock.c (tick conversion,
  * counter extension, drift-driven cadence, readings, clock ids) and
  * layer/handle_table.c. */

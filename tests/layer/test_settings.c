@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_settings — unit tests of layer/settings.c: the vk_layer_settings.txt
  * parser, where the file is looked for, and the order of the three
  * sources in gt_settings_lookup(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_cases — submission patterns the workload does not exercise, for
  * testing VK_LAYER_GPUTRACE_timeline's timing on lavapipe:
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # timeline_test.sh CASE — VK_LAYER_GPUTRACE_timeline's timing on lavapipe:
 # run a program under the layer with a tracing backend, then check the
 # trace with trace_check (and gputrace-check when the toolkit was built).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace_check — reads a .pftrace written through VK_LAYER_GPUTRACE_timeline
  * with the generated decoders, rebuilds the clock conversion from the
  * trace's own snapshots (as trace_processor does: in file order, offset of

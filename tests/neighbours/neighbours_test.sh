@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # neighbours_test.sh CASE — VK_LAYER_GPUTRACE_timeline stacked with the
 # layers people really run next to it (Debian packages), through gputrace-ci
 # on lavapipe: nothing crashes, and the GPU events are still all there.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target for the pb reader, with a differential check through the
  * writer.
  *

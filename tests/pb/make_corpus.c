@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes the seed corpus of fuzz_pb_reader: a few small messages made by
  * our writer, covering every wire type, packed arrays, nesting (with the
  * writer's 4-byte redundant sizes), long tags and empty fields.

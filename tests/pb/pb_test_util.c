@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See pb_test_util.h. */
 #include "tests/pb/pb_test_util.h"
 

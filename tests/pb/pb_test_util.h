@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the pb tests (C unit tests, the libprotobuf cross-check
  * and the corpus generator):
  *   - a deterministic RNG and a bump arena (everything a test allocates goes

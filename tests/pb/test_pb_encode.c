@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Byte-exact encodings of the pb writer: every case writes a few fields into
  * a root message and compares the stream with bytes spelled out field by
  * field. Each case runs twice, into one big slice (fast paths only) and

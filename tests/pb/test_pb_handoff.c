@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A stream delegate that really hands buffers off, the way a trace writer
  * commits shared-memory chunks: each finished buffer is copied to an output
  * log and its memory poisoned (0xAA) and never written again; size fields of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Cross-check of our pb writer and reader against libprotobuf (test-only
 // dependency), without any .proto: google::protobuf::UnknownFieldSet parses
 // and builds arbitrary wire data.

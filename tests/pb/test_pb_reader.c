@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reader on malformed and boundary inputs. Every input sits in a heap
  * block of exactly its size, so under ASan (as in CI) any read past the end
  * fails the test. Each malformed case must stop with the expected pb_error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Round-trip property test: random message trees (field numbers up to
  * 2^29-1, every wire type and writer call, packed arrays of every element
  * type, strings and bytes up to 4 KiB, nesting up to 8 levels, children

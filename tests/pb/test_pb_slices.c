@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The writer's output must not depend on how the stream is cut into
  * buffers: the same message written into one huge slice (fast paths only)
  * and into slices of every size from PB_MIN_BUFFER_BYTES up must be the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # realapps_test.sh CASE — a real program from Debian, run twice on lavapipe
 # under Khronos validation: once without VK_LAYER_GPUTRACE_timeline, once
 # with it (ours above validation, so validation also sees what the layer

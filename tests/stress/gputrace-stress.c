@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-stress: a load producer for measuring loss and throughput end
  * to end. It registers the data source "gputrace.stress" and, once a
  * tracing session starts it, writes from --writers threads --packets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bytes gputrace-stress puts in TestEvent.str, so a checker can verify
  * every packet it reads back byte for byte: a function of the writer
  * index, the packet counter and the position only. */

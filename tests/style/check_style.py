@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The house style, checked (docs/ARCHITECTURE.md, "Coding style").
 
 usage: check_style.py SOURCE_ROOT [format|includes|sizes]...
@@ -11,6 +12,8 @@ usage: check_style.py SOURCE_ROOT [format|includes|sizes]...
   sizes     outside tests/, no C file over 800 lines and no function over 120
             lines, unless a comment says why: "(long: <reason>)" in the file's
             head comment, or in the comment just above the function
+  spdx      every source file (C, proto, shaders, meson, shell, python) names
+            its licence in an SPDX-License-Identifier line at its top
 
 Prints one line per finding, "path:line: message", and exits 1 if any.
 """
@@ -94,6 +97,8 @@ FUNCTION_HEAD = re.compile(r'^[A-Za-z_][^;{}()]*\b([A-Za-z_]\w*)\s*\(')
 def head_comment(lines):
     text = []
     for line in lines:
+        if 'SPDX-License-Identifier' in line:
+            continue
         if text or line.lstrip().startswith('/*') or line.lstrip().startswith('//'):
             text.append(line)
             if '*/' in line or line.lstrip().startswith('//'):
@@ -156,12 +161,41 @@ def check_sizes(root, files):
     return findings
 
 
+SPDX_EXTENSIONS = C_EXTENSIONS + ('.proto', '.comp', '.vert', '.frag', '.sh', '.py')
+SPDX_NAMES = {'meson.build', 'meson_options.txt'}
+SPDX_LINE = re.compile(r'SPDX-License-Identifier: MIT\b')
+
+
+def spdx_files(root):
+    for top, dirs, files in os.walk(root):
+        rel_top = os.path.relpath(top, root)
+        dirs[:] = sorted(d for d in dirs
+                         if d not in SKIP_DIRS and not d.startswith('build')
+                         and not (rel_top == '.' and d.startswith('.') and d != '.ci'))
+        for name in sorted(files):
+            path = os.path.normpath(os.path.join(rel_top, name))
+            if name.endswith(SPDX_EXTENSIONS) or name in SPDX_NAMES or \
+                    rel_top in ('scripts', '.ci'):
+                yield path
+
+
+def check_spdx(root):
+    findings = []
+    for path in spdx_files(root):
+        with open(os.path.join(root, path), encoding='utf-8', errors='replace') as f:
+            head = [f.readline() for _ in range(3)]
+        if not any(SPDX_LINE.search(line) for line in head):
+            findings.append(f'{path}:1: no "SPDX-License-Identifier: MIT" line in its first '
+                            f'lines (LICENSE)')
+    return findings
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     root = argv[1]
-    checks = argv[2:] or ['includes', 'sizes', 'format']
+    checks = argv[2:] or ['includes', 'sizes', 'spdx', 'format']
     files = list(source_files(root))
     if not files:
         print(f'check_style: no C files under {root}', file=sys.stderr)
@@ -174,6 +208,8 @@ def main(argv):
             findings += check_includes(root, files)
         elif check == 'sizes':
             findings += check_sizes(root, files)
+        elif check == 'spdx':
+            findings += check_spdx(root)
         else:
             print(f'check_style: unknown check "{check}"', file=sys.stderr)
             return 2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: the whole gputrace-check pipeline (tokenizer, inflater,
  * packet import, clock graph, checks, JSON/human rendering) on one
  * in-memory trace. Any crash, sanitizer report or leak is a bug, and so is

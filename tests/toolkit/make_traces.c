@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes the crafted traces of the toolkit tests (trace_cases.c) as
  * OUTDIR/CASE.pftrace, named by the outcome gputrace-check must report.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resource bounds on hostile input (docs/toolkit.md, "Resource bounds"):
  * the work of the checker's tables is counted and must grow with the input,
  * not with its square; compressed_packets may not inflate beyond their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The check pipeline in-process: every crafted trace (trace_cases.c) must
  * give the outcome its name announces, whole or pushed in small chunks,
  * plus a closer look at the numbers of the reference GPU scenario. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Clock graph: the worked examples of Perfetto's clock-sync document
  * (docs/concepts/clock-sync.md) and the rules of trace_processor's
  * ClockTracker (v47) that tk_clock_graph reproduces. */

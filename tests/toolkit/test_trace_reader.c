@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Streaming reader: record rules (trace_processor's tokenizer), the same
  * packets whatever the chunking (memory, byte-by-byte pushes, a pipe read
  * in tiny blocks), bounds and errors, and compressed_packets. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Integration-test driver: runs gputrace-check (or gputrace-dump) as a
  * process on one trace and checks its exit status and JSON report.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The crafted traces of the toolkit tests, built with our pb writer; each
  * named by the outcome gputrace-check must report (see trace_cases.h). */
 #include <errno.h>

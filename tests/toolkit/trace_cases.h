@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Crafted traces for the toolkit tests. Each case is named by the outcome
  * gputrace-check must report for it:
  *   pass-NAME   exit 0, no violation at all

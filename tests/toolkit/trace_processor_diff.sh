@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Differential test against Perfetto's own trace_processor (v47): every
 # committed trace of the test data is imported by both trace_processor_shell
 # and gputrace-check, and their figures must agree:

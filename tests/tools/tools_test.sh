@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tools_test.sh — what every installed tool owes its users and help2man-style
 # tooling, checked on one tool:
 #   --version and -V print "NAME VERSION" on stdout, nothing else, exit 0;

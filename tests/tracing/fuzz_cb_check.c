@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "tests/tracing/fuzz_cb_check.h"
 
 #include <stdint.h>

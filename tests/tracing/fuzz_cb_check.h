@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the central buffer's fuzz targets (tests/tracing/fuzz_chunk_parser,
  * tests/fuzz/fuzz_service_commit) demand of every packet read out of it,
  * however hostile the producer: a non-empty, well-formed protobuf message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: hostile producers against the service side. The input is a
  * little program of operations on a central buffer (copy a chunk with
  * arbitrary header fields and bytes, patch, read, final read) plus, when it

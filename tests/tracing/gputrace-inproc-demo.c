@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-inproc-demo: writes a trace through the in-process backend from
  * several writer threads, each its own packet sequence: TestEvent packets
  * (with a few nested messages) timestamped on BOOTTIME, the trace's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* In-process backend end to end: writer threads -> SMB -> central buffer ->
  * .pftrace, then the file is parsed and checked.
  *

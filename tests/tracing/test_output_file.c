@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The .pftrace output file (service_output.h, inproc_backend.h): path
  * escapes; what the opener refuses (FIFO, links, directories, devices) and
  * that it never blocks; a path another process is writing (the per-pid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SMB ABI: the byte layout and state encoding must be Perfetto's exactly
  * (shared_memory_abi.h in google/perfetto), so these tests pin bytes, not
  * just round trips. */

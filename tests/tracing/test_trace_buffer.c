@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Central buffer: ordering, gap rule, reassembly, patches, overwrite and
  * discard accounting, rewrites, and hostile chunks. Chunks are built by
  * hand here, byte by byte, as a producer would lay them out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace writer + arbiter, with a stand-in service (tt_service_drain) moving
  * chunks into a central buffer: byte-exact chunks, fragmentation, patches,
  * packet limits, drop and stall policies (one wait per loss episode; a

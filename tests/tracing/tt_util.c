@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the tracing tests. */
 #include "tests/tracing/tt_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the tracing tests: deterministic test packets, a
  * stand-in service loop over an arbiter and a central buffer, and a .pftrace
  * parser. */

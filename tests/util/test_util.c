@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tracing/util: number parsing at its limits, bounded copies, deadline
  * arithmetic across second boundaries, array growth. */
 #include <setjmp.h>

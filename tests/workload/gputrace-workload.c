@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-workload — a headless Vulkan program with a known amount of GPU
  * work, for exercising VK_LAYER_GPUTRACE_timeline (and anything else that
  * sits in the Vulkan call chain).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl.h — gputrace-workload's shared types: the Vulkan context every thread
  * uses, one thread's resources, and the error-checking helpers.
  *

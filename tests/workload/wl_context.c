@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_context.c — instance (with optional validation), device selection,
  * device and queue creation for gputrace-workload. */
 #include <ctype.h>

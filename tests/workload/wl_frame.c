@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_frame.c — what gputrace-workload draws and computes: the shared
  * pipelines, one thread's resources, and recording, submitting and checking
  * one frame.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Child processes for the gputrace-check benchmarks (bench_child.h). */
 #include "toolkit/bench/bench_child.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the gputrace-check benchmarks share: running a program quietly and
  * reading the CPU time it used (the machine is shared, so CPU time, not
  * wall time, is what they compare). */

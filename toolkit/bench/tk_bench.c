@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark of gputrace-check: generates a ~1 GiB trace and a 4x smaller
  * one in $TMPDIR (default /tmp), runs gputrace-check on each as a child
  * process, and prints its throughput and peak RSS (getrusage of the child)

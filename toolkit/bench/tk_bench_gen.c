@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes a synthetic GPU trace of about SIZE MiB with the packet mix of a
  * Vulkan layer session: per frame a vkQueueSubmit, four GPU render stages
  * on a drifting global GPU clock, track-like test events with strings and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scaling benchmark of gputrace-check on inputs with many distinct ids
  * (tk_scaling_gen): for each kind, a trace of N MiB and one of 4N MiB, and
  * the CPU time per input byte of checking each. Linear work gives the same

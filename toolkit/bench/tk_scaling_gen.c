@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes a trace of about SIZE MiB made of one kind of input with many
  * distinct ids, for the scaling benchmark (tk_scaling): the kinds that once
  * cost more than linear time, or could.

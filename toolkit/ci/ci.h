@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-ci's parts: ci_main.c (options, environment, main),
  * ci_process.c (finding the tools and the layer, processes, backends),
  * ci_verdict.c (the run, the in-process check, the verdict, JUnit). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-ci — one command for driver CI: run any Vulkan program under
  * VK_LAYER_GPUTRACE_timeline, collect its trace (embedded backend,
  * gputrace-service, or a running traced), check it with gputrace-check's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-ci's processes: where the tools and the layer are, the program
  * and the backends (gputrace-service, perfetto) started and stopped. */
 #include <errno.h>

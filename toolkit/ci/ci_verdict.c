@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-ci's run and verdict: the backend and the program, the trace
  * checked in-process with gputrace-check's code (tool_check.c), gputrace-ci's
  * own cases (docs/ci.md), the verdict line and the JUnit file, which embeds

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a tool's section-1 man page from what the built tool prints for --help.
 
     gen_man.py --prog NAME --summary TEXT --version V --output FILE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_smb: one writer thread -> SMB -> central buffer, with zero loss.
  *
  * The writer encodes TracePackets (timestamp + a bytes payload) through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto IPC client: bind, invoke, reply routing. */
 #include "tracing/ipc/ipc_client.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Client side of Perfetto's IPC (src/ipc/client_impl.cc semantics):
  * BindService by name, remote method ids looked up by name in the
  * BindServiceReply, InvokeMethod with request ids, replies routed back by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Non-blocking Unix stream connection with SCM_RIGHTS fd passing. */
 #include "tracing/ipc/ipc_conn.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One end of a Perfetto IPC connection: a non-blocking Unix stream socket,
  * a bounded send queue, a deframer, and the file descriptors that travel as
  * SCM_RIGHTS next to frames (the SMB fd, in either direction).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto IPC framing: deframer, envelope decoding, frame building. */
 #include "tracing/ipc/ipc_frame.h"
 

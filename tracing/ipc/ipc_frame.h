@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto IPC framing (protos/perfetto/ipc/wire_protocol.proto): every
  * message on the socket is a 32-bit little-endian payload length followed by
  * one serialized IPCFrame. This file owns the byte level only: splitting a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto IPC host: accept, bind, dispatch, reply. */
 #include "tracing/ipc/ipc_host.h"
 

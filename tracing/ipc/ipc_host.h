@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host side of Perfetto's IPC (src/ipc/host_impl.cc semantics) for one
  * exposed service: accepts clients on a listening Unix socket, answers
  * BindService with the service id and its method table (ids counted from 1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto producer: the connection state machine on one background
  * thread, plus the entry points application threads use to start, stop and
  * sync it. Commands, SMBs and commits live beside it (producer_internal.h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto producer ("system backend"): connects to a tracing service
  * (Perfetto's traced, tracebox, or gputrace-service) over the producer
  * socket, registers data sources, and runs them when a tracing session asks

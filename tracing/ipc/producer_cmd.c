@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GetAsyncCommandResponse and DataSourceConfig decoding. */
 #include "tracing/ipc/producer_cmd.h"
 

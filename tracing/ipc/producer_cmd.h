@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decoding what the service pushes on the GetAsyncCommand stream
  * (GetAsyncCommandResponse) and the DataSourceConfig it carries. Pure
  * functions over untrusted bytes, kept apart from the producer thread so

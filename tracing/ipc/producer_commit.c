@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The producer's write side: writer records (the writers application
  * threads create on the current SMB), the queue of writer
  * (un)registrations, and the CommitData requests that hand the arbiter's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The producer's data source instances: the service's commands
  * (SetupTracing, SetupDataSource, StartDataSource, StopDataSource, Flush,
  * ClearIncrementalState) on the producer thread, the instance table they

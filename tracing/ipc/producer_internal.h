@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The producer's insides, shared by its four files (not for users of
  * producer.h):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ProducerPort method table (producer_port.h). */
 #include "tracing/ipc/producer_port.h"
 

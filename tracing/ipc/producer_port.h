@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ProducerPort, the service interface of Perfetto's producer protocol: its
  * methods in the order producer_port.proto declares them. A host binds them
  * by name and numbers them from 1 in this order (as Perfetto's host does);

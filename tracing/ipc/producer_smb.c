@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The producer's shared memory buffers: the one the service maps for us
  * (SetupTracing), or the one we offer it (InitializeConnection with
  * producer_provided_shmem). Either is wrapped in a refcounted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-service's commands to a producer: each goes out as one more
  * reply on the producer's GetAsyncCommand stream. */
 #include <string.h>

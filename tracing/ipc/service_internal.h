@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-service's insides, shared by its three files (not for users of
  * service_session.h):
  *

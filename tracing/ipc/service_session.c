@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-service's core: ProducerPort handlers, the session lifecycle,
  * and the trace file. Commands to producers and their SMBs live beside it
  * (service_internal.h has the map). */

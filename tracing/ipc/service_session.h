@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small Perfetto-compatible tracing service: the producer side of
  * traced (ProducerPort over the producer socket) with one tracing session
  * and one central buffer (trace_buffer.h), written out as a .pftrace.

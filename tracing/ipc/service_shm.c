@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gputrace-service's side of the producers' shared memory buffers:
  * adopting a producer's SMB or creating one for it, and applying
  * CommitData (chunk moves and patches) to the central buffer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "tracing/util/util_mem.h"
 
 #include <stdint.h>

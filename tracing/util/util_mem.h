@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Growth of malloc'd arrays, as the write path, the fault layer and the
  * tests all need it. */
 #ifndef UTIL_MEM_H

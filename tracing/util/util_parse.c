@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "tracing/util/util_parse.h"
 
 #include <errno.h>

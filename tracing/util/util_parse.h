@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Strict parsing of numbers from command lines and environment variables,
  * and bounded string copies. The parsers accept only what a user would
  * call a number: digits from the first character (no sign, no blanks), no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small time helpers shared by the write path, the layer, the toolkit and
  * the tests. Everything here reads CLOCK_MONOTONIC (unless the name says
  * otherwise), the clock our condition variables are created with, so a

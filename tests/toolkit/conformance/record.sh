@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Maintainer tool: re-records the conformance traces of this folder with
 # Perfetto's own programs. The test suite never runs it; it only reads what
 # it wrote (README.md says what each trace is for).

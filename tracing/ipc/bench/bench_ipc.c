@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* End-to-end IPC benchmark: gputrace-stress writing through its SMB and
  * the producer socket into gputrace-service, the trace read back and
  * checked.
