@@ -24,73 +24,71 @@
 /* Identifiers a field name must not be used as verbatim: C17 keywords, the
  * C23 ones, and object-like macros of headers a user is likely to include
  * alongside ours (stdbool, errno, complex, GNU predefines). */
-static const char *const reserved_words[] = {
-    "_Alignas",
-    "_Alignof",
-    "_Atomic",
-    "_BitInt",
-    "_Bool",
-    "_Complex",
-    "_Decimal128",
-    "_Decimal32",
-    "_Decimal64",
-    "_Generic",
-    "_Imaginary",
-    "_Noreturn",
-    "_Static_assert",
-    "_Thread_local",
-    "alignas",
-    "alignof",
-    "auto",
-    "bool",
-    "break",
-    "case",
-    "char",
-    "complex",
-    "const",
-    "constexpr",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "errno",
-    "extern",
-    "false",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "imaginary",
-    "inline",
-    "int",
-    "linux",
-    "long",
-    "noreturn",
-    "nullptr",
-    "register",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "static_assert",
-    "struct",
-    "switch",
-    "thread_local",
-    "true",
-    "typedef",
-    "typeof",
-    "typeof_unqual",
-    "union",
-    "unix",
-    "unsigned",
-    "void",
-    "volatile",
-    "while",
-};
+static const char *const reserved_words[] = { "_Alignas",
+                                              "_Alignof",
+                                              "_Atomic",
+                                              "_BitInt",
+                                              "_Bool",
+                                              "_Complex",
+                                              "_Decimal128",
+                                              "_Decimal32",
+                                              "_Decimal64",
+                                              "_Generic",
+                                              "_Imaginary",
+                                              "_Noreturn",
+                                              "_Static_assert",
+                                              "_Thread_local",
+                                              "alignas",
+                                              "alignof",
+                                              "auto",
+                                              "bool",
+                                              "break",
+                                              "case",
+                                              "char",
+                                              "complex",
+                                              "const",
+                                              "constexpr",
+                                              "continue",
+                                              "default",
+                                              "do",
+                                              "double",
+                                              "else",
+                                              "enum",
+                                              "errno",
+                                              "extern",
+                                              "false",
+                                              "float",
+                                              "for",
+                                              "goto",
+                                              "if",
+                                              "imaginary",
+                                              "inline",
+                                              "int",
+                                              "linux",
+                                              "long",
+                                              "noreturn",
+                                              "nullptr",
+                                              "register",
+                                              "restrict",
+                                              "return",
+                                              "short",
+                                              "signed",
+                                              "sizeof",
+                                              "static",
+                                              "static_assert",
+                                              "struct",
+                                              "switch",
+                                              "thread_local",
+                                              "true",
+                                              "typedef",
+                                              "typeof",
+                                              "typeof_unqual",
+                                              "union",
+                                              "unix",
+                                              "unsigned",
+                                              "void",
+                                              "volatile",
+                                              "while" };
 
 static bool is_reserved(const char *s)
 {
@@ -486,6 +484,29 @@ static void emit_writer_field(emitter *e, const char *cname, const field_info *f
     }
 }
 
+/* The raw-position encoder of a field for runs of fields under one bounds
+ * check (pb_msg_reserve()): <msg>_put_<field>(p, value) returns the new end.
+ * Packed fields and sub-messages have none (their size is not bounded by
+ * their arguments, or they need the stream). */
+static void emit_put_field(emitter *e, const char *cname, const field_info *fi)
+{
+    const char *fn = fmt(e->a, "%s_put_%s", cname, fi->id);
+    if (fi->kind == K_SCALAR && !fi->packed) {
+        const char *put = strcmp(fi->st->wire, FIXED32) == 0   ? "pb_put_fixed32_field"
+                          : strcmp(fi->st->wire, FIXED64) == 0 ? "pb_put_fixed64_field"
+                                                               : "pb_put_varint_field";
+        OUT("static inline uint8_t *%s(uint8_t *p, %s v)\n{\n", fn,
+            fi->type_c ? fi->type_c : fi->st->ctype);
+        OUT("    return %s(p, %s, %s);\n}\n", put, fi->konst, fi->st->encode);
+    } else if (fi->kind == K_STRING || fi->kind == K_BYTES) {
+        OUT("static inline uint8_t *%s(uint8_t *p, const void *data, size_t len)\n{\n", fn);
+        OUT("    return pb_put_bytes_field(p, %s, data, len);\n}\n", fi->konst);
+    } else {
+        return;
+    }
+    ident(e, fn, fi->konst);
+}
+
 /* Records a view member and fails on duplicates within the struct (e.g.
  * repeated "foo" next to a field named "foo_count"). */
 typedef struct members {
@@ -636,6 +657,16 @@ static void emit_message(emitter *e, const pbc_message *m)
         cname);
     for (size_t i = 0; i < m->n_fields; i++)
         emit_writer_field(e, cname, &fis[i]);
+    ident(e, fmt(e->a, "%s_reserve", cname), origin);
+    ident(e, fmt(e->a, "%s_commit", cname), origin);
+    OUT("/* Runs of fields under one bounds check: see pb_msg_reserve(). */\n"
+        "static inline uint8_t *%s_reserve(%s *m, size_t max_bytes)\n{\n"
+        "    return pb_msg_reserve(&m->msg, max_bytes);\n}\n"
+        "static inline void %s_commit(%s *m, uint8_t *end)\n{\n"
+        "    pb_msg_commit(&m->msg, end);\n}\n",
+        cname, cname, cname, cname);
+    for (size_t i = 0; i < m->n_fields; i++)
+        emit_put_field(e, cname, &fis[i]);
     OUT("\n");
 
     emit_view(e, m, cname, fis);
@@ -663,57 +694,6 @@ static void emit_message(emitter *e, const pbc_message *m)
     for (size_t i = 0; i < m->n_nested; i++)
         emit_message(e, &m->nested[i]);
 }
-
-static const char runtime_helpers[] =
-    "/* Helpers shared by all generated headers (defined once per translation unit). */\n"
-    "#ifndef PBC_RUNTIME_V1\n"
-    "#define PBC_RUNTIME_V1\n"
-    "/* Elements in a packed varint payload: every varint ends in exactly one byte\n"
-    " * with the top bit clear. A truncated last element is not counted. */\n"
-    "static inline uint32_t pbc_count_varints(const uint8_t *p, uint64_t len)\n"
-    "{\n"
-    "    uint32_t n = 0;\n"
-    "    for (uint64_t i = 0; i < len; i++)\n"
-    "        n += (uint32_t)(p[i] < 0x80);\n"
-    "    return n;\n"
-    "}\n"
-    "static inline void pbc_append_packed_header(pb_msg *m, uint32_t field_id, size_t payload)\n"
-    "{\n"
-    "    uint8_t hdr[PB_MAX_SCALAR_FIELD_BYTES];\n"
-    "    uint8_t *e = pb_write_varint(pb_make_tag(field_id, PB_WIRE_LEN), hdr);\n"
-    "    e = pb_write_varint(payload, e);\n"
-    "    pb_msg_append_raw(m, hdr, (size_t)(e - hdr));\n"
-    "}\n"
-    "static inline void pbc_append_packed_bool(pb_msg *m, uint32_t field_id, const bool *v,\n"
-    "                                          size_t n)\n"
-    "{\n"
-    "    pbc_append_packed_header(m, field_id, n);\n"
-    "    for (size_t i = 0; i < n; i++) {\n"
-    "        uint8_t b = v[i] ? 1 : 0;\n"
-    "        pb_msg_append_raw(m, &b, 1);\n"
-    "    }\n"
-    "}\n"
-    "static inline void pbc_append_packed_float(pb_msg *m, uint32_t field_id, const float *v,\n"
-    "                                           size_t n)\n"
-    "{\n"
-    "    pbc_append_packed_header(m, field_id, n * 4);\n"
-    "    for (size_t i = 0; i < n; i++) {\n"
-    "        uint8_t b[4];\n"
-    "        pb_write_fixed32(pb_float_bits(v[i]), b);\n"
-    "        pb_msg_append_raw(m, b, sizeof b);\n"
-    "    }\n"
-    "}\n"
-    "static inline void pbc_append_packed_double(pb_msg *m, uint32_t field_id, const double *v,\n"
-    "                                            size_t n)\n"
-    "{\n"
-    "    pbc_append_packed_header(m, field_id, n * 8);\n"
-    "    for (size_t i = 0; i < n; i++) {\n"
-    "        uint8_t b[8];\n"
-    "        pb_write_fixed64(pb_double_bits(v[i]), b);\n"
-    "        pb_msg_append_raw(m, b, sizeof b);\n"
-    "    }\n"
-    "}\n"
-    "#endif /* PBC_RUNTIME_V1 */\n\n";
 
 static const char *guard_name(emitter *e)
 {
@@ -762,7 +742,7 @@ bool pbc_emit_header(pbc_arena *arena, const pbc_file *file, pbc_ident_log *log,
             strncmp(file->deps[i], "perfetto/", 9) == 0 ? "protos/perfetto/" : "",
             pbc_header_name(arena, file->deps[i]));
     OUT("\n");
-    pbc_sb_puts(out, runtime_helpers);
+    pbc_sb_puts(out, pbc_runtime_helpers);
 
     for (size_t i = 0; i < file->n_enums; i++)
         emit_enum(e, &file->enums[i]);

@@ -255,4 +255,7 @@ void pbc_ident_free(pbc_ident_log *log);
 bool pbc_emit_header(pbc_arena *arena, const pbc_file *file, pbc_ident_log *log, pbc_sb *out,
                      const char **err);
 
+/* Source text of the helpers shared by all generated headers (pbc_runtime.c). */
+extern const char pbc_runtime_helpers[];
+
 #endif /* PBC_MODEL_H */

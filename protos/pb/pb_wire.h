@@ -11,6 +11,16 @@
 #include <stdint.h>
 #include <string.h>
 
+/* pb_strlen() scans with aligned SSE2 loads, which may read past the
+ * terminator within the same 16-byte block. Sanitizers would (rightly, for
+ * the C abstract machine) report that, so their builds use strlen(). */
+#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define PB_WIRE_SSE2_STRLEN 1
+#include <emmintrin.h>
+#else
+#define PB_WIRE_SSE2_STRLEN 0
+#endif
+
 #if defined(__GNUC__)
 #define PB_LIKELY(x)     __builtin_expect(!!(x), 1)
 #define PB_UNLIKELY(x)   __builtin_expect(!!(x), 0)
@@ -239,6 +249,100 @@ static inline uint64_t pb_double_bits(double d)
     uint64_t u;
     memcpy(&u, &d, sizeof u);
     return u;
+}
+
+/* What pb_put_bytes_field() may write for `len` bytes of data. */
+#define PB_MAX_BYTES_FIELD_BYTES(len) (PB_MAX_SCALAR_FIELD_BYTES + (size_t)(len))
+
+/* ---- whole fields at a raw position ----------------------------------------
+ * For runs of fields written under one bounds check (pb_msg_reserve() in
+ * pb_writer.h): each takes the position, writes the field and returns the new
+ * end, so the position stays in a register across the run instead of going
+ * back to the stream after every field. Each may scribble past the end it
+ * returns, but never beyond PB_MAX_SCALAR_FIELD_BYTES from `p` (bytes fields:
+ * that plus `len`), so a run needs the sum of those bounds. */
+
+static PB_ALWAYS_INLINE uint8_t *pb_put_varint_field(uint8_t *p, uint32_t field_id, uint64_t v)
+{
+    return pb_write_varint_padded(
+        v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_VARINT), p));
+}
+
+static PB_ALWAYS_INLINE uint8_t *pb_put_fixed32_field(uint8_t *p, uint32_t field_id, uint32_t v)
+{
+    return pb_write_fixed32(v,
+                            pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_FIXED32), p));
+}
+
+static PB_ALWAYS_INLINE uint8_t *pb_put_fixed64_field(uint8_t *p, uint32_t field_id, uint64_t v)
+{
+    return pb_write_fixed64(v,
+                            pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_FIXED64), p));
+}
+
+/* strlen() for the short strings of trace fields, without a library call:
+ * a call and a second pass for the copy cost more than encoding all the
+ * integers of a typical event. An aligned 16-byte load never crosses a
+ * page boundary, so reading the rest of the block holding the terminator
+ * cannot fault. */
+static PB_ALWAYS_INLINE size_t pb_strlen(const char *str)
+{
+#if PB_WIRE_SSE2_STRLEN
+    uintptr_t block = (uintptr_t)str & ~(uintptr_t)15;
+    const __m128i zero = _mm_setzero_si128();
+    unsigned nul =
+        (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128((const __m128i *)block), zero));
+    nul >>= (unsigned)((uintptr_t)str & 15); /* bytes before str don't count */
+    while (!nul) {
+        block += 16;
+        nul = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_load_si128((const __m128i *)block), zero));
+        if (nul)
+            return (size_t)(block - (uintptr_t)str) + (size_t)__builtin_ctz(nul);
+    }
+    return (size_t)__builtin_ctz(nul);
+#else
+    return strlen(str);
+#endif
+}
+
+/* memcpy() without a call for the common 16..32-byte strings: two
+ * overlapping 16-byte moves cover any length in that range, and no byte
+ * outside [dst, dst + n) is read or written. */
+static PB_ALWAYS_INLINE void pb__copy_short(uint8_t *dst, const void *src, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)src;
+#if defined(__GNUC__) && !defined(__clang__)
+/* GCC may see a short constant source (e.g. a 3-byte literal) here through
+ * inlining and warn about the 16-byte branch, which n rules out. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+    if (n >= 16 && n <= 32) {
+        uint8_t a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(dst, a, 16);
+        memcpy(dst + n - 16, b, 16);
+    } else if (n) { /* an empty field may come with src == NULL */
+        memcpy(dst, s, n);
+    }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+}
+
+static PB_ALWAYS_INLINE uint8_t *pb_put_bytes_field(uint8_t *p, uint32_t field_id, const void *data,
+                                                    size_t len)
+{
+    p = pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
+    if (PB_LIKELY(len < 0x80))
+        *p++ = (uint8_t)len; /* short strings: skip the varint encoder */
+    else
+        p = pb__write_varint56_padded(len, p);
+    pb__copy_short(p, data, len);
+    return p + len;
 }
 
 #endif /* PB_WIRE_H */

@@ -196,6 +196,29 @@ static PB_ALWAYS_INLINE void pb_msg_append_raw(pb_msg *m, const void *data, size
     pb_stream_write(m->stream, data, n);
 }
 
+/* ---- runs of fields under one bounds check -------------------------------
+ * pb_msg_reserve() returns the write position when the current buffer has
+ * `max_bytes` free, else NULL (the caller then takes the per-field appenders
+ * above, which switch buffers as needed). The caller writes with the
+ * pb_put_*_field() encoders of pb_wire.h, keeping the position in a
+ * register, and hands the final position to pb_msg_commit(). Nothing else
+ * may touch the stream in between. `max_bytes` is the sum of the encoders'
+ * bounds (PB_MAX_SCALAR_FIELD_BYTES per field, plus the length of bytes
+ * fields, plus PB_NESTED_HEADER_BYTES per pb_put_nested_begin()). */
+static PB_ALWAYS_INLINE uint8_t *pb_msg_reserve(pb_msg *m, size_t max_bytes)
+{
+    pb__msg_check_writable(m);
+    pb_stream *s = m->stream;
+    uint8_t *p = s->write_ptr;
+    return PB_LIKELY((size_t)(s->end - p) >= max_bytes) ? p : NULL;
+}
+
+static PB_ALWAYS_INLINE void pb_msg_commit(pb_msg *m, uint8_t *end)
+{
+    assert(end >= m->stream->write_ptr && end <= m->stream->end);
+    m->stream->write_ptr = end;
+}
+
 /* The scalar appenders below share one shape: when the buffer has room for
  * the largest encoding of the field (PB_MAX_SCALAR_FIELD_BYTES, which also
  * covers the junk the padded varint writers may leave after a tag (up to 8
@@ -284,7 +307,7 @@ static PB_ALWAYS_INLINE void pb_msg_append_bytes(pb_msg *m, uint32_t field_id, c
 
 static inline void pb_msg_append_string(pb_msg *m, uint32_t field_id, const char *str)
 {
-    pb_msg_append_bytes(m, field_id, str, strlen(str));
+    pb_msg_append_bytes(m, field_id, str, pb_strlen(str));
 }
 
 /* Packed repeated fields from an array; the payload size is computed first so

@@ -306,6 +306,8 @@ int main()
     GOOGLE_PROTOBUF_VERIFY_VERSION;
     cross_check<pbtest::Scalars>("Scalars", pbtest_write_scalars, pbtest_check_scalars,
                                  fill_scalars, check_scalars, true);
+    cross_check<pbtest::Scalars>("Scalars (runs)", pbtest_write_scalars_runs, pbtest_check_scalars,
+                                 fill_scalars, check_scalars, true);
     cross_check<pbtest::Repeated>("Repeated", pbtest_write_repeated, pbtest_check_repeated,
                                   fill_repeated, check_repeated, true);
     cross_check<pbtest::Packed>("Packed", pbtest_write_packed, pbtest_check_packed, fill_packed,

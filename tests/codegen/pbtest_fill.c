@@ -88,6 +88,70 @@ uint8_t *pbtest_write_scalars(size_t slice, size_t *len)
     return finish(&h, len);
 }
 
+/* A run of fields through the generated reserve/put/commit, or through the
+ * per-field setters when the buffer lacks `bound` bytes. */
+#define RUN(m, bound, puts, setters)                   \
+    do {                                               \
+        uint8_t *p = pbtest_Scalars_reserve(m, bound); \
+        if (p) {                                       \
+            puts;                                      \
+            pbtest_Scalars_commit(m, p);               \
+        } else {                                       \
+            setters;                                   \
+        }                                              \
+    } while (0)
+#define S PB_MAX_SCALAR_FIELD_BYTES
+
+/* The same bytes as pbtest_write_scalars(), in runs of one to three fields
+ * so that with small slices some runs fit and others meet the end. */
+uint8_t *pbtest_write_scalars_runs(size_t slice, size_t *len)
+{
+    pb_heap_buffer h;
+    pb_heap_init(&h, slice);
+    pbtest_Scalars v, *m = &v;
+    pbtest_Scalars_init_root(m, pb_heap_stream(&h));
+    RUN(m, 2 * S,
+        (p = pbtest_Scalars_put_f_double(p, PBT_F_DOUBLE),
+         p = pbtest_Scalars_put_f_float(p, PBT_F_FLOAT)),
+        (pbtest_Scalars_set_f_double(m, PBT_F_DOUBLE), pbtest_Scalars_set_f_float(m, PBT_F_FLOAT)));
+    RUN(m, S, p = pbtest_Scalars_put_f_int64(p, PBT_F_INT64),
+        pbtest_Scalars_set_f_int64(m, PBT_F_INT64));
+    RUN(m, 3 * S,
+        (p = pbtest_Scalars_put_f_uint64(p, PBT_F_UINT64),
+         p = pbtest_Scalars_put_f_int32(p, PBT_F_INT32),
+         p = pbtest_Scalars_put_f_fixed64(p, PBT_F_FIXED64)),
+        (pbtest_Scalars_set_f_uint64(m, PBT_F_UINT64), pbtest_Scalars_set_f_int32(m, PBT_F_INT32),
+         pbtest_Scalars_set_f_fixed64(m, PBT_F_FIXED64)));
+    RUN(m, 2 * S,
+        (p = pbtest_Scalars_put_f_fixed32(p, PBT_F_FIXED32),
+         p = pbtest_Scalars_put_f_bool(p, PBT_F_BOOL)),
+        (pbtest_Scalars_set_f_fixed32(m, PBT_F_FIXED32), pbtest_Scalars_set_f_bool(m, PBT_F_BOOL)));
+    size_t slen = pb_strlen(PBT_F_STRING);
+    RUN(m, PB_MAX_BYTES_FIELD_BYTES(slen) + PB_MAX_BYTES_FIELD_BYTES(sizeof pbt_f_bytes),
+        (p = pbtest_Scalars_put_f_string(p, PBT_F_STRING, slen),
+         p = pbtest_Scalars_put_f_bytes(p, pbt_f_bytes, sizeof pbt_f_bytes)),
+        (pbtest_Scalars_set_f_string(m, PBT_F_STRING),
+         pbtest_Scalars_set_f_bytes(m, pbt_f_bytes, sizeof pbt_f_bytes)));
+    RUN(m, 3 * S,
+        (p = pbtest_Scalars_put_f_uint32(p, PBT_F_UINT32),
+         p = pbtest_Scalars_put_f_enum(p, pbtest_Color_COLOR_NEGATIVE),
+         p = pbtest_Scalars_put_f_sfixed32(p, PBT_F_SFIXED32)),
+        (pbtest_Scalars_set_f_uint32(m, PBT_F_UINT32),
+         pbtest_Scalars_set_f_enum(m, pbtest_Color_COLOR_NEGATIVE),
+         pbtest_Scalars_set_f_sfixed32(m, PBT_F_SFIXED32)));
+    RUN(m, 3 * S,
+        (p = pbtest_Scalars_put_f_sfixed64(p, PBT_F_SFIXED64),
+         p = pbtest_Scalars_put_f_sint32(p, PBT_F_SINT32),
+         p = pbtest_Scalars_put_f_sint64(p, PBT_F_SINT64)),
+        (pbtest_Scalars_set_f_sfixed64(m, PBT_F_SFIXED64),
+         pbtest_Scalars_set_f_sint32(m, PBT_F_SINT32),
+         pbtest_Scalars_set_f_sint64(m, PBT_F_SINT64)));
+    pbtest_Scalars_end(m);
+    return finish(&h, len);
+}
+#undef S
+#undef RUN
+
 uint8_t *pbtest_write_repeated(size_t slice, size_t *len)
 {
     pb_heap_buffer h;

@@ -85,6 +85,8 @@ extern const int64_t pbt_p_sint64[2];
  * pb_heap_buffer of `slice` bytes per slice (small slices take the slow
  * paths). The result is malloc'd; NULL on OOM. */
 uint8_t *pbtest_write_scalars(size_t slice, size_t *len);
+/* Same bytes, through runs of <msg>_reserve / _put_<field> / _commit. */
+uint8_t *pbtest_write_scalars_runs(size_t slice, size_t *len);
 uint8_t *pbtest_write_repeated(size_t slice, size_t *len);
 uint8_t *pbtest_write_packed(size_t slice, size_t *len);
 uint8_t *pbtest_write_outer(size_t slice, size_t *len);

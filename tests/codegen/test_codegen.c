@@ -92,6 +92,14 @@ static void test_scalars_write(void **state)
     check_slices(pbtest_write_scalars, scalars_bytes, sizeof scalars_bytes);
 }
 
+/* Runs of generated put functions: each slice size makes some runs fit and
+ * others fall back to the setters; the bytes must not change. */
+static void test_scalars_write_runs(void **state)
+{
+    (void)state;
+    check_slices(pbtest_write_scalars_runs, scalars_bytes, sizeof scalars_bytes);
+}
+
 static void test_scalars_decode(void **state)
 {
     (void)state;
@@ -597,6 +605,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalars_write),
+        cmocka_unit_test(test_scalars_write_runs),
         cmocka_unit_test(test_scalars_decode),
         cmocka_unit_test(test_scalars_zero),
         cmocka_unit_test(test_repeated_write),

@@ -441,7 +441,48 @@ size_t pbt_count_nested(const pbt_msg *m)
 typedef struct write_ctx {
     pb_msg *pool;
     unsigned mismatches;
+    /* Write runs of scalar and bytes fields with pb_msg_reserve() and the
+     * pb_put_*_field() encoders where the buffer has room. */
+    bool runs;
 } write_ctx;
+
+static bool run_field(const pbt_field *f)
+{
+    return f->kind == PBT_VARINT || f->kind == PBT_FIXED32 || f->kind == PBT_FIXED64 ||
+           f->kind == PBT_BYTES || f->kind == PBT_STRING;
+}
+
+/* Writes the run of run_field()s starting at t->fields[i] under one bounds
+ * check; returns how many it wrote, 0 when the buffer lacks the room (the
+ * caller then writes field i alone through the per-field appenders, so
+ * the next run starts one field later, on a different offset). */
+static size_t write_run(pb_msg *m, const pbt_msg *t, size_t i)
+{
+    size_t j = i, bound = 0;
+    for (; j < t->n && run_field(&t->fields[j]); j++) {
+        const pbt_field *f = &t->fields[j];
+        bool bytes = f->kind == PBT_BYTES || f->kind == PBT_STRING;
+        bound += bytes ? PB_MAX_BYTES_FIELD_BYTES(f->len) : PB_MAX_SCALAR_FIELD_BYTES;
+    }
+    uint8_t *p = pb_msg_reserve(m, bound);
+    if (!p)
+        return 0;
+    for (size_t k = i; k < j; k++) {
+        const pbt_field *f = &t->fields[k];
+        if (f->kind == PBT_VARINT)
+            p = pb_put_varint_field(p, f->id, f->value);
+        else if (f->kind == PBT_FIXED32)
+            p = pb_put_fixed32_field(p, f->id, (uint32_t)f->value);
+        else if (f->kind == PBT_FIXED64)
+            p = pb_put_fixed64_field(p, f->id, f->value);
+        else if (f->kind == PBT_STRING)
+            p = pb_put_bytes_field(p, f->id, f->data, pb_strlen((const char *)f->data));
+        else
+            p = pb_put_bytes_field(p, f->id, f->data, f->len);
+    }
+    pb_msg_commit(m, p);
+    return j - i;
+}
 
 static void write_packed(pb_msg *m, const pbt_field *f)
 {
@@ -477,6 +518,13 @@ static void write_msg(write_ctx *w, pb_msg *m, const pbt_msg *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         const pbt_field *f = &t->fields[i];
+        if (w->runs && run_field(f)) {
+            size_t done = write_run(m, t, i);
+            if (done) {
+                i += done - 1;
+                continue;
+            }
+        }
         switch (f->kind) {
         case PBT_VARINT:
             pb_msg_append_varint(m, f->id, f->value);
@@ -535,9 +583,9 @@ static void check_sizes(write_ctx *w, pb_msg **pool, const pbt_msg *t)
     }
 }
 
-unsigned pbt_write(pb_stream *s, const pbt_msg *m, pb_msg *pool)
+static unsigned write_root(pb_stream *s, const pbt_msg *m, pb_msg *pool, bool runs)
 {
-    write_ctx w = { pool, 0 };
+    write_ctx w = { pool, 0, runs };
     pb_msg root;
     uint64_t before = pb_stream_bytes_written(s);
     pb_msg_init_root(&root, s);
@@ -551,6 +599,16 @@ unsigned pbt_write(pb_stream *s, const pbt_msg *m, pb_msg *pool)
     pb_msg *p = pool;
     check_sizes(&w, &p, m);
     return w.mismatches;
+}
+
+unsigned pbt_write(pb_stream *s, const pbt_msg *m, pb_msg *pool)
+{
+    return write_root(s, m, pool, false);
+}
+
+unsigned pbt_write_runs(pb_stream *s, const pbt_msg *m, pb_msg *pool)
+{
+    return write_root(s, m, pool, true);
 }
 
 /* ---- reader check ------------------------------------------------------------------ */

@@ -124,6 +124,9 @@ pbt_msg *pbt_gen(pbt_arena *a, pbt_rng *r, const pbt_gen_opts *o);
  * results and root size vs. the reference); 0 when all is well. `pool` must
  * have room for pbt_count_nested(m) messages and stay alive until return. */
 unsigned pbt_write(pb_stream *s, const pbt_msg *m, pb_msg *pool);
+/* Same, but consecutive scalar and bytes fields go through pb_msg_reserve()
+ * and the pb_put_*_field() encoders whenever the buffer has room for them. */
+unsigned pbt_write_runs(pb_stream *s, const pbt_msg *m, pb_msg *pool);
 size_t pbt_count_nested(const pbt_msg *m);
 
 /* Reference encoding (nested sizes as 4-byte redundant varints, as the

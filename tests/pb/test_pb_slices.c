@@ -31,13 +31,17 @@ static void hexdiff(const uint8_t *got, size_t got_len, const uint8_t *want, siz
 
 /* Writes `m` into a fresh heap buffer of `slice`-byte slices; returns the
  * bytes (malloc'd) and the number of slices used. */
+static bool use_runs; /* write with pbt_write_runs() */
+
 static uint8_t *write_tree(const pbt_msg *m, size_t slice, size_t *len, size_t *slices,
                            pbt_arena *a)
 {
     pb_heap_buffer h;
     pb_heap_init(&h, slice);
     pb_msg *pool = pbt_alloc(a, (pbt_count_nested(m) + 1) * sizeof *pool);
-    assert_int_equal(pbt_write(pb_heap_stream(&h), m, pool), 0);
+    unsigned bad = use_runs ? pbt_write_runs(pb_heap_stream(&h), m, pool)
+                            : pbt_write(pb_heap_stream(&h), m, pool);
+    assert_int_equal(bad, 0);
     uint8_t *out = pb_heap_dup(&h, len);
     assert_non_null(out);
     assert_int_equal(pb_stream_bytes_written(pb_heap_stream(&h)), *len);
@@ -49,7 +53,7 @@ static uint8_t *write_tree(const pbt_msg *m, size_t slice, size_t *len, size_t *
 
 static void test_flat_vs_tiny_slices(void **state)
 {
-    (void)state;
+    use_runs = state && *state;
     pbt_rng r;
     pbt_rng_seed(&r, 0x51ce5);
     const pbt_gen_opts opts = { .max_depth = 6,
@@ -88,6 +92,19 @@ static void test_flat_vs_tiny_slices(void **state)
         free(flat);
         pbt_arena_free(&a);
     }
+    use_runs = false;
+}
+
+/* The same with runs of fields under one bounds check (pb_msg_reserve()):
+ * in the flat slice every run takes the fast path; in tiny slices runs
+ * meet the buffer end at every offset and fall back field by field. Both
+ * must give the reference bytes. */
+static void test_flat_vs_tiny_slices_runs(void **state)
+{
+    static int on = 1;
+    (void)state;
+    void *st = &on;
+    test_flat_vs_tiny_slices(&st);
 }
 
 /* A warmed-up heap buffer reuses its slices after pb_heap_reset(). */
@@ -222,6 +239,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flat_vs_tiny_slices),
+        cmocka_unit_test(test_flat_vs_tiny_slices_runs),
         cmocka_unit_test(test_heap_reuse),
         cmocka_unit_test(test_nested_header_every_offset),
     };
