@@ -121,21 +121,26 @@ static const pb_stream_delegate ours_delegate = {
 /* Generated from pb_bench.proto by protoc-gen-pbc. */
 typedef gputrace_bench_PbBenchEvent ours_msg;
 
+/* The event's fields at `p` (a run: see ours_fill_simple()). */
+#define OURS_SIMPLE_MAX_BYTES(len) (4 * PB_MAX_SCALAR_FIELD_BYTES + PB_MAX_BYTES_FIELD_BYTES(len))
+FILL_INLINE uint8_t *ours_put_simple(uint8_t *p, const pbb_event *in, size_t len)
+{
+    p = gputrace_bench_PbBenchEvent_put_field_int32(p, in->field_int32);
+    p = gputrace_bench_PbBenchEvent_put_field_uint32(p, in->field_uint32);
+    p = gputrace_bench_PbBenchEvent_put_field_int64(p, in->field_int64);
+    p = gputrace_bench_PbBenchEvent_put_field_uint64(p, in->field_uint64);
+    return gputrace_bench_PbBenchEvent_put_field_string(p, in->field_string, len);
+}
+
 FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
 {
     /* One bounds check for the whole event (the string's length is known
      * first), the position in a register; the per-field setters when the
      * buffer is nearly full. */
     size_t len = pb_strlen(in->field_string);
-    uint8_t *p = gputrace_bench_PbBenchEvent_reserve(m, 4 * PB_MAX_SCALAR_FIELD_BYTES +
-                                                            PB_MAX_BYTES_FIELD_BYTES(len));
+    uint8_t *p = gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES(len));
     if (PB_LIKELY(p != NULL)) {
-        p = gputrace_bench_PbBenchEvent_put_field_int32(p, in->field_int32);
-        p = gputrace_bench_PbBenchEvent_put_field_uint32(p, in->field_uint32);
-        p = gputrace_bench_PbBenchEvent_put_field_int64(p, in->field_int64);
-        p = gputrace_bench_PbBenchEvent_put_field_uint64(p, in->field_uint64);
-        p = gputrace_bench_PbBenchEvent_put_field_string(p, in->field_string, len);
-        gputrace_bench_PbBenchEvent_commit(m, p);
+        gputrace_bench_PbBenchEvent_commit(m, ours_put_simple(p, in, len));
         return;
     }
     gputrace_bench_PbBenchEvent_set_field_int32(m, in->field_int32);
@@ -143,6 +148,21 @@ FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
     gputrace_bench_PbBenchEvent_set_field_int64(m, in->field_int64);
     gputrace_bench_PbBenchEvent_set_field_uint64(m, in->field_uint64);
     gputrace_bench_PbBenchEvent_set_field_string(m, in->field_string);
+}
+/* A level's fields and its child's header in one run. */
+FILL_INLINE void ours_fill_and_begin(ours_msg *m, const pbb_event *in, ours_msg *child)
+{
+    size_t len = pb_strlen(in->field_string);
+    uint8_t *p =
+        gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES(len) + PB_NESTED_HEADER_BYTES);
+    if (PB_LIKELY(p != NULL)) {
+        p = ours_put_simple(p, in, len);
+        p = gputrace_bench_PbBenchEvent_put_begin_field_nested(p, m, child);
+        gputrace_bench_PbBenchEvent_commit(child, p);
+        return;
+    }
+    ours_fill_simple(m, in);
+    gputrace_bench_PbBenchEvent_begin_field_nested(m, child);
 }
 #define ours_begin_nested(m, child) gputrace_bench_PbBenchEvent_begin_field_nested(m, child)
 #define ours_end(m)                 gputrace_bench_PbBenchEvent_end(m)
@@ -159,6 +179,11 @@ FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
     pb_msg_append_string(m, PBB_FIELD_STRING, in->field_string);
 }
 #define ours_begin_nested(m, child) pb_msg_begin_nested(m, PBB_FIELD_NESTED, child)
+FILL_INLINE void ours_fill_and_begin(ours_msg *m, const pbb_event *in, ours_msg *child)
+{
+    ours_fill_simple(m, in);
+    ours_begin_nested(m, child);
+}
 #define ours_end(m)                 pb_msg_end(m)
 #define ours_init_root(m, s)        pb_msg_init_root(m, s)
 #endif
@@ -170,8 +195,7 @@ FILL_INLINE void ours_fill_nested(ours_msg *root, const pbb_event *in)
     ours_msg levels[PBB_NESTED_DEPTH];
     ours_msg *m = root;
     for (int depth = 0; depth < PBB_NESTED_DEPTH; depth++) {
-        ours_fill_simple(m, in);
-        ours_begin_nested(m, &levels[depth]);
+        ours_fill_and_begin(m, in, &levels[depth]);
         m = &levels[depth];
     }
     ours_fill_simple(m, in);

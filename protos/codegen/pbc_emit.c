@@ -486,14 +486,18 @@ static void emit_writer_field(emitter *e, const char *cname, const field_info *f
 
 /* The raw-position encoder of a field for runs of fields under one bounds
  * check (pb_msg_reserve()): <msg>_put_<field>(p, value) returns the new end.
- * Packed fields and sub-messages have none (their size is not bounded by
- * their arguments, or they need the stream). */
+ * Packed fields have none (their size is not bounded by a constant); a
+ * sub-message field gets a header writer that opens the child in the run. */
 static void emit_put_field(emitter *e, const char *cname, const field_info *fi)
 {
     const char *fn = fmt(e->a, "%s_put_%s", cname, fi->id);
     if (fi->kind == K_SCALAR && !fi->packed) {
+        /* Unsigned 32-bit encodings never take more than 5 bytes. */
+        bool narrow = fi->st == &scalar_types[TYPE_UINT32] ||
+                      fi->st == &scalar_types[TYPE_SINT32] || fi->st == &scalar_types[TYPE_BOOL];
         const char *put = strcmp(fi->st->wire, FIXED32) == 0   ? "pb_put_fixed32_field"
                           : strcmp(fi->st->wire, FIXED64) == 0 ? "pb_put_fixed64_field"
+                          : narrow                             ? "pb_put_varint32_field"
                                                                : "pb_put_varint_field";
         OUT("static inline uint8_t *%s(uint8_t *p, %s v)\n{\n", fn,
             fi->type_c ? fi->type_c : fi->st->ctype);
@@ -501,6 +505,11 @@ static void emit_put_field(emitter *e, const char *cname, const field_info *fi)
     } else if (fi->kind == K_STRING || fi->kind == K_BYTES) {
         OUT("static inline uint8_t *%s(uint8_t *p, const void *data, size_t len)\n{\n", fn);
         OUT("    return pb_put_bytes_field(p, %s, data, len);\n}\n", fi->konst);
+    } else if (fi->kind == K_MESSAGE) {
+        /* <msg>_put_begin_<field>(p, m, child): pb_msg_put_nested_begin(). */
+        fn = fmt(e->a, "%s_put_begin_%s", cname, fi->id);
+        OUT("static inline uint8_t *%s(uint8_t *p, %s *m, %s *child)\n{\n", fn, cname, fi->type_c);
+        OUT("    return pb_msg_put_nested_begin(&m->msg, p, %s, &child->msg);\n}\n", fi->konst);
     } else {
         return;
     }

@@ -268,6 +268,14 @@ static PB_ALWAYS_INLINE uint8_t *pb_put_varint_field(uint8_t *p, uint32_t field_
         v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_VARINT), p));
 }
 
+/* pb_put_varint_field() for values known to fit in 32 bits (uint32, sint32,
+ * bool): at most 5 bytes, so one 8-byte store and no ninth/tenth byte. */
+static PB_ALWAYS_INLINE uint8_t *pb_put_varint32_field(uint8_t *p, uint32_t field_id, uint32_t v)
+{
+    return pb__write_varint56_padded(
+        v, pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_VARINT), p));
+}
+
 static PB_ALWAYS_INLINE uint8_t *pb_put_fixed32_field(uint8_t *p, uint32_t field_id, uint32_t v)
 {
     return pb_write_fixed32(v,

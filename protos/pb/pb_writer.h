@@ -219,6 +219,31 @@ static PB_ALWAYS_INLINE void pb_msg_commit(pb_msg *m, uint8_t *end)
     m->stream->write_ptr = end;
 }
 
+/* What pb_msg_put_nested_begin() may write: the tag and the size field. */
+#define PB_NESTED_HEADER_BYTES (PB_MAX_TAG_BYTES + PB_SIZE_FIELD_BYTES)
+
+/* pb_msg_begin_nested() inside a run: writes the header at `p` (reserved by
+ * the run, so the size field lies in one buffer) and opens `child`; the run
+ * goes on with the child's fields from the returned position. Its bytes
+ * reach the stream with the run's pb_msg_commit() (on any of the messages:
+ * they share the stream). `parent` must be the innermost open message. */
+static PB_ALWAYS_INLINE uint8_t *pb_msg_put_nested_begin(pb_msg *parent, uint8_t *p,
+                                                         uint32_t field_id, pb_msg *child)
+{
+    pb_stream *s = parent->stream;
+    assert(s->innermost == parent && !parent->finalized);
+    uint8_t *sf = pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
+    memset(sf, 0, PB_SIZE_FIELD_BYTES); /* unfinished, as in pb_msg_begin_nested() */
+    child->parent = parent;
+    child->size_field = sf;
+    child->start = s->written_previously + (uint64_t)(sf + PB_SIZE_FIELD_BYTES - s->begin);
+    child->size = 0;
+    child->finalized = false;
+    s->innermost = child;
+    child->stream = s;
+    return sf + PB_SIZE_FIELD_BYTES;
+}
+
 /* The scalar appenders below share one shape: when the buffer has room for
  * the largest encoding of the field (PB_MAX_SCALAR_FIELD_BYTES, which also
  * covers the junk the padded varint writers may leave after a tag (up to 8

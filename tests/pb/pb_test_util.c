@@ -456,7 +456,12 @@ static bool run_field(const pbt_field *f)
  * check; returns how many it wrote, 0 when the buffer lacks the room (the
  * caller then writes field i alone through the per-field appenders, so
  * the next run starts one field later, on a different offset). */
-static size_t write_run(pb_msg *m, const pbt_msg *t, size_t i)
+static void write_msg(write_ctx *w, pb_msg *m, const pbt_msg *t);
+static void write_child(write_ctx *w, pb_msg *c, const pbt_field *f);
+
+/* A NESTED field right after the run has its header written in the run
+ * too (pb_msg_put_nested_begin()); its child is then written normally. */
+static size_t write_run(write_ctx *w, pb_msg *m, const pbt_msg *t, size_t i)
 {
     size_t j = i, bound = 0;
     for (; j < t->n && run_field(&t->fields[j]); j++) {
@@ -464,7 +469,8 @@ static size_t write_run(pb_msg *m, const pbt_msg *t, size_t i)
         bool bytes = f->kind == PBT_BYTES || f->kind == PBT_STRING;
         bound += bytes ? PB_MAX_BYTES_FIELD_BYTES(f->len) : PB_MAX_SCALAR_FIELD_BYTES;
     }
-    uint8_t *p = pb_msg_reserve(m, bound);
+    bool nested = j < t->n && t->fields[j].kind == PBT_NESTED;
+    uint8_t *p = pb_msg_reserve(m, bound + (nested ? PB_NESTED_HEADER_BYTES : 0));
     if (!p)
         return 0;
     for (size_t k = i; k < j; k++) {
@@ -480,8 +486,15 @@ static size_t write_run(pb_msg *m, const pbt_msg *t, size_t i)
         else
             p = pb_put_bytes_field(p, f->id, f->data, f->len);
     }
-    pb_msg_commit(m, p);
-    return j - i;
+    if (!nested) {
+        pb_msg_commit(m, p);
+        return j - i;
+    }
+    pb_msg *c = w->pool++;
+    p = pb_msg_put_nested_begin(m, p, t->fields[j].id, c);
+    pb_msg_commit(c, p);
+    write_child(w, c, &t->fields[j]);
+    return j - i + 1;
 }
 
 static void write_packed(pb_msg *m, const pbt_field *f)
@@ -514,12 +527,26 @@ static void write_packed(pb_msg *m, const pbt_field *f)
     }
 }
 
+/* The fields of the just opened child `c`, and its end unless left open. */
+static void write_child(write_ctx *w, pb_msg *c, const pbt_field *f)
+{
+    write_msg(w, c, f->child);
+    if (!f->leave_open) {
+        uint32_t sz = pb_msg_end(c);
+        if (sz != pbt_ref_size(f->child))
+            w->mismatches++;
+        /* Idempotent. */
+        if (pb_msg_end(c) != sz)
+            w->mismatches++;
+    }
+}
+
 static void write_msg(write_ctx *w, pb_msg *m, const pbt_msg *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         const pbt_field *f = &t->fields[i];
         if (w->runs && run_field(f)) {
-            size_t done = write_run(m, t, i);
+            size_t done = write_run(w, m, t, i);
             if (done) {
                 i += done - 1;
                 continue;
@@ -551,15 +578,7 @@ static void write_msg(write_ctx *w, pb_msg *m, const pbt_msg *t)
         case PBT_NESTED: {
             pb_msg *c = w->pool++;
             pb_msg_begin_nested(m, f->id, c);
-            write_msg(w, c, f->child);
-            if (!f->leave_open) {
-                uint32_t sz = pb_msg_end(c);
-                if (sz != pbt_ref_size(f->child))
-                    w->mismatches++;
-                /* Idempotent. */
-                if (pb_msg_end(c) != sz)
-                    w->mismatches++;
-            }
+            write_child(w, c, f);
             break;
         }
         default:
