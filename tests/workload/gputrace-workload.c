@@ -24,6 +24,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: " WL_PROG " [--frames N] [--threads N] [--queues N] [--validate]\n"
             "       [--duration-ms N] [--work N] [--leak-exit]\n"
+            "       [--submissions-per-frame N] [--app-timestamps]\n"
             "\n"
             "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
             "work on one Vulkan device without a window, checks the results, and prints\n"
@@ -43,6 +44,14 @@ static void usage(FILE *out)
             "  --work N      multiply the GPU work of every dispatch (shader rounds) and\n"
             "                draw (instances) by N, 1 to %u (default 1); the commands,\n"
             "                and so the regions, stay the same\n"
+            "  --submissions-per-frame N  after each frame's submissions, N more, each one\n"
+            "                command buffer filling one word (2 regions each), 0 to %u\n"
+            "                (default 0): the submission-heavy case of the layer benchmark\n"
+            "  --app-timestamps  write, in the program itself, the timestamps\n"
+            "                VK_LAYER_GPUTRACE_timeline would write (same places, same\n"
+            "                lavapipe barriers, host query reset), never read back: the\n"
+            "                control of the layer benchmark (layer/bench/bench_limit.sh);\n"
+            "                the summary line then ends with timestamps=T\n"
             "  --leak-exit   exit right after the summary line without destroying\n"
             "                anything (no vkDestroyDevice / vkDestroyInstance)\n"
             "  -h, --help    this text\n"
@@ -64,7 +73,7 @@ static void usage(FILE *out)
             "\n"
             "Environment:\n"
             "  GPUTRACE_WORKLOAD_DEVICE  device index or part of its name (default: first)\n",
-            WL_MAX_THREADS, WL_MAX_QUEUES, WL_MAX_WORK);
+            WL_MAX_THREADS, WL_MAX_QUEUES, WL_MAX_WORK, WL_MAX_TINY);
 }
 
 static bool parse_count(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
@@ -101,6 +110,8 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         { "duration-ms", required_argument, NULL, 'd' },
         { "leak-exit", no_argument, NULL, 'l' },
         { "work", required_argument, NULL, 'w' },
+        { "submissions-per-frame", required_argument, NULL, 's' },
+        { "app-timestamps", no_argument, NULL, 'a' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -137,6 +148,13 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
             if (!parse_count("--work", optarg, 1, WL_MAX_WORK, &opt->work))
                 return false;
             break;
+        case 's':
+            if (!parse_count("--submissions-per-frame", optarg, 0, WL_MAX_TINY, &opt->tiny))
+                return false;
+            break;
+        case 'a':
+            opt->app_stamps = true;
+            break;
         case 'h':
             usage(stdout);
             *status = 0;
@@ -154,6 +172,16 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
     if (duration_ms && !frames_given)
         opt->frames = 1000000;
     return true;
+}
+
+static void print_summary(const wl_options *opt, uint64_t frames, uint64_t submissions,
+                          uint64_t regions, uint64_t stamps)
+{
+    printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu", (unsigned long long)frames,
+           (unsigned long long)submissions, (unsigned long long)regions);
+    if (opt->app_stamps)
+        printf(" timestamps=%llu", (unsigned long long)stamps);
+    putchar('\n');
 }
 
 static void *thread_main(void *arg)
@@ -197,20 +225,20 @@ int main(int argc, char **argv)
         started++;
     }
 
-    uint64_t frames = 0, submissions = 0, regions = 0;
+    uint64_t frames = 0, submissions = 0, regions = 0, stamps = 0;
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(threads[i].thread, NULL);
         ok = ok && threads[i].ok;
         frames += threads[i].frames;
         submissions += threads[i].submissions;
         regions += threads[i].regions;
+        stamps += threads[i].stamps.written;
     }
 
     if (leak_exit && ok) {
         /* What a crashing or careless application does: the layers' and the
        * driver's exit-time code is all that runs. */
-        printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu\n", (unsigned long long)frames,
-               (unsigned long long)submissions, (unsigned long long)regions);
+        print_summary(&opt, frames, submissions, regions, stamps);
         fflush(stdout);
         exit(0);
     }
@@ -234,7 +262,6 @@ int main(int argc, char **argv)
     }
     if (!ok)
         return 1;
-    printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu\n", (unsigned long long)frames,
-           (unsigned long long)submissions, (unsigned long long)regions);
+    print_summary(&opt, frames, submissions, regions, stamps);
     return 0;
 }

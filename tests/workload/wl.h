@@ -4,6 +4,8 @@
  *
  *   wl_context.c        instance, validation, device and queue selection
  *   wl_frame.c          pipelines, per-thread resources, recording a frame
+ *   wl_stamps.c         --app-timestamps: the layer's timestamps, by hand
+ *   wl_tiny.c           --submissions-per-frame: tiny submissions
  *   gputrace-workload.c command line, threads, the summary line
  */
 #ifndef GPUTRACE_WORKLOAD_WL_H
@@ -24,7 +26,8 @@
 #define WL_VALUES   4096u /* uints in the compute buffer */
 #define WL_ROUNDS   64u   /* LCG steps per element per dispatch, times --work */
 #define WL_MAX_WORK 4096u
-#define WL_EXTENT   64u /* width = height of the render targets */
+#define WL_EXTENT   64u   /* width = height of the render targets */
+#define WL_MAX_TINY 1000u /* --submissions-per-frame */
 
 typedef struct wl_options wl_options;
 struct wl_options {
@@ -32,7 +35,9 @@ struct wl_options {
     uint32_t threads;
     uint32_t queues;
     uint32_t work; /* --work: scales the GPU work of every dispatch and draw */
+    uint32_t tiny; /* --submissions-per-frame */
     bool validate;
+    bool app_stamps; /* --app-timestamps */
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */
@@ -63,6 +68,9 @@ struct wl_context {
     bool labels;            /* VK_EXT_debug_utils present */
     bool dynamic_rendering; /* Vulkan 1.3 feature */
     bool submit2;           /* Vulkan 1.3 synchronization2 */
+    bool app_stamps;        /* --app-timestamps (hostQueryReset enabled) */
+    bool llvmpipe;          /* lavapipe: the layer's workarounds apply */
+    uint32_t tiny;          /* --submissions-per-frame */
     PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
     PFN_vkCmdEndDebugUtilsLabelEXT end_label;
 
@@ -97,6 +105,17 @@ enum {
     WL_CB_COUNT
 };
 
+/* --app-timestamps: one thread's query pool and where its recording is. */
+typedef struct wl_stamps wl_stamps;
+struct wl_stamps {
+    VkQueryPool pool;
+    uint32_t next, end; /* free queries of this frame's half */
+    bool work;          /* a command doing work since the last timestamp */
+    bool shared;        /* the last timestamp may be shared by the next boundary */
+    bool inside;        /* in a render pass or rendering instance */
+    uint64_t written;   /* timestamps written, for the summary */
+};
+
 /* One worker: its own pool, buffers, images and fences; only the device,
  * the pipelines and possibly the queue are shared. */
 typedef struct wl_thread wl_thread;
@@ -110,7 +129,7 @@ struct wl_thread {
     VkCommandPool pool;
     VkCommandBuffer cb[WL_CB_COUNT];
     VkCommandBuffer secondary;
-    VkFence fence[WL_CB_COUNT];
+    VkFence fence[WL_CB_COUNT + 1]; /* the last: the tiny submissions' */
 
     wl_buffer values;   /* the compute kernel's data */
     wl_buffer indirect; /* VkDispatchIndirectCommand */
@@ -121,6 +140,10 @@ struct wl_thread {
     wl_image rp_target;  /* classic render pass */
     wl_image dyn_target; /* dynamic rendering */
     VkFramebuffer framebuffer;
+
+    wl_stamps stamps;
+    VkCommandBuffer tiny_cb[WL_MAX_TINY];
+    wl_buffer tiny_words; /* one word filled by each tiny submission */
 
     /* Results. */
     uint64_t frames, submissions, regions;
@@ -150,5 +173,26 @@ void wl_pipelines_finish(wl_context *ctx);
 bool wl_thread_init(wl_thread *t);
 void wl_thread_finish(wl_thread *t);
 bool wl_thread_run_frame(wl_thread *t, uint32_t frame);
+bool wl_submit(wl_thread *t, VkCommandBuffer cb, VkFence fence);
+bool wl_buffer_make(wl_context *ctx, wl_buffer *b, VkDeviceSize size, VkBufferUsageFlags usage,
+                    bool host);
+void wl_buffer_destroy(wl_context *ctx, wl_buffer *b);
+
+/* wl_stamps.c: each a no-op without --app-timestamps. wl_stamp writes the
+ * timestamp of a boundary (or shares the last), wl_stamp_after the one after
+ * a command doing work, wl_stamps_inside enters or leaves an instance. */
+bool wl_stamps_init(wl_thread *t);
+void wl_stamps_finish(wl_thread *t);
+void wl_stamps_frame(wl_thread *t, uint32_t frame);
+void wl_stamps_begin(wl_thread *t);
+void wl_stamp(wl_thread *t, VkCommandBuffer cb);
+void wl_stamp_after(wl_thread *t, VkCommandBuffer cb);
+void wl_stamps_inside(wl_thread *t, VkCommandBuffer cb, bool inside);
+
+/* wl_tiny.c */
+bool wl_tiny_init(wl_thread *t);
+void wl_tiny_finish(wl_thread *t);
+bool wl_tiny_run(wl_thread *t, uint32_t frame, VkFence fence, uint64_t *regions);
+bool wl_tiny_check(const wl_thread *t, uint32_t frame);
 
 #endif

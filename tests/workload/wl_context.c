@@ -253,6 +253,32 @@ static bool pick_physical_device(wl_context *ctx)
     return true;
 }
 
+/* --app-timestamps resets its queries on the host, as the layer does. */
+static bool enable_host_reset(wl_context *ctx, VkPhysicalDeviceVulkan12Features *want12,
+                              void *want13, VkDeviceCreateInfo *info)
+{
+    if (!ctx->app_stamps)
+        return true;
+    VkPhysicalDeviceVulkan12Features have12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+    };
+    VkPhysicalDeviceFeatures2 have = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &have12,
+    };
+    if (ctx->props.apiVersion >= VK_API_VERSION_1_2 && ctx->api_version >= VK_API_VERSION_1_2)
+        vkGetPhysicalDeviceFeatures2(ctx->physical_device, &have);
+    if (!have12.hostQueryReset || !ctx->props.limits.timestampComputeAndGraphics) {
+        wl_error("--app-timestamps: %s has no hostQueryReset or no timestamps",
+                 ctx->props.deviceName);
+        return false;
+    }
+    want12->hostQueryReset = VK_TRUE;
+    want12->pNext = want13;
+    info->pNext = want12;
+    return true;
+}
+
 static bool create_device(wl_context *ctx, const wl_options *opt)
 {
     uint32_t n_families = 0;
@@ -318,6 +344,8 @@ static bool create_device(wl_context *ctx, const wl_options *opt)
         want13.synchronization2 = have13.synchronization2;
         info.pNext = &want12;
     }
+    if (!enable_host_reset(ctx, &want12, v13 ? &want13 : NULL, &info))
+        return false;
     if (!WL_VK(vkCreateDevice, (ctx->physical_device, &info, NULL, &ctx->device)))
         return false;
     ctx->dynamic_rendering = want13.dynamicRendering;
@@ -340,9 +368,16 @@ static bool create_device(wl_context *ctx, const wl_options *opt)
 bool wl_context_init(wl_context *ctx, const wl_options *opt)
 {
     ctx->validate = opt->validate;
+    ctx->app_stamps = opt->app_stamps;
+    ctx->tiny = opt->tiny;
     ctx->work = opt->work;
     atomic_init(&ctx->validation_errors, 0);
-    if (!create_instance(ctx, opt) || !pick_physical_device(ctx) || !create_device(ctx, opt))
+    if (!create_instance(ctx, opt) || !pick_physical_device(ctx))
+        return false;
+    /* What the layer calls lavapipe (its workarounds apply there). */
+    ctx->llvmpipe = ctx->props.vendorID == VK_VENDOR_ID_MESA &&
+                    strncmp(ctx->props.deviceName, "llvmpipe", 8) == 0;
+    if (!create_device(ctx, opt))
         return false;
     fprintf(stderr,
             WL_PROG ": %s, Vulkan %u.%u, %u queue(s) of family %u, dynamic rendering %s, "

@@ -13,7 +13,9 @@
  *                buffer (only with Vulkan 1.3 dynamicRendering)
  * each inside two nested debug labels when VK_EXT_debug_utils is there.
  * Results are read back and checked, so a layer that broke a command is
- * caught here.
+ * caught here. With --app-timestamps the wl_stamp calls write the
+ * timestamps the layer would (wl_stamps.c); --submissions-per-frame adds
+ * tiny submissions (wl_tiny.c).
  *
  * Regions (what the summary line counts; see usage() in
  * gputrace-workload.c): every primary command buffer submitted, every
@@ -326,6 +328,17 @@ static void destroy_buffer(wl_context *ctx, wl_buffer *b)
     vkFreeMemory(ctx->device, b->memory, NULL); /* unmaps too */
 }
 
+bool wl_buffer_make(wl_context *ctx, wl_buffer *b, VkDeviceSize size, VkBufferUsageFlags usage,
+                    bool host)
+{
+    return make_buffer(ctx, b, size, usage, host);
+}
+
+void wl_buffer_destroy(wl_context *ctx, wl_buffer *b)
+{
+    destroy_buffer(ctx, b);
+}
+
 static bool make_image(wl_context *ctx, wl_image *img)
 {
     const VkImageCreateInfo info = {
@@ -393,7 +406,7 @@ bool wl_thread_init(wl_thread *t)
         !WL_VK(vkAllocateCommandBuffers, (dev, &secondary, &t->secondary)))
         return false;
     const VkFenceCreateInfo fence_info = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
-    for (int i = 0; i < WL_CB_COUNT; i++) {
+    for (int i = 0; i < WL_CB_COUNT + 1; i++) {
         if (!WL_VK(vkCreateFence, (dev, &fence_info, NULL, &t->fence[i])))
             return false;
     }
@@ -452,7 +465,8 @@ bool wl_thread_init(wl_thread *t)
         .height = WL_EXTENT,
         .layers = 1,
     };
-    return WL_VK(vkCreateFramebuffer, (dev, &fb_info, NULL, &t->framebuffer));
+    return WL_VK(vkCreateFramebuffer, (dev, &fb_info, NULL, &t->framebuffer)) &&
+           wl_stamps_init(t) && wl_tiny_init(t);
 }
 
 void wl_thread_finish(wl_thread *t)
@@ -466,7 +480,9 @@ void wl_thread_finish(wl_thread *t)
     destroy_buffer(ctx, &t->readback);
     destroy_buffer(ctx, &t->indirect);
     destroy_buffer(ctx, &t->values);
-    for (int i = 0; i < WL_CB_COUNT; i++)
+    wl_tiny_finish(t);
+    wl_stamps_finish(t);
+    for (int i = 0; i < WL_CB_COUNT + 1; i++)
         vkDestroyFence(dev, t->fence[i], NULL);
     vkDestroyCommandPool(dev, t->pool, NULL); /* frees the command buffers */
 }
@@ -482,14 +498,17 @@ static void label_begin(wl_thread *t, VkCommandBuffer cb, const char *name, uint
         .pLabelName = name,
         .color = { 0.2f, 0.6f, 1.0f, 1.0f },
     };
+    wl_stamp(t, cb);
     t->ctx->begin_label(cb, &label);
     ++*regions;
 }
 
 static void label_end(wl_thread *t, VkCommandBuffer cb)
 {
-    if (t->ctx->labels)
-        t->ctx->end_label(cb);
+    if (!t->ctx->labels)
+        return;
+    t->ctx->end_label(cb);
+    wl_stamp(t, cb);
 }
 
 static void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage,
@@ -537,8 +556,10 @@ static void copy_image_to_readback(wl_thread *t, VkCommandBuffer cb, VkImage ima
         .imageSubresource = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 },
         .imageExtent = { WL_EXTENT, WL_EXTENT, 1 },
     };
+    wl_stamp(t, cb);
     vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, t->readback.handle, 1,
                            &copy);
+    wl_stamp_after(t, cb);
     ++*regions;
 }
 
@@ -547,13 +568,25 @@ static uint32_t frame_seed(const wl_thread *t, uint32_t frame)
     return (frame * WL_MAX_THREADS + t->index) * WL_VALUES;
 }
 
-static bool begin(VkCommandBuffer cb)
+/* Begins a primary; the layer's command-buffer start goes before its first
+ * action or synchronization command, which follows. */
+static bool begin(wl_thread *t, VkCommandBuffer cb)
 {
     const VkCommandBufferBeginInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
-    return WL_VK(vkBeginCommandBuffer, (cb, &info));
+    if (!WL_VK(vkBeginCommandBuffer, (cb, &info)))
+        return false;
+    wl_stamps_begin(t);
+    wl_stamp(t, cb);
+    return true;
+}
+
+static bool end(wl_thread *t, VkCommandBuffer cb)
+{
+    wl_stamp(t, cb);
+    return WL_VK(vkEndCommandBuffer, (cb));
 }
 
 static bool record_compute(wl_thread *t, uint32_t frame, uint64_t *regions)
@@ -565,7 +598,7 @@ static bool record_compute(wl_thread *t, uint32_t frame, uint64_t *regions)
     for (uint32_t i = 0; i < WL_VALUES; i++)
         init[i] = frame_seed(t, frame) + i;
 
-    if (!begin(cb))
+    if (!begin(t, cb))
         return false;
     ++*regions;
     snprintf(name, sizeof name, "frame %u compute", frame);
@@ -577,7 +610,9 @@ static bool record_compute(wl_thread *t, uint32_t frame, uint64_t *regions)
     memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_TRANSFER_WRITE_BIT);
+    wl_stamp(t, cb);
     vkCmdUpdateBuffer(cb, t->values.handle, 0, sizeof init, init);
+    wl_stamp_after(t, cb);
     ++*regions;
     memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -589,16 +624,22 @@ static bool record_compute(wl_thread *t, uint32_t frame, uint64_t *regions)
                             0, NULL);
     vkCmdPushConstants(cb, ctx->compute_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof params,
                        params);
+    wl_stamp(t, cb);
     vkCmdDispatch(cb, WL_VALUES / 64, 1, 1);
+    wl_stamp_after(t, cb);
     ++*regions;
     memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    wl_stamp(t, cb);
     vkCmdDispatchIndirect(cb, t->indirect.handle, 0);
+    wl_stamp_after(t, cb);
     ++*regions;
     label_end(t, cb);
 
+    wl_stamp(t, cb);
     vkCmdFillBuffer(cb, t->readback.handle, WL_READBACK_VALUES, WL_VALUES * 4, 0xdeadbeef);
+    wl_stamp_after(t, cb);
     ++*regions;
     /* Shader writes to values -> copy reads; fill -> copy writes (WAW). */
     memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -606,11 +647,13 @@ static bool record_compute(wl_thread *t, uint32_t frame, uint64_t *regions)
                    VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
     const VkBufferCopy copy = { 0, WL_READBACK_VALUES, WL_VALUES * 4 };
+    wl_stamp(t, cb);
     vkCmdCopyBuffer(cb, t->values.handle, t->readback.handle, 1, &copy);
+    wl_stamp_after(t, cb);
     ++*regions;
     host_read_barrier(cb);
     label_end(t, cb);
-    return WL_VK(vkEndCommandBuffer, (cb));
+    return end(t, cb);
 }
 
 static const VkViewport full_viewport = { 0, 0, WL_EXTENT, WL_EXTENT, 0, 1 };
@@ -648,7 +691,7 @@ static bool record_render_pass(wl_thread *t, uint32_t frame, uint64_t *regions)
     VkImage image = t->rp_target.handle;
     char name[64];
 
-    if (!record_secondary(t) || !begin(cb))
+    if (!record_secondary(t) || !begin(t, cb))
         return false;
     ++*regions;
     snprintf(name, sizeof name, "frame %u render pass", frame);
@@ -660,7 +703,9 @@ static bool record_render_pass(wl_thread *t, uint32_t frame, uint64_t *regions)
                   VK_ACCESS_TRANSFER_WRITE_BIT);
     const VkClearColorValue blue = { .float32 = { 0.0f, 0.0f, 1.0f, 1.0f } };
     const VkImageSubresourceRange range = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
+    wl_stamp(t, cb);
     vkCmdClearColorImage(cb, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &blue, 1, &range);
+    wl_stamp_after(t, cb);
     ++*regions;
     label_end(t, cb);
 
@@ -674,7 +719,9 @@ static bool record_render_pass(wl_thread *t, uint32_t frame, uint64_t *regions)
         .framebuffer = t->framebuffer,
         .renderArea = full_rect,
     };
+    wl_stamp(t, cb);
     vkCmdBeginRenderPass(cb, &rp, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
+    wl_stamps_inside(t, cb, true);
     ++*regions;
     vkCmdExecuteCommands(cb, 1, &t->secondary);
     vkCmdNextSubpass(cb, VK_SUBPASS_CONTENTS_INLINE);
@@ -686,15 +733,18 @@ static bool record_render_pass(wl_thread *t, uint32_t frame, uint64_t *regions)
         .clearValue = { .color = { .float32 = { 1.0f, 1.0f, 1.0f, 1.0f } } },
     };
     const VkClearRect corner = { { { WL_EXTENT - 4, 0 }, { 4, 4 } }, 0, 1 };
+    wl_stamp(t, cb);
     vkCmdClearAttachments(cb, 1, &white, 1, &corner);
+    wl_stamp_after(t, cb);
     ++*regions;
     label_end(t, cb);
     vkCmdEndRenderPass(cb); /* leaves the image in TRANSFER_SRC_OPTIMAL */
+    wl_stamps_inside(t, cb, false);
 
     copy_image_to_readback(t, cb, image, WL_READBACK_RP, regions);
     host_read_barrier(cb);
     label_end(t, cb);
-    return WL_VK(vkEndCommandBuffer, (cb));
+    return end(t, cb);
 }
 
 static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
@@ -704,7 +754,7 @@ static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
     VkImage image = t->dyn_target.handle;
     char name[64];
 
-    if (!begin(cb))
+    if (!begin(t, cb))
         return false;
     ++*regions;
     snprintf(name, sizeof name, "frame %u dynamic rendering", frame);
@@ -728,7 +778,9 @@ static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
         .colorAttachmentCount = 1,
         .pColorAttachments = &color,
     };
+    wl_stamp(t, cb);
     vkCmdBeginRendering(cb, &rendering);
+    wl_stamps_inside(t, cb, true);
     ++*regions;
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, ctx->dynamic_pipeline);
     vkCmdSetViewport(cb, 0, 1, &full_viewport);
@@ -741,9 +793,12 @@ static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
         .clearValue = { .color = { .float32 = { 1.0f, 1.0f, 1.0f, 1.0f } } },
     };
     const VkClearRect corner = { { { 0, 0 }, { 4, 4 } }, 0, 1 };
+    wl_stamp(t, cb);
     vkCmdClearAttachments(cb, 1, &white, 1, &corner);
+    wl_stamp_after(t, cb);
     ++*regions;
     vkCmdEndRendering(cb);
+    wl_stamps_inside(t, cb, false);
     label_end(t, cb);
 
     image_barrier(
@@ -753,7 +808,7 @@ static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
     copy_image_to_readback(t, cb, image, WL_READBACK_DYN, regions);
     host_read_barrier(cb);
     label_end(t, cb);
-    return WL_VK(vkEndCommandBuffer, (cb));
+    return end(t, cb);
 }
 
 /* ---- submission and checks ----------------------------------------------- */
@@ -790,6 +845,11 @@ static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
         return false;
     t->submissions++;
     return true;
+}
+
+bool wl_submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
+{
+    return submit(t, cb, fence);
 }
 
 /* `rounds` steps of the shader's generator. Composing affine steps by
@@ -848,6 +908,7 @@ bool wl_thread_run_frame(wl_thread *t, uint32_t frame)
     /* Everything from the previous frame has completed. */
     if (!WL_VK(vkResetCommandPool, (ctx->device, t->pool, 0)))
         return false;
+    wl_stamps_frame(t, frame);
     if (!record_compute(t, frame, &regions) || !submit(t, t->cb[WL_CB_COMPUTE], t->fence[n++]))
         return false;
     if (!record_render_pass(t, frame, &regions) ||
@@ -855,6 +916,8 @@ bool wl_thread_run_frame(wl_thread *t, uint32_t frame)
         return false;
     if (ctx->dynamic_rendering &&
         (!record_dynamic(t, frame, &regions) || !submit(t, t->cb[WL_CB_DYNAMIC], t->fence[n++])))
+        return false;
+    if (ctx->tiny && !wl_tiny_run(t, frame, t->fence[n++], &regions))
         return false;
 
     if (!WL_VK(vkWaitForFences, (ctx->device, n, t->fence, VK_TRUE, WL_FENCE_TIMEOUT_NS)) ||
@@ -865,7 +928,8 @@ bool wl_thread_run_frame(wl_thread *t, uint32_t frame)
     if (!check_values(t, frame) ||
         !check_pixel(t, frame, "render pass", WL_READBACK_RP, mid, mid, red) ||
         !check_pixel(t, frame, "render pass", WL_READBACK_RP, 1, 1, blue) ||
-        !check_pixel(t, frame, "render pass", WL_READBACK_RP, far, 1, white))
+        !check_pixel(t, frame, "render pass", WL_READBACK_RP, far, 1, white) ||
+        !wl_tiny_check(t, frame))
         return false;
     if (ctx->dynamic_rendering &&
         (!check_pixel(t, frame, "dynamic rendering", WL_READBACK_DYN, mid, mid, red) ||
