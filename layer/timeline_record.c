@@ -148,6 +148,12 @@ static bool can_stamp(const tl_recording *rec)
            (!rec->in_rendering || rec->rendering_inline);
 }
 
+static void record_full_barrier(tl_device *td, tl_recording *rec)
+{
+    tl_full_barrier(td, rec->cb);
+    rec->full_barrier = true;
+}
+
 /* `n` consecutive slots (one timestamp of an n-view instance), never
  * straddling two chunks. */
 static bool take_slots(tl_device *td, tl_recording *rec, uint32_t n, uint32_t *out)
@@ -178,7 +184,7 @@ static bool take_slots(tl_device *td, tl_recording *rec, uint32_t n, uint32_t *o
             /* This reset runs again with every execution of the recording,
           * right after the last one's timestamps were written. */
             if (td->llvmpipe)
-                tl_full_barrier(td, rec->cb);
+                record_full_barrier(td, rec);
             td->gt->vk.CmdResetQueryPool(rec->cb, chunk->pool, chunk->first, TL_CHUNK_QUERIES);
         }
         rec->chunks[rec->nchunks++] = chunk;
@@ -216,7 +222,7 @@ static bool stamp(tl_device *td, tl_recording *rec, uint32_t views, uint32_t *sl
     if (td->llvmpipe && inside)
         where = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
     else if (td->llvmpipe)
-        tl_full_barrier(td, rec->cb);
+        record_full_barrier(td, rec);
     if (!take_slots(td, rec, views, slot))
         return false;
     const tl_qchunk *chunk = rec->chunks[*slot / TL_CHUNK_QUERIES];

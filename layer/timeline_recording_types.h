@@ -107,6 +107,9 @@ struct tl_recording {
     * since: a boundary with no work in between reuses it. */
     uint32_t last_stamp;
     bool work_since_stamp;
+    /* A tl_full_barrier of ours is recorded: it orders every earlier
+    * submission's writes, so the results copy needs no barrier of its own. */
+    bool full_barrier;
 
     /* Submissions (any thread, under lock). */
     pthread_mutex_t lock;
