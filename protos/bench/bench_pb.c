@@ -132,22 +132,27 @@ FILL_INLINE uint8_t *ours_put_simple(uint8_t *p, const pbb_event *in, size_t len
     return gputrace_bench_PbBenchEvent_put_field_string(p, in->field_string, len);
 }
 
-FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
+/* Field by field, switching buffers as needed: when the buffer lacks the
+ * room for a run. Out of line and cold, so the fast paths stay small. */
+static __attribute__((noinline, cold)) void ours_fill_simple_slow(ours_msg *m, const pbb_event *in)
 {
-    /* One bounds check for the whole event (the string's length is known
-     * first), the position in a register; the per-field setters when the
-     * buffer is nearly full. */
-    size_t len = pb_strlen(in->field_string);
-    uint8_t *p = gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES(len));
-    if (PB_LIKELY(p != NULL)) {
-        gputrace_bench_PbBenchEvent_commit(m, ours_put_simple(p, in, len));
-        return;
-    }
     gputrace_bench_PbBenchEvent_set_field_int32(m, in->field_int32);
     gputrace_bench_PbBenchEvent_set_field_uint32(m, in->field_uint32);
     gputrace_bench_PbBenchEvent_set_field_int64(m, in->field_int64);
     gputrace_bench_PbBenchEvent_set_field_uint64(m, in->field_uint64);
     gputrace_bench_PbBenchEvent_set_field_string(m, in->field_string);
+}
+
+FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
+{
+    /* One bounds check for the whole event (the string's length is known
+     * first), the position in a register. */
+    size_t len = pb_strlen(in->field_string);
+    uint8_t *p = gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES(len));
+    if (PB_LIKELY(p != NULL))
+        gputrace_bench_PbBenchEvent_commit(m, ours_put_simple(p, in, len));
+    else
+        ours_fill_simple_slow(m, in);
 }
 /* A level's fields and its child's header in one run. */
 FILL_INLINE void ours_fill_and_begin(ours_msg *m, const pbb_event *in, ours_msg *child)
@@ -161,7 +166,7 @@ FILL_INLINE void ours_fill_and_begin(ours_msg *m, const pbb_event *in, ours_msg 
         gputrace_bench_PbBenchEvent_commit(child, p);
         return;
     }
-    ours_fill_simple(m, in);
+    ours_fill_simple_slow(m, in);
     gputrace_bench_PbBenchEvent_begin_field_nested(m, child);
 }
 #define ours_begin_nested(m, child) gputrace_bench_PbBenchEvent_begin_field_nested(m, child)
