@@ -204,7 +204,7 @@ static PB_ALWAYS_INLINE void pb_msg_append_raw(pb_msg *m, const void *data, size
  * register, and hands the final position to pb_msg_commit(). Nothing else
  * may touch the stream in between. `max_bytes` is the sum of the encoders'
  * bounds (PB_MAX_SCALAR_FIELD_BYTES per field, plus the length of bytes
- * fields, plus PB_NESTED_HEADER_BYTES per pb_put_nested_begin()). */
+ * fields, plus PB_NESTED_HEADER_BYTES per pb_msg_put_nested_begin()). */
 static PB_ALWAYS_INLINE uint8_t *pb_msg_reserve(pb_msg *m, size_t max_bytes)
 {
     pb__msg_check_writable(m);
