@@ -7,7 +7,8 @@
  * Exit status: 0 trace written, 1 runtime failure, 2 usage error. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <glib.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,69 +36,6 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-/* Every option in two columns (help text, and the man page built from it:
- * toolkit/man), the exit statuses at the end. */
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: " PROG " --output FILE --data-source NAME [--data-source NAME ...]\n"
-               "       [--socket PATH] [--socket-mode MODE] [--buffer-kb N]\n"
-               "       [--fill-policy ring|discard] [--duration-ms N] [--slow-ms N]\n"
-               "       [--flush-timeout-ms N] [--max-producers N] [--max-per-uid N]\n"
-               "       [--max-smb-kb N] [--handshake-timeout-ms N] [--idle-timeout-ms N]\n"
-               "       [--send-timeout-ms N] [--verbose]\n"
-               "       " PROG " --help | --version\n"
-               "\n"
-               "Records the named data sources of every producer that connects to the\n"
-               "producer socket until --duration-ms elapses or SIGINT/SIGTERM, then writes\n"
-               "a .pftrace to FILE (opened only once the socket listens; never a symbolic\n"
-               "link, FIFO, device or directory; a FILE another process is writing is left\n"
-               "alone and FILE's stem.PID.ext written beside it).\n"
-               "\n"
-               "Options:\n"
-               "  --output FILE            the trace to write (required)\n"
-               "  --data-source NAME       a data source to enable (required; repeatable,\n"
-               "                           up to 64)\n"
-               "  --socket PATH            the producer socket (default: as Perfetto resolves\n"
-               "                           it, honouring PERFETTO_PRODUCER_SOCK_NAME; @NAME:\n"
-               "                           abstract namespace)\n"
-               "  --socket-mode MODE       permissions of the socket file, octal (default\n"
-               "                           0600: the owner's producers only; 0660 adds the\n"
-               "                           group, 0666 everyone)\n"
-               "  --buffer-kb N            central buffer size (default 32768)\n"
-               "  --fill-policy P          ring (overwrite oldest, default) or discard (drop\n"
-               "                           new)\n"
-               "  --duration-ms N          stop after N ms (default 0: only at SIGINT/SIGTERM)\n"
-               "  --flush-timeout-ms N     how long to wait for producers to flush at the end\n"
-               "                           (default 5000)\n"
-               "  --slow-ms N              sleep N ms before handling each CommitData (loss\n"
-               "                           tests)\n"
-               "  -v, --verbose            log producer events to standard error\n"
-               "  -h, --help               print this help and exit\n"
-               "  -V, --version            print the version and exit\n"
-               "\n"
-               "Limits (producers are untrusted):\n"
-               "  --max-producers N        connections at once (default 64)\n"
-               "  --max-per-uid N          connections at once from one user (default 32, or\n"
-               "                           --max-producers when smaller); beyond a limit a\n"
-               "                           new connection replaces the oldest one of that\n"
-               "                           limit still in its handshake, or is closed\n"
-               "  --max-smb-kb N           shared memory buffer a producer gets, at most\n"
-               "                           (multiple of 32, 32..32768, default 4096)\n"
-               "  --handshake-timeout-ms N close a connection that has not completed\n"
-               "                           InitializeConnection by then (default 5000)\n"
-               "  --idle-timeout-ms N      close a producer that has no data source in the\n"
-               "                           session and sent nothing for N ms (default 60000)\n"
-               "  --send-timeout-ms N      close a producer that reads nothing of what is\n"
-               "                           queued for it for N ms (default 10000); at most\n"
-               "                           1 MiB may be queued for one producer\n"
-               "\n"
-               "Exit status:\n"
-               "  0  the trace was written\n"
-               "  1  the socket could not listen, or the output file could not be opened or\n"
-               "     written\n"
-               "  2  usage error\n");
-}
-
 /* What the command line asks for. */
 typedef struct svc_options {
     const char *output, *socket_path;
@@ -106,22 +44,8 @@ typedef struct svc_options {
     mode_t socket_mode;
 } svc_options;
 
-/* getopt's own messages name argv[0] as typed (./gputrace-service); ours
- * name the program, like the other tools. */
-static int unknown_option(int c, char **argv)
-{
-    const char *arg = argv[optind - 1];
-    if (c == ':')
-        fprintf(stderr, PROG ": option '%s' needs an argument\n", arg);
-    else if (optopt)
-        fprintf(stderr, PROG ": unknown option '-%c'\n", optopt);
-    else
-        fprintf(stderr, PROG ": unknown option '%s'\n", arg);
-    usage(stderr);
-    return TOOL_EXIT_USAGE;
-}
-
-/* The options that take a number; false (a usage error) after saying why. */
+/* The options that take a number, by the letter that names them below;
+ * false (a usage error) after saying why. */
 static bool parse_number_option(int c, const char *opt, const char *arg, svc_options *o)
 {
     gts_config *cfg = &o->cfg;
@@ -185,100 +109,159 @@ static bool parse_number_option(int c, const char *opt, const char *arg, svc_opt
     }
 }
 
+/* Strings as GOption hands them over; numbers are parsed afterwards with
+ * the tools' strict parser (tool_common), so every tool refuses the same
+ * inputs ("+5", " 5", "5x") with the same message shape. */
+static gchar *opt_output, *opt_socket, *opt_fill_policy;
+static gchar **opt_data_sources;
+static gboolean opt_verbose, opt_version;
+static gchar *opt_numbers[11];
+static const char k_number_letters[] = "btwFmPUSHIW";
+
+#define NUMBER_ENTRY(name, i, desc, arg)                            \
+    {                                                               \
+        name, 0, 0, G_OPTION_ARG_STRING, &opt_numbers[i], desc, arg \
+    }
+
+static const GOptionEntry main_entries[] = {
+    { "output", 0, 0, G_OPTION_ARG_FILENAME, &opt_output, "The trace to write (required)", "FILE" },
+    { "data-source", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_data_sources,
+      "A data source to enable (required; repeatable, up to 64)", "NAME" },
+    { "socket", 0, 0, G_OPTION_ARG_FILENAME, &opt_socket,
+      "The producer socket (default: as Perfetto resolves it, honouring "
+      "PERFETTO_PRODUCER_SOCK_NAME; @NAME: abstract namespace)",
+      "PATH" },
+    NUMBER_ENTRY("socket-mode", 4,
+                 "Permissions of the socket file, octal (default 0600: the owner's producers "
+                 "only; 0660 adds the group, 0666 everyone)",
+                 "MODE"),
+    NUMBER_ENTRY("buffer-kb", 0, "Central buffer size in KiB (default 32768)", "N"),
+    { "fill-policy", 0, 0, G_OPTION_ARG_STRING, &opt_fill_policy,
+      "ring (overwrite the oldest, default) or discard (drop the new)", "P" },
+    NUMBER_ENTRY("duration-ms", 1, "Stop after N ms (default 0: only at SIGINT/SIGTERM)", "N"),
+    NUMBER_ENTRY("flush-timeout-ms", 3,
+                 "How long to wait for producers to flush at the end (default 5000)", "N"),
+    NUMBER_ENTRY("slow-ms", 2, "Sleep N ms before handling each CommitData (loss tests)", "N"),
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "Log producer events to standard error",
+      NULL },
+    { "version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print the version and exit", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+};
+
+static const GOptionEntry limit_entries[] = {
+    NUMBER_ENTRY("max-producers", 5, "Connections at once (default 64)", "N"),
+    NUMBER_ENTRY("max-per-uid", 6,
+                 "Connections at once from one user (default 32, or --max-producers when "
+                 "smaller); beyond a limit a new connection replaces the oldest one of that "
+                 "limit still in its handshake, or is closed",
+                 "N"),
+    NUMBER_ENTRY("max-smb-kb", 7,
+                 "Shared memory buffer a producer gets, at most (multiple of 32, 32..32768, "
+                 "default 4096)",
+                 "N"),
+    NUMBER_ENTRY("handshake-timeout-ms", 8,
+                 "Close a connection that has not completed InitializeConnection by then "
+                 "(default 5000)",
+                 "N"),
+    NUMBER_ENTRY("idle-timeout-ms", 9,
+                 "Close a producer that has no data source in the session and sent nothing for "
+                 "N ms (default 60000)",
+                 "N"),
+    NUMBER_ENTRY("send-timeout-ms", 10,
+                 "Close a producer that reads nothing of what is queued for it for N ms "
+                 "(default 10000); at most 1 MiB may be queued for one producer",
+                 "N"),
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+};
+
+static const char *const k_number_names[11] = {
+    "--buffer-kb",        "--duration-ms",     "--slow-ms",
+    "--flush-timeout-ms", "--socket-mode",     "--max-producers",
+    "--max-per-uid",      "--max-smb-kb",      "--handshake-timeout-ms",
+    "--idle-timeout-ms",  "--send-timeout-ms",
+};
+
+static GOptionContext *option_context(void)
+{
+    GOptionContext *octx = g_option_context_new("— a Perfetto-compatible tracing service");
+    g_option_context_set_summary(
+        octx, "Records the named data sources of every producer that connects to the producer\n"
+              "socket until --duration-ms elapses or SIGINT/SIGTERM, then writes a .pftrace to\n"
+              "FILE (opened only once the socket listens; never a symbolic link, FIFO, device\n"
+              "or directory; a FILE another process is writing is left alone and FILE's\n"
+              "stem.PID.ext written beside it).");
+    g_option_context_set_description(
+        octx, "Exit status:\n"
+              "  0  the trace was written\n"
+              "  1  the socket could not listen, or the output file could not be opened or\n"
+              "     written\n"
+              "  2  usage error\n");
+    g_option_context_add_main_entries(octx, main_entries, NULL);
+    GOptionGroup *limits = g_option_group_new(
+        "limits", "Limits (producers are untrusted):", "Show the limits on producers", NULL, NULL);
+    g_option_group_add_entries(limits, limit_entries);
+    g_option_context_add_group(octx, limits);
+    return octx;
+}
+
 /* Fills *o from the command line; -1 to go on, else the exit status
- * (0 after --help or --version). */
+ * (0 after --version; GOption itself answers --help and exits 0). */
 static int parse_options(int argc, char **argv, svc_options *o)
 {
-    static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "data-source", required_argument, NULL, 'd' },
-        { "socket", required_argument, NULL, 's' },
-        { "buffer-kb", required_argument, NULL, 'b' },
-        { "fill-policy", required_argument, NULL, 'f' },
-        { "duration-ms", required_argument, NULL, 't' },
-        { "slow-ms", required_argument, NULL, 'w' },
-        { "flush-timeout-ms", required_argument, NULL, 'F' },
-        { "socket-mode", required_argument, NULL, 'm' },
-        { "max-producers", required_argument, NULL, 'P' },
-        { "max-per-uid", required_argument, NULL, 'U' },
-        { "max-smb-kb", required_argument, NULL, 'S' },
-        { "handshake-timeout-ms", required_argument, NULL, 'H' },
-        { "idle-timeout-ms", required_argument, NULL, 'I' },
-        { "send-timeout-ms", required_argument, NULL, 'W' },
-        { "verbose", no_argument, NULL, 'v' },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
-    };
     *o = (svc_options){
         .cfg = { .buffer_size = 32u << 20, .fill_policy = CB_RING_BUFFER },
         .socket_mode = 0600,
     };
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:d:s:b:f:t:w:F:m:P:U:S:H:I:W:vhV", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            o->output = optarg;
-            break;
-        case 'd':
-            if (o->cfg.num_data_sources == MAX_DATA_SOURCES) {
-                fprintf(stderr, PROG ": too many --data-source\n");
-                return TOOL_EXIT_USAGE;
-            }
-            o->data_sources[o->cfg.num_data_sources++] = optarg;
-            break;
-        case 's':
-            o->socket_path = optarg;
-            break;
-        case 'f':
-            if (strcmp(optarg, "ring") == 0) {
-                o->cfg.fill_policy = CB_RING_BUFFER;
-            } else if (strcmp(optarg, "discard") == 0) {
-                o->cfg.fill_policy = CB_DISCARD;
-            } else {
-                fprintf(stderr, PROG ": --fill-policy: expected ring or discard\n");
-                return TOOL_EXIT_USAGE;
-            }
-            break;
-        case 'b':
-        case 't':
-        case 'w':
-        case 'F':
-        case 'm':
-        case 'P':
-        case 'U':
-        case 'S':
-        case 'H':
-        case 'I':
-        case 'W':
-            if (!parse_number_option(c, argv[optind - 1], optarg, o))
-                return TOOL_EXIT_USAGE;
-            break;
-        case 'v':
-            o->cfg.verbose = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return TOOL_EXIT_PASS;
-        case 'V':
-            tool_print_version(PROG);
-            return TOOL_EXIT_PASS;
-        default:
-            return unknown_option(c, argv);
-        }
-    }
-    if (optind != argc || !o->output || o->cfg.num_data_sources == 0) {
-        if (!o->output || o->cfg.num_data_sources == 0)
-            fprintf(stderr, PROG ": --output and at least one --data-source are required\n");
-        usage(stderr);
+    GOptionContext *octx = option_context();
+    GError *error = NULL;
+    bool parsed = g_option_context_parse(octx, &argc, &argv, &error);
+    g_option_context_free(octx);
+    if (!parsed) {
+        fprintf(stderr, PROG ": %s\nTry '" PROG " --help-all'.\n", error->message);
+        g_error_free(error);
         return TOOL_EXIT_USAGE;
     }
+    if (opt_version) {
+        tool_print_version(PROG);
+        return TOOL_EXIT_PASS;
+    }
+    for (size_t i = 0; i < sizeof k_number_letters - 1; i++)
+        if (opt_numbers[i] &&
+            !parse_number_option(k_number_letters[i], k_number_names[i], opt_numbers[i], o))
+            return TOOL_EXIT_USAGE;
+    if (opt_fill_policy) {
+        if (strcmp(opt_fill_policy, "ring") == 0) {
+            o->cfg.fill_policy = CB_RING_BUFFER;
+        } else if (strcmp(opt_fill_policy, "discard") == 0) {
+            o->cfg.fill_policy = CB_DISCARD;
+        } else {
+            fprintf(stderr, PROG ": --fill-policy: expected ring or discard\n");
+            return TOOL_EXIT_USAGE;
+        }
+    }
+    for (gchar **ds = opt_data_sources; ds && *ds; ds++) {
+        if (o->cfg.num_data_sources == MAX_DATA_SOURCES) {
+            fprintf(stderr, PROG ": too many --data-source\n");
+            return TOOL_EXIT_USAGE;
+        }
+        o->data_sources[o->cfg.num_data_sources++] = *ds;
+    }
+    if (argc > 1) {
+        fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help-all'.\n", argv[1]);
+        return TOOL_EXIT_USAGE;
+    }
+    if (!opt_output || o->cfg.num_data_sources == 0) {
+        fprintf(stderr, PROG ": --output and at least one --data-source are required\n"
+                             "Try '" PROG " --help-all'.\n");
+        return TOOL_EXIT_USAGE;
+    }
+    o->output = opt_output;
+    o->cfg.verbose = opt_verbose;
     o->cfg.data_sources = o->data_sources;
-    if (!o->socket_path)
-        o->socket_path = ipc_producer_socket_path();
+    o->socket_path = opt_socket ? opt_socket : ipc_producer_socket_path();
     return -1;
 }
+
 /* Signals, the listening socket and the output file, in that order; false
  * (exit status 1) after saying why. o->output becomes the path written. */
 static bool set_up(svc_options *o, int *listen_fd, int *out_fd)
@@ -361,6 +344,8 @@ static int run(const svc_options *o, int listen_fd, int out_fd)
 
 int main(int argc, char **argv)
 {
+    /* GOption prints its help in the locale's charset. */
+    setlocale(LC_ALL, "");
     svc_options o;
     int status = parse_options(argc, argv, &o);
     if (status >= 0)
