@@ -17,7 +17,7 @@
 #   GT_VERSION     the project's version   GT_MAN      its built man page
 #   GT_HELP_ALL    the help option listing every option (--help-all or --help)
 #   GT_UTF8        a non-ASCII string its help prints, or empty when the
-#                  help is plain ASCII (gputrace-service: plain stdio)
+#                  help is plain ASCII
 #   GT_EXIT_CODES  the exit statuses it documents, e.g. "0 1 2"
 # Exit 0 pass, 1 fail.
 set -u
