@@ -171,6 +171,8 @@ void em_render_stage(tw_writer *tw, const em_stage_event *e)
         snprintf(v, sizeof v, "%" PRIu64, e->collected_boottime_ns);
         extra(&ev, "collected_boottime_ns", v);
     }
+    for (uint32_t i = 0; i < e->nargs; i++)
+        extra(&ev, e->args[i].name, e->args[i].value);
     perfetto_protos_GpuRenderStageEvent_end(&ev);
     tw_end_packet(tw);
 }

@@ -43,6 +43,14 @@ void em_interned_after_loss(tw_writer *tw, bool cleared, uint64_t context_iid, i
 /* Stage names / descriptions for stage_iid (enum tl_stage). */
 const char *em_stage_name(uint32_t stage);
 
+/* One extra_data entry of a render stage: both trace processors show these
+ * as the slice's arguments. */
+typedef struct em_arg em_arg;
+struct em_arg {
+    const char *name;
+    const char *value;
+};
+
 typedef struct em_stage_event em_stage_event;
 struct em_stage_event {
     uint64_t timestamp; /* device ns */
@@ -60,6 +68,8 @@ struct em_stage_event {
     const char *name;               /* label text, or NULL */
     const char *api;                /* entry point, or NULL */
     uint64_t collected_boottime_ns; /* 0: none */
+    const em_arg *args;             /* extra arguments, or NULL */
+    uint32_t nargs;
 };
 void em_render_stage(tw_writer *tw, const em_stage_event *e);
 
