@@ -137,6 +137,8 @@
     X(CmdPipelineBarrier2KHR)       \
     X(CmdBeginDebugUtilsLabelEXT)   \
     X(CmdEndDebugUtilsLabelEXT)     \
+    X(SetDebugUtilsObjectNameEXT)   \
+    X(DebugMarkerSetObjectNameEXT)  \
     X(CmdInsertDebugUtilsLabelEXT)
 
 /* Device-level functions the layer (and the timing code) calls on its own

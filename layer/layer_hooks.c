@@ -436,6 +436,28 @@ GT_CMD_HOOK(CmdEndDebugUtilsLabelEXT, TL_CMD_END_LABEL, (VkCommandBuffer cb), (c
 GT_CMD_HOOK(CmdInsertDebugUtilsLabelEXT, TL_CMD_INSERT_LABEL,
             (VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label), (cb, label), .u.label = label)
 
+/* ---- object names ----------------------------------------------------- */
+
+/* The name is recorded whatever the call down answers: it is what the
+ * application meant, and drivers rarely refuse one. */
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
+{
+    GT_HOOK_ENTER(device, SetDebugUtilsObjectNameEXT, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (!dev->disabled && info)
+        tl_object_named(dev, info->objectType, info->objectHandle, info->pObjectName);
+    return next(device, info);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+gt_DebugMarkerSetObjectNameEXT(VkDevice device, const VkDebugMarkerObjectNameInfoEXT *info)
+{
+    GT_HOOK_ENTER(device, DebugMarkerSetObjectNameEXT, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (!dev->disabled && info)
+        tl_object_marker_named(dev, info->objectType, info->object, info->pObjectName);
+    return next(device, info);
+}
+
 /* ---- lookup ----------------------------------------------------------- */
 
 #define GT_HOOK_ENTRY(name) \

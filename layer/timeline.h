@@ -82,6 +82,14 @@ void tl_render_pass_created(gt_device *dev, VkRenderPass rp, const VkRenderPassC
                             const VkRenderPassCreateInfo2 *info2);
 void tl_render_pass_destroy(gt_device *dev, VkRenderPass rp);
 
+/* vkSetDebugUtilsObjectNameEXT / vkDebugMarkerSetObjectNameEXT (the
+ * latter's object type is mapped to a VkObjectType; one with no such
+ * counterpart is ignored): `name` NULL or empty removes the object's name. Called before the call down, tracing or not: objects are
+ * usually named long before tracing starts. */
+void tl_object_named(gt_device *dev, VkObjectType type, uint64_t handle, const char *name);
+void tl_object_marker_named(gt_device *dev, VkDebugReportObjectTypeEXT type, uint64_t handle,
+                            const char *name);
+
 /* After a successful vkBeginCommandBuffer (which may be an implicit reset),
  * and before vkEndCommandBuffer: the first and last places where the
  * timing code can record into the command buffer. */

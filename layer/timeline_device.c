@@ -364,6 +364,7 @@ VkResult tl_device_create(gt_device *dev)
     pthread_mutex_init(&td->pool_lock, NULL);
     ht_init(&td->cbs, &dev->alloc);
     ht_init(&td->pools, &dev->alloc);
+    td->names = tl_names_create(&dev->alloc);
     tl_queries_init(&td->queries);
     td->client.stop = client_stop;
     td->client.clear_incremental_state = client_clear;
@@ -422,6 +423,7 @@ void tl_device_destroy(gt_device *dev)
     pthread_mutex_destroy(&td->fence_lock);
     pthread_mutex_destroy(&td->pool_lock);
     tl_free(td, td->families);
+    tl_names_destroy(td->names);
     dev->timeline = NULL;
     gt_free(&dev->alloc, td);
 }

@@ -17,6 +17,7 @@
 #include "layer/alloc.h"
 #include "layer/gpu_clock.h"
 #include "layer/handle_table.h"
+#include "layer/object_names.h"
 #include "layer/objects.h"
 #include "layer/session.h"
 #include "layer/timeline_query_types.h"
@@ -134,6 +135,9 @@ struct tl_device {
     uint32_t nfree_recordings, nfree_submissions;
 
     tl_collector *collector;
+    /* The application's names for its objects (object_names.h); NULL when
+    * out of memory at device creation: nothing is named then. */
+    tl_object_names *names;
     /* Recordings alive; while non-zero the hooks work even when not tracing,
     * so query state stays valid for re-submissions. */
     atomic_uint live_recordings;

@@ -50,6 +50,19 @@ VkResult tl_device_init(gt_device *dev)
     return VK_SUCCESS;
 }
 
+void tl_object_named(gt_device *dev, VkObjectType type, uint64_t handle, const char *name)
+{
+    tl_device *td = tl_device_of(dev);
+    if (td && td->names && type != VK_OBJECT_TYPE_UNKNOWN)
+        tl_names_set(td->names, type, handle, name, gc_boottime_ns());
+}
+
+void tl_object_marker_named(gt_device *dev, VkDebugReportObjectTypeEXT type, uint64_t handle,
+                            const char *name)
+{
+    tl_object_named(dev, tl_names_from_debug_report(type), handle, name);
+}
+
 void tl_device_finish(gt_device *dev)
 {
     tl_device *td = tl_device_of(dev);
