@@ -7,8 +7,9 @@
  *                     inproc_backend.h): one file per session, tracing
  *                     from creation to destruction;
  *   backend_system.c  the Perfetto producer connected to traced
- *                     (tracing/ipc/producer.h): tracing while a session of
- *                     traced runs our data source "gpu.renderstages".
+ *                     (tracing/ipc/producer.h): tracing while sessions of
+ *                     traced run our data source "gpu.renderstages", each
+ *                     instance with its own writers.
  *
  * A backend tells the session when writers may be created (started) and
  * when every writer must be released (stopping); both may be called from a
@@ -28,12 +29,21 @@
 
 typedef struct tl_backend tl_backend;
 
+/* What an instance's session asks of the layer (its data source config:
+ * GpuRenderStagesConfig for a system backend, settings for the embedded
+ * one). */
+typedef struct tl_ds_options tl_ds_options;
+struct tl_ds_options {
+    bool low_overhead; /* command buffers and render passes only */
+};
+
 /* What a backend calls back into the session. */
 typedef struct tl_backend_events tl_backend_events;
 struct tl_backend_events {
     void *ctx;
-    /* Writers for `instance` can be created from now on. */
-    void (*started)(void *ctx, uint64_t instance);
+    /* Writers for `instance` can be created from now on. Several instances
+    * may run at once (system backend). */
+    void (*started)(void *ctx, uint64_t instance, const tl_ds_options *options);
     /* Tracing of `instance` ends: release every writer before returning. */
     void (*stopping)(void *ctx, uint64_t instance);
     /* The service dropped its copy of our interned data. */

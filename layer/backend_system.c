@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* backend_system.c — the system backend: a Perfetto producer ("gputrace")
  * offering the data source "gpu.renderstages" to traced. The layer traces
- * while one instance of the data source runs; a second concurrent instance
- * (another tracing session asking for it) is not served.
+ * while instances of the data source run: each tracing session that asks
+ * for it gets its own instance, served at the same time as the others
+ * (session.c gives each a slot of writers), with the options of its
+ * DataSourceConfig.gpu_renderstages_config.
  *
  * Built only when the tracing library provides the producer
  * (GT_HAVE_SYSTEM_BACKEND, set by layer/meson.build); otherwise
@@ -13,9 +15,10 @@
 
 #ifdef GT_HAVE_SYSTEM_BACKEND
 
-#include <pthread.h>
+#include <stdatomic.h>
 
 #include "layer/log.h"
+#include "protos/perfetto/data_source_config.pbc.h"
 #include "tracing/ipc/producer.h"
 
 #define SYSTEM_SMB_SIZE (4u << 20)
@@ -25,38 +28,48 @@ struct system_backend {
     tl_backend base;
     ipc_producer *producer;
     tl_backend_events events;
-    pthread_mutex_t lock;
-    uint64_t instance; /* the instance we serve, 0 if none */
-    bool have_instance;
+    /* Instances started and not stopped (producer thread's callbacks). */
+    atomic_uint running;
 };
+
+/* The options of GpuRenderStagesConfig (DataSourceConfig field 133) that
+ * apply; what gputrace cannot do is logged once per process. */
+static void parse_options(const ipc_producer_ds_config *cfg, tl_ds_options *out)
+{
+    static atomic_bool told_loadstore, told_metrics;
+    *out = (tl_ds_options){ 0 };
+    perfetto_protos_DataSourceConfig_view dsc;
+    perfetto_protos_GpuRenderStagesConfig_view gpu;
+    if (!cfg->raw || !perfetto_protos_DataSourceConfig_decode(&dsc, cfg->raw, cfg->raw_size) ||
+        !dsc.has_gpu_renderstages_config ||
+        !perfetto_protos_GpuRenderStagesConfig_decode(&gpu, dsc.gpu_renderstages_config.data,
+                                                      dsc.gpu_renderstages_config.size))
+        return;
+    out->low_overhead = gpu.low_overhead;
+    if (gpu.full_loadstore && !atomic_exchange(&told_loadstore, true))
+        gt_info("gpu_renderstages_config.full_loadstore is not supported (the layer has no "
+                "load/store stages); ignored");
+    if (gpu.trace_metrics_count && !atomic_exchange(&told_metrics, true))
+        gt_info("gpu_renderstages_config.trace_metrics is not supported (no hardware "
+                "counters); %u metric(s) ignored",
+                gpu.trace_metrics_count);
+}
 
 static void ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
 {
-    (void)cfg;
     system_backend *b = user;
-    pthread_mutex_lock(&b->lock);
-    bool take = !b->have_instance;
-    if (take) {
-        b->have_instance = true;
-        b->instance = instance;
-    }
-    pthread_mutex_unlock(&b->lock);
-    if (take)
-        b->events.started(b->events.ctx, instance);
+    tl_ds_options options;
+    parse_options(cfg, &options);
+    atomic_fetch_add(&b->running, 1);
+    b->events.started(b->events.ctx, instance, &options);
 }
 
+/* The producer calls this only for an instance it started. */
 static void ds_stop(void *user, uint64_t instance)
 {
     system_backend *b = user;
-    pthread_mutex_lock(&b->lock);
-    bool ours = b->have_instance && b->instance == instance;
-    pthread_mutex_unlock(&b->lock);
-    if (!ours)
-        return;
     b->events.stopping(b->events.ctx, instance);
-    pthread_mutex_lock(&b->lock);
-    b->have_instance = false;
-    pthread_mutex_unlock(&b->lock);
+    atomic_fetch_sub(&b->running, 1);
 }
 
 static void ds_clear(void *user, uint64_t instance)
@@ -89,11 +102,8 @@ static enum tl_startup system_wait_startup(tl_backend *base, uint32_t timeout_ms
         return TL_STARTUP_NO_SERVICE;
     if (s == GT_STARTUP_PENDING)
         return TL_STARTUP_TIMEOUT;
-    /* READY: ds_start already ran for a session that wanted us. */
-    pthread_mutex_lock(&b->lock);
-    bool tracing = b->have_instance;
-    pthread_mutex_unlock(&b->lock);
-    return tracing ? TL_STARTUP_TRACING : TL_STARTUP_NO_SESSION;
+    /* READY: ds_start already ran for every session that wanted us. */
+    return atomic_load(&b->running) ? TL_STARTUP_TRACING : TL_STARTUP_NO_SESSION;
 }
 
 static void system_destroy(tl_backend *base)
@@ -113,7 +123,6 @@ static void system_destroy(tl_backend *base)
                 IPC_PRODUCER_FAREWELL_MS, (unsigned long long)st.farewell_bytes_unsent,
                 (unsigned long long)st.farewell_chunks_unsent);
     ipc_producer_destroy(b->producer);
-    pthread_mutex_destroy(&b->lock);
     free(b);
 }
 
@@ -132,7 +141,7 @@ tl_backend *tl_backend_system_create(const tl_backend_events *events)
         return NULL;
     b->base.ops = &system_ops;
     b->events = *events;
-    pthread_mutex_init(&b->lock, NULL);
+    atomic_init(&b->running, 0);
     const ipc_producer_data_source ds = {
         .name = TL_DATA_SOURCE_NAME,
         .user = b,
@@ -153,7 +162,6 @@ tl_backend *tl_backend_system_create(const tl_backend_events *events)
     };
     b->producer = ipc_producer_create(&cfg);
     if (!b->producer) {
-        pthread_mutex_destroy(&b->lock);
         free(b);
         return NULL;
     }

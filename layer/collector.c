@@ -184,7 +184,8 @@ static void serve_session(tl_collector *col)
     if (col->release_req != col->release_ack) {
         uint32_t req = col->release_req;
         pthread_mutex_unlock(&col->lock);
-        seq_release_writer(col);
+        /* The writers of the sessions that stopped; the others go on. */
+        seq_release_stale(col);
         pthread_mutex_lock(&col->lock);
         col->release_ack = req;
         pthread_cond_broadcast(&col->ack_cond);
@@ -345,7 +346,7 @@ static void abandon_pending(tl_collector *col)
     atomic_fetch_add(&col->dropped_subs, subs);
     gt_warn("gpu %u: %" PRIu64 " submission(s) still pending were not collected", col->td->gpu_id,
             subs);
-    if (col->writer && q)
+    if (q)
         seq_ensure_interned(col, q);
 }
 
@@ -436,11 +437,12 @@ static void *collector_main(void *arg)
     /* A last snapshot, so conversions of the last events need no
     * extrapolation beyond one (also at process exit: the drain above
     * already used the device). */
-    if (col->writer && td->clock_source == GC_SOURCE_CALIBRATED) {
+    if (seq_any_writer(col) && td->clock_source == GC_SOURCE_CALIBRATED) {
         /* Readers measure drift only between snapshots some time apart
        * (gputrace-check: 1 ms): a very short trace waits that long. */
-        uint64_t since = gc_monotonic_ns() - col->first_snapshot_at;
-        if (col->first_snapshot_at && since < COL_MIN_SPAN_NS) {
+        const uint64_t first = seq_newest_start(col);
+        uint64_t since = gc_monotonic_ns() - first;
+        if (first && since < COL_MIN_SPAN_NS) {
             struct timespec ts = { 0, (long)(COL_MIN_SPAN_NS - since) };
             nanosleep(&ts, NULL);
         }
@@ -475,7 +477,7 @@ tl_collector *col_create(tl_device *td)
     if (!col)
         return NULL;
     col->td = td;
-    atomic_init(&col->clear_req, false);
+    atomic_init(&col->clear_req, 0u);
     atomic_init(&col->backlog, 0);
     atomic_init(&col->dropped_subs, 0);
     atomic_init(&col->dropped_regions, 0);
@@ -548,6 +550,7 @@ void col_destroy(tl_collector *col, bool exiting)
         tl_submission_free(td, sub);
         sub = next;
     }
+    seq_finish(col);
     pthread_cond_destroy(&col->wake_cond);
     pthread_cond_destroy(&col->ack_cond);
     pthread_mutex_destroy(&col->lock);
@@ -595,9 +598,9 @@ void col_release_writer(tl_collector *col, bool exiting)
         col->joined = true;
 }
 
-void col_clear_incremental_state(tl_collector *col)
+void col_clear_incremental_state(tl_collector *col, unsigned slot)
 {
-    atomic_store(&col->clear_req, true);
+    atomic_fetch_or(&col->clear_req, 1u << slot);
 }
 
 void col_nudge(tl_collector *col)

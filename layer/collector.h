@@ -33,8 +33,9 @@ void col_destroy(tl_collector *col, bool exiting);
  * collector no longer runs; the caller keeps the submission then. */
 bool col_push(tl_collector *col, tl_submission *sub);
 
-/* Releases the device's trace writer before returning (the session is
- * ending). Exiting (process exit): first collects what has completed, with
+/* Releases the device's trace writers of the sessions that stopped (the
+ * slots whose generation changed; all of them when the whole session ends)
+ * before returning. Exiting (process exit): first collects what has completed, with
  * a short bound on waiting for the rest, then stops the thread. */
 void col_release_writer(tl_collector *col, bool exiting);
 
@@ -47,8 +48,8 @@ bool col_backlog_full(tl_collector *col);
  * packet of the device's sequence is marked previous_packet_dropped). */
 void col_count_dropped(tl_collector *col, uint32_t regions);
 
-/* The session asked for interned data again. */
-void col_clear_incremental_state(tl_collector *col);
+/* The session in `slot` asked for interned data again. */
+void col_clear_incremental_state(tl_collector *col, unsigned slot);
 
 /* Work may have completed (queue/device idle): look now. */
 void col_nudge(tl_collector *col);

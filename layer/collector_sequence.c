@@ -6,7 +6,10 @@
 #include <stdio.h>
 
 #include "layer/emit.h"
+#include "layer/emit_context.h"
 #include "layer/log.h"
+#include "layer/process_info.h"
+#include "layer/timeline_meta.h"
 #include "layer/timeline_stage.h"
 #include "layer/timeline_submission.h"
 #include "layer/timeline_util.h"
@@ -22,41 +25,63 @@
 
 /* ---- writer and packets --------------------------------------------------------- */
 
-static void check_loss(tl_collector *col)
+static void check_loss(tl_col_seq *s)
 {
     tw_stats st;
-    tw_get_stats(col->writer, &st);
+    tw_get_stats(s->writer, &st);
     uint64_t lost = st.packets_dropped + st.packets_aborted;
-    if (lost != col->lost_seen) {
+    if (lost != s->lost_seen) {
         /* The sequence's interned data is gone for the reader: say it again,
        * in a packet that clears the incremental state. */
-        col->lost_seen = lost;
-        col->need_interned = true;
+        s->lost_seen = lost;
+        s->need_interned = true;
     }
 }
 
+static void emit_snapshot_on(tl_collector *col, tl_col_seq *s)
+{
+    if (!s->writer || !col->clock.have_last)
+        return;
+    em_clock_snapshot(s->writer, col->td->clock_id, &col->clock.last);
+    check_loss(s);
+    s->last_snapshot_at = gc_monotonic_ns();
+    if (!s->first_snapshot_at)
+        s->first_snapshot_at = s->last_snapshot_at;
+}
+
+/* Every reading goes to every sequence: each session's trace converts its
+ * GPU times on its own. */
 void seq_emit_snapshot(tl_collector *col)
 {
-    if (!col->writer || !col->clock.have_last)
-        return;
-    em_clock_snapshot(col->writer, col->td->clock_id, &col->clock.last);
-    check_loss(col);
-    col->last_snapshot_at = gc_monotonic_ns();
-    if (!col->first_snapshot_at)
-        col->first_snapshot_at = col->last_snapshot_at;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS && col->nwriters; i++)
+        emit_snapshot_on(col, &col->seqs[i]);
 }
 
 /* A snapshot for a (re)starting sequence: the last reading, and a fresh
  * one unless one was written a moment ago. */
-static void refresh_snapshot(tl_collector *col)
+static void refresh_snapshot(tl_collector *col, tl_col_seq *s)
 {
     uint64_t now = gc_monotonic_ns();
-    if (col->last_snapshot_at && now - col->last_snapshot_at < COL_SNAPSHOT_FRESH_NS)
+    if (s->last_snapshot_at && now - s->last_snapshot_at < COL_SNAPSHOT_FRESH_NS)
         return;
     if (col->td->clock_source == GC_SOURCE_CALIBRATED)
         seq_calibrate(col);
     else
-        seq_emit_snapshot(col);
+        emit_snapshot_on(col, s);
+}
+
+bool seq_any_writer(const tl_collector *col)
+{
+    return col->nwriters != 0;
+}
+
+uint64_t seq_newest_start(const tl_collector *col)
+{
+    uint64_t newest = 0;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (col->seqs[i].writer && col->seqs[i].first_snapshot_at > newest)
+            newest = col->seqs[i].first_snapshot_at;
+    return newest;
 }
 
 void seq_calibrate(tl_collector *col)
@@ -84,11 +109,27 @@ void seq_calibrate(tl_collector *col)
                  col->clock.interval_ns / 1000000);
 }
 
+static void release_seq(tl_collector *col, tl_col_seq *s)
+{
+    if (s->writer) {
+        tl_session_release_writer(s->slot, s->writer);
+        s->writer = NULL;
+        col->nwriters--;
+    }
+}
+
 void seq_release_writer(tl_collector *col)
 {
-    if (col->writer) {
-        tl_session_release_writer(col->writer);
-        col->writer = NULL;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        release_seq(col, &col->seqs[i]);
+}
+
+void seq_release_stale(tl_collector *col)
+{
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        tl_col_seq *s = &col->seqs[i];
+        if (s->writer && s->writer_gen != tl_session_slot_generation(i))
+            release_seq(col, s);
     }
 }
 
@@ -98,46 +139,69 @@ void seq_release_writer(tl_collector *col)
 void seq_never_stall(tl_collector *col)
 {
     col->no_stall = true;
-    if (col->writer)
-        tw_cap_stall(col->writer, 0);
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (col->seqs[i].writer)
+            tw_cap_stall(col->seqs[i].writer, 0);
+}
+
+/* A new sequence for the current period of slot `i`. */
+static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
+{
+    tl_col_seq *s = &col->seqs[i];
+    s->slot = i;
+    s->writer = tl_session_new_collector_writer(i, gen);
+    s->writer_gen = gen;
+    if (!s->writer)
+        return;
+    col->nwriters++;
+    if (col->no_stall)
+        tw_cap_stall(s->writer, 0);
+    tw_stats st;
+    tw_get_stats(s->writer, &st);
+    s->lost_seen = st.packets_dropped + st.packets_aborted;
+    /* Submissions left untimed before this session began are not its loss. */
+    s->dropped_seen = atomic_load(&col->dropped_subs);
+    s->need_interned = true;
+    s->interned_queues = 0;
+    s->events = s->interned_events = 0;
+    s->first_snapshot_at = s->last_snapshot_at = 0;
+    /* The sequence starts with the clock: the reading taken when the device
+    * was created (before any of its work), then a fresh one. */
+    if (col->clock.have_last)
+        emit_snapshot_on(col, s);
+    s->last_snapshot_at = 0;
+    refresh_snapshot(col, s);
 }
 
 void seq_update_writer(tl_collector *col)
 {
-    uint32_t gen = tl_session_generation();
-    if (col->writer && col->writer_gen != gen)
-        seq_release_writer(col);
-    if (col->writer || !tl_session_tracing())
-        return;
-    col->writer = tl_session_new_collector_writer(gen);
-    col->writer_gen = gen;
-    if (!col->writer)
-        return;
-    if (col->no_stall)
-        tw_cap_stall(col->writer, 0);
-    tw_stats st;
-    tw_get_stats(col->writer, &st);
-    col->lost_seen = st.packets_dropped + st.packets_aborted;
-    col->need_interned = true;
-    col->first_snapshot_at = col->last_snapshot_at = 0;
-    /* The sequence starts with the clock: the reading taken when the device
-    * was created (before any of its work), then a fresh one. */
-    if (col->clock.have_last)
-        seq_emit_snapshot(col);
-    col->last_snapshot_at = 0;
-    refresh_snapshot(col);
+    seq_release_stale(col);
+    uint32_t active = tl_session_active_slots();
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        if ((active & (1u << i)) && !col->seqs[i].writer)
+            start_seq(col, i, tl_session_slot_generation(i));
+    }
 }
 
 static void queue_spec(const tl_collector *col, const tl_queue *q, char *name, size_t name_size,
                        char *desc, size_t desc_size, em_queue_spec *out)
 {
     const tl_device *td = col->td;
-    snprintf(name, name_size, "Vulkan queue %u.%u", q->family, q->index);
+    /* Perfetto v47 keeps one track per queue name across the whole trace:
+     * the name says whose queue it is (process, and VkDevice after the
+     * process's first), so processes and devices never share a track. */
+    const pi_process *proc = pi_process_get();
+    if (td->ordinal)
+        snprintf(name, name_size, "Vulkan queue %u.%u (%s %d, device %u)", q->family, q->index,
+                 proc->name, td->pid, td->ordinal + 1);
+    else
+        snprintf(name, name_size, "Vulkan queue %u.%u (%s %d)", q->family, q->index, proc->name,
+                 td->pid);
     VkQueueFlags f = q->family < td->nfamilies ? td->families[q->family].queueFlags : 0;
     snprintf(desc, desc_size,
-             "%s, queue family %u (%s%s%s%s), index %u; clock_domain=%s clock_id=0x%08x "
+             "%s (gpu %u), queue family %u (%s%s%s%s), index %u; clock_domain=%s clock_id=0x%08x "
              "clock_source=%s deviation_ns=%" PRIu64,
-             td->props.deviceName, q->family, f & VK_QUEUE_GRAPHICS_BIT ? "G" : "",
+             td->props.deviceName, td->gpu_id, q->family, f & VK_QUEUE_GRAPHICS_BIT ? "G" : "",
              f & VK_QUEUE_COMPUTE_BIT ? "C" : "", f & VK_QUEUE_TRANSFER_BIT ? "T" : "",
              f & VK_QUEUE_SPARSE_BINDING_BIT ? "S" : "", q->index, td->clock_name, td->clock_id,
              td->clock_source == GC_SOURCE_CALIBRATED ? "calibrated" : "bracket",
@@ -147,13 +211,18 @@ static void queue_spec(const tl_collector *col, const tl_queue *q, char *name, s
     out->description = desc;
 }
 
-void seq_ensure_interned(tl_collector *col, const tl_queue *q)
+/* Interned data on one sequence: for `q`, or everything when the
+ * sequence needs it again. The one place that emits a sequence's interned
+ * state: whatever else a sequence must repeat at its start and after loss
+ * belongs here. */
+static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue *q,
+                               uint32_t cleared)
 {
     tl_device *td = col->td;
-    if (atomic_exchange(&col->clear_req, false))
-        col->need_interned = true;
+    if (cleared & (1u << s->slot))
+        s->need_interned = true;
     const uint64_t dropped = atomic_load(&col->dropped_subs);
-    const bool after_loss = dropped != col->dropped_seen;
+    const bool after_loss = dropped != s->dropped_seen;
     if (after_loss) {
         /* Submissions passed through untimed: their events are missing from
        * the sequence. Say so in the next packet (previous_packet_dropped),
@@ -161,42 +230,57 @@ void seq_ensure_interned(tl_collector *col, const tl_queue *q)
         gt_debug("gpu %u: %" PRIu64 " submissions (%" PRIu64 " regions) untimed so far: "
                  "the collector's backlog was full",
                  td->gpu_id, dropped, (uint64_t)atomic_load(&col->dropped_regions));
-        col->dropped_seen = dropped;
-        col->need_interned = true;
+        s->dropped_seen = dropped;
+        s->need_interned = true;
     }
     uint64_t now = gc_monotonic_ns();
-    if (now - col->interned_at > COL_INTERN_PERIOD_NS ||
-        col->events_emitted - col->interned_events > COL_INTERN_PERIOD_EVENTS)
-        col->need_interned = true;
+    if (now - s->interned_at > COL_INTERN_PERIOD_NS ||
+        s->events - s->interned_events > COL_INTERN_PERIOD_EVENTS)
+        s->need_interned = true;
     const uint64_t bit = UINT64_C(1) << q->slot;
-    if (!col->need_interned && (col->interned_queues & bit))
+    if (!s->need_interned && (s->interned_queues & bit))
         return;
 
-    char names[TL_MAX_QUEUES][48];
+    char names[TL_MAX_QUEUES][112];
     char descs[TL_MAX_QUEUES][640];
     em_queue_spec specs[TL_MAX_QUEUES];
     uint32_t n = 0;
-    if (col->need_interned) {
+    if (s->need_interned) {
         /* A reader that lost the start of the sequence needs a snapshot of
        * the clock as much as the interned data. */
-        refresh_snapshot(col);
+        refresh_snapshot(col, s);
         uint32_t count = atomic_load_explicit(&td->nqueues, memory_order_acquire);
         for (uint32_t i = 0; i < count; i++)
             queue_spec(col, td->queues[i], names[n], sizeof names[n], descs[n], sizeof descs[n],
                        &specs[n]),
                 n++;
         (after_loss ? em_interned_after_loss : em_interned)(
-            col->writer, true, (uint64_t)(uintptr_t)td->gt->handle, td->pid, specs, n);
-        col->interned_queues = count >= 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;
-        col->need_interned = false;
-        col->interned_at = now;
-        col->interned_events = col->events_emitted;
+            s->writer, true, (uint64_t)(uintptr_t)td->gt->handle, td->pid, specs, n);
+        if (td->identity.ngpus)
+            emc_gpu_info(s->writer, gc_boottime_ns(), td->identity.gpus, td->identity.ngpus);
+        s->interned_queues = count >= 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;
+        s->need_interned = false;
+        s->interned_at = now;
+        s->interned_events = s->events;
+        /* A new incremental generation: label stages and object names are
+         * written again as they are used. */
+        if (s->labels)
+            ls_reset(s->labels);
+        s->names_since = 0;
     } else {
         queue_spec(col, q, names[0], sizeof names[0], descs[0], sizeof descs[0], &specs[0]);
-        em_interned(col->writer, false, 0, td->pid, specs, 1);
-        col->interned_queues |= bit;
+        em_interned(s->writer, false, 0, td->pid, specs, 1);
+        s->interned_queues |= bit;
     }
-    check_loss(col);
+    check_loss(s);
+}
+
+void seq_ensure_interned(tl_collector *col, const tl_queue *q)
+{
+    const uint32_t cleared = atomic_exchange(&col->clear_req, 0u);
+    for (unsigned i = 0; i < TL_SESSION_SLOTS && col->nwriters; i++)
+        if (col->seqs[i].writer)
+            ensure_interned_on(col, &col->seqs[i], q, cleared);
 }
 
 /* ---- results ------------------------------------------------------------------- */
@@ -209,12 +293,77 @@ static uint64_t to_device_ns(const tl_collector *col, const tl_queue *q, uint64_
     return gc_ticks_to_ns(&d, gc_extend(&d, col->clock.last.device_ticks, raw));
 }
 
+/* ---- names --------------------------------------------------------------------- */
+
+/* The stage of a label region on sequence `s`: one named after its text,
+ * its specification written first when new; the generic "Debug label"
+ * stage when the table is full (or cannot be had). */
+static uint64_t label_stage(tl_collector *col, tl_col_seq *s, const char *text)
+{
+    if (!text)
+        return TL_STAGE_LABEL;
+    if (!s->labels) {
+        s->labels = tl_alloc(col->td, sizeof *s->labels);
+        if (!s->labels)
+            return TL_STAGE_LABEL;
+        ls_reset(s->labels);
+    }
+    bool fresh;
+    uint64_t iid = ls_intern(s->labels, text, &fresh);
+    if (!iid)
+        return TL_STAGE_LABEL;
+    if (fresh)
+        em_label_spec(s->writer, iid, text);
+    return iid;
+}
+
+/* Object names not yet written in each sequence's incremental generation,
+ * before the GPU events that may use them. A name's packet is dated when
+ * it was set, or when its session started if that is later: before every
+ * event of the session that can refer to it (trace processors apply a
+ * name to the events after it), and never before the session. */
+static void emit_names(tl_collector *col)
+{
+    tl_device *td = col->td;
+    const uint64_t version = tl_names_version(td->names);
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        tl_col_seq *s = &col->seqs[i];
+        if (!s->writer || s->names_since == version)
+            continue;
+        if (!col->names_snap)
+            col->names_snap = tl_alloc(td, sizeof *col->names_snap);
+        if (!col->names_snap)
+            return;
+        const tl_names_snapshot *snap = col->names_snap;
+        s->names_since = tl_names_collect(td->names, s->names_since, col->names_snap);
+        const uint64_t started = tl_session_slot_started_ns(i);
+        for (uint32_t k = 0; k < snap->count; k++) {
+            const tl_name_item *it = &snap->items[k];
+            em_object_name(s->writer, it->set_ns > started ? it->set_ns : started, td->pid,
+                           (uint64_t)(uintptr_t)td->gt->handle, (int32_t)it->type, it->handle,
+                           it->text);
+        }
+        check_loss(s);
+    }
+}
+
+void seq_finish(tl_collector *col)
+{
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        tl_free(col->td, col->seqs[i].labels);
+        col->seqs[i].labels = NULL;
+    }
+    tl_free(col->td, col->names_snap);
+    col->names_snap = NULL;
+}
+
 typedef struct emit_ctx emit_ctx;
 struct emit_ctx {
     tl_collector *col;
     tl_submission *sub;
     uint32_t cursor, end;
     uint64_t collected_boottime_ns;
+    tl_meta_scratch *meta; /* one event's stage arguments at a time */
 };
 
 static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r, uint64_t start,
@@ -223,7 +372,8 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
     tl_collector *col = x->col;
     tl_device *td = col->td;
     const bool top = r->stage == TL_STAGE_COMMAND_BUFFER || r->stage == TL_STAGE_SUBMISSION;
-    const em_stage_event ev = {
+    tl_meta_args(rec, r, td->names, x->meta);
+    em_stage_event ev = {
         .timestamp = start,
         .clock_id = td->clock_id,
         .event_id = ++col->event_id,
@@ -239,10 +389,20 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
         .name = tl_region_name(rec, r),
         .api = r->stage == TL_STAGE_LABEL ? NULL : r->api,
         .collected_boottime_ns = top ? x->collected_boottime_ns : 0,
+        .args = x->meta->args,
+        .nargs = x->meta->nargs,
     };
-    em_render_stage(col->writer, &ev);
+    /* Each session gets the stages it asked for (session.h). */
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        tl_col_seq *s = &col->seqs[i];
+        if (!s->writer || !tl_session_slot_wants(i, r->stage))
+            continue;
+        ev.stage_iid = r->stage == TL_STAGE_LABEL ? label_stage(col, s, ev.name) : r->stage;
+        em_render_stage(s->writer, &ev);
+        s->events++;
+        check_loss(s);
+    }
     col->events_emitted++;
-    check_loss(col);
 }
 
 /* One recording's regions, with the secondaries it executes emitted where
@@ -293,7 +453,7 @@ void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
             rec->pending = NULL;
         pthread_mutex_unlock(&rec->lock);
     }
-    if (!col->writer)
+    if (!col->nwriters)
         return;
     if (!col->clock.have_last && col->stop_seen && gc_accept_best(&col->clock, gc_monotonic_ns())) {
         /* Draining: the narrowest refused bracket is all there will be. */
@@ -308,7 +468,9 @@ void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
         return;
     }
     seq_ensure_interned(col, sub->queue);
-    emit_ctx x = { .col = col, .sub = sub, .collected_boottime_ns = collected };
+    emit_names(col);
+    tl_meta_scratch meta; /* the collector's (its thread's stack) */
+    emit_ctx x = { .col = col, .sub = sub, .collected_boottime_ns = collected, .meta = &meta };
     for (uint32_t i = 0; i < sub->nentries; i++) {
         x.cursor = sub->entries[i].first;
         x.end = sub->entries[i].first + sub->entries[i].count;

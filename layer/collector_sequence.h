@@ -3,21 +3,31 @@
  * writer, the device clock's calibrations and snapshots, interned data and
  * the render stage events of completed submissions. Called on the
  * collector's thread only, which is the only writer of the device's
- * sequence (collector.h says why).
+ * sequences (collector.h says why): one per running session (session.h),
+ * each getting every clock snapshot and the render stages its session
+ * asked for.
  */
 #ifndef GPUTRACE_LAYER_COLLECTOR_SEQUENCE_H
 #define GPUTRACE_LAYER_COLLECTOR_SEQUENCE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "layer/collector_types.h"
 #include "layer/gpu_clock.h"
 
-/* Follows the session: a writer for a new tracing period (the sequence
- * starts with clock snapshots), none outside one. */
+/* Follows the sessions: a sequence (writer) for each running session slot
+ * that has none (it starts with clock snapshots), none for a slot whose
+ * period ended. */
 void seq_update_writer(tl_collector *col);
-/* Gives the writer back to the session now. */
+/* Gives every writer back to the session now. */
 void seq_release_writer(tl_collector *col);
+/* Gives back the writers of the sessions that stopped. */
+void seq_release_stale(tl_collector *col);
+/* Whether any session has a sequence here. */
+bool seq_any_writer(const tl_collector *col);
+/* MONOTONIC of the first snapshot of the newest sequence (0: none). */
+uint64_t seq_newest_start(const tl_collector *col);
 /* The application waits for the collector from now on: the writer never
  * waits for the service. */
 void seq_never_stall(tl_collector *col);
@@ -36,5 +46,9 @@ void seq_ensure_interned(tl_collector *col, const tl_queue *q);
 void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected);
 /* A completed bracket calibration, read `after` its completion was seen. */
 void seq_process_calibration(tl_collector *col, tl_submission *sub, const gc_host_time *after);
+
+/* Frees what the sequences allocated for themselves (the collector's
+ * thread has ended). */
+void seq_finish(tl_collector *col);
 
 #endif

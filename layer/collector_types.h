@@ -12,9 +12,35 @@
 #include <stdint.h>
 
 #include "layer/gpu_clock.h"
+#include "layer/label_specs.h"
+#include "layer/object_names.h"
 #include "layer/timeline_device_types.h"
 #include "layer/timeline_submission_types.h"
 #include "tracing/trace_writer.h"
+
+/* One trace sequence of the device: the collector writes one per running
+ * session slot (session.h), each with its own writer, interned state,
+ * clock snapshots and loss accounting. */
+typedef struct tl_col_seq tl_col_seq;
+struct tl_col_seq {
+    unsigned slot;
+    tw_writer *writer;
+    uint32_t writer_gen; /* the slot's generation it was made for */
+    bool need_interned;
+    uint64_t interned_queues; /* bit per queue slot */
+    uint64_t interned_at;     /* MONOTONIC of the last full re-emission */
+    uint64_t interned_events; /* events written on it then */
+    uint64_t events;          /* render stage events written on it */
+    uint64_t lost_seen;
+    uint64_t dropped_seen;                        /* dropped_subs already reported */
+    uint64_t first_snapshot_at, last_snapshot_at; /* MONOTONIC, 0: none yet */
+    /* Names (object_names.h) emitted since the incremental state started
+    * afresh: every change up to this version. */
+    uint64_t names_since;
+    /* Stages named after label texts (label_specs.h); allocated at the
+    * first label, emptied with the incremental state. */
+    ls_table *labels;
+};
 
 typedef struct tl_collector tl_collector;
 struct tl_collector {
@@ -26,7 +52,7 @@ struct tl_collector {
     tl_submission *head, *tail;
     bool wake, stop, exiting, finished, joined;
     uint32_t release_req, release_ack;
-    atomic_bool clear_req;
+    atomic_uint clear_req; /* bit per session slot asking for interned data */
     /* Work submissions in the list (bounded: see col_backlog_full), and
     * those passed through untimed because it was full. */
     atomic_uint backlog;
@@ -35,20 +61,14 @@ struct tl_collector {
 
     /* The thread's own. */
     gc_clock clock;
-    tw_writer *writer;
-    uint32_t writer_gen;
-    bool need_interned;
-    uint64_t interned_queues; /* bit per queue slot */
-    uint64_t interned_at;     /* MONOTONIC of the last full re-emission */
-    uint64_t interned_events; /* events_emitted then */
-    uint64_t event_id;
-    uint64_t lost_seen;
-    uint64_t dropped_seen; /* dropped_subs already reported */
+    tl_col_seq seqs[TL_SESSION_SLOTS];
+    uint32_t nwriters; /* seqs with a writer */
+    uint64_t event_id; /* one per event, the same in every sequence */
     uint64_t events_emitted, events_unconverted;
-    bool stop_seen; /* draining: take what calibration there is */
-    bool no_stall;  /* the application waits for us: see never_stall() */
-    uint64_t first_snapshot_at, last_snapshot_at; /* MONOTONIC, 0: none yet */
-    uint64_t copy_probed_ns;                      /* MONOTONIC of the last copy_unseen probe */
+    bool stop_seen;                /* draining: take what calibration there is */
+    bool no_stall;                 /* the application waits for us: see never_stall() */
+    uint64_t copy_probed_ns;       /* MONOTONIC of the last copy_unseen probe */
+    tl_names_snapshot *names_snap; /* the names to emit (collector_sequence.c) */
 };
 
 #endif

@@ -71,6 +71,11 @@ struct gt_config {
     * SIGINT/SIGTERM before the signal takes its course, waiting at most
     * this long (default 2000); 0 leaves both signals alone. */
     uint32_t signal_wait_ms;
+    /* GPUTRACE_LOW_OVERHEAD=1: the embedded backend's session times and
+    * writes command buffers and render pass / dynamic rendering instances
+    * only, as GpuRenderStagesConfig.low_overhead asks of a system
+    * backend's session (default off). */
+    bool low_overhead;
 };
 
 /* The process-wide settings. Fixed by the first call of this or of

@@ -210,3 +210,36 @@ void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, in
     perfetto_protos_VulkanApiEvent_end(&api);
     tw_end_packet(tw);
 }
+
+void em_label_spec(tw_writer *tw, uint64_t iid, const char *label)
+{
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_InternedData in;
+    tw_begin_packet(tw, &pkt);
+    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_NEEDS);
+    perfetto_protos_TracePacket_begin_interned_data(&pkt, &in);
+    spec(&in, iid, label, "A VK_EXT_debug_utils label region (vkCmdBeginDebugUtilsLabelEXT)",
+         CAT_OTHER);
+    perfetto_protos_InternedData_end(&in);
+    tw_end_packet(tw);
+}
+
+void em_object_name(tw_writer *tw, uint64_t timestamp, int32_t pid, uint64_t device,
+                    int32_t object_type, uint64_t object, const char *name)
+{
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_VulkanApiEvent api;
+    perfetto_protos_VulkanApiEvent_VkDebugUtilsObjectName on;
+    tw_begin_packet(tw, &pkt);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, timestamp);
+    perfetto_protos_TracePacket_begin_vulkan_api_event(&pkt, &api);
+    perfetto_protos_VulkanApiEvent_begin_vk_debug_utils_object_name(&api, &on);
+    perfetto_protos_VulkanApiEvent_VkDebugUtilsObjectName_set_pid(&on, (uint32_t)pid);
+    perfetto_protos_VulkanApiEvent_VkDebugUtilsObjectName_set_vk_device(&on, device);
+    perfetto_protos_VulkanApiEvent_VkDebugUtilsObjectName_set_object_type(&on, object_type);
+    perfetto_protos_VulkanApiEvent_VkDebugUtilsObjectName_set_object(&on, object);
+    perfetto_protos_VulkanApiEvent_VkDebugUtilsObjectName_set_object_name(&on, name);
+    perfetto_protos_VulkanApiEvent_VkDebugUtilsObjectName_end(&on);
+    perfetto_protos_VulkanApiEvent_end(&api);
+    tw_end_packet(tw);
+}

@@ -80,4 +80,14 @@ void em_queue_submit(tw_writer *tw, uint64_t timestamp, uint64_t duration_ns, in
                      int32_t tid, uint64_t queue, uint32_t count, const VkSubmitInfo *submits,
                      const VkSubmitInfo2 *submits2, uint32_t submission_id);
 
+/* InternedData adding one render stage named after a debug label's text
+ * (docs/layer.md, "Names"): trace_processor names a slice after its
+ * stage. */
+void em_label_spec(tw_writer *tw, uint64_t iid, const char *label);
+
+/* VulkanApiEvent.vk_debug_utils_object_name at BOOTTIME `timestamp`: the
+ * application named (object_type, object) of `device`. */
+void em_object_name(tw_writer *tw, uint64_t timestamp, int32_t pid, uint64_t device,
+                    int32_t object_type, uint64_t object, const char *name);
+
 #endif

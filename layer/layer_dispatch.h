@@ -80,6 +80,8 @@
     X(ResetCommandBuffer)           \
     X(CreateRenderPass)             \
     X(DestroyRenderPass)            \
+    X(CreateImageView)              \
+    X(DestroyImageView)             \
     X(CmdBeginRenderPass)           \
     X(CmdNextSubpass)               \
     X(CmdEndRenderPass)             \
@@ -97,49 +99,61 @@
     X(CmdFillBuffer)                \
     X(CmdUpdateBuffer)              \
     X(CmdExecuteCommands)           \
-    X(CmdPipelineBarrier)
+    X(CmdPipelineBarrier)           \
+    X(CmdBindPipeline)              \
+    X(CmdDraw)                      \
+    X(CmdDrawIndexed)               \
+    X(CmdDrawIndirect)              \
+    X(CmdDrawIndexedIndirect)
 
 /* Debug-utils commands belong to an instance extension but dispatch on
  * devices: the loader answers them through vkGetInstanceProcAddr for every
  * instance, enabled or not, while the device-level lookup answers NULL
  * unless the instance enabled VK_EXT_debug_utils. */
-#define GT_DEVICE_HOOKS_OPTIONAL(X) \
-    X(GetDeviceQueue2)              \
-    X(QueueSubmit2)                 \
-    X(QueueSubmit2KHR)              \
-    X(CreateRenderPass2)            \
-    X(CreateRenderPass2KHR)         \
-    X(CmdBeginRenderPass2)          \
-    X(CmdNextSubpass2)              \
-    X(CmdEndRenderPass2)            \
-    X(CmdBeginRenderPass2KHR)       \
-    X(CmdNextSubpass2KHR)           \
-    X(CmdEndRenderPass2KHR)         \
-    X(CmdBeginRendering)            \
-    X(CmdEndRendering)              \
-    X(CmdBeginRenderingKHR)         \
-    X(CmdEndRenderingKHR)           \
-    X(CmdDispatchBase)              \
-    X(CmdDispatchBaseKHR)           \
-    X(CmdCopyBuffer2)               \
-    X(CmdCopyImage2)                \
-    X(CmdCopyBufferToImage2)        \
-    X(CmdCopyImageToBuffer2)        \
-    X(CmdCopyBuffer2KHR)            \
-    X(CmdCopyImage2KHR)             \
-    X(CmdCopyBufferToImage2KHR)     \
-    X(CmdCopyImageToBuffer2KHR)     \
-    X(CmdBlitImage2)                \
-    X(CmdBlitImage2KHR)             \
-    X(CmdResolveImage2)             \
-    X(CmdResolveImage2KHR)          \
-    X(CmdPipelineBarrier2)          \
-    X(CmdPipelineBarrier2KHR)       \
-    X(CmdBeginDebugUtilsLabelEXT)   \
-    X(CmdEndDebugUtilsLabelEXT)     \
-    X(SetDebugUtilsObjectNameEXT)   \
-    X(DebugMarkerSetObjectNameEXT)  \
-    X(CmdInsertDebugUtilsLabelEXT)
+#define GT_DEVICE_HOOKS_OPTIONAL(X)   \
+    X(GetDeviceQueue2)                \
+    X(QueueSubmit2)                   \
+    X(QueueSubmit2KHR)                \
+    X(CreateRenderPass2)              \
+    X(CreateRenderPass2KHR)           \
+    X(CmdBeginRenderPass2)            \
+    X(CmdNextSubpass2)                \
+    X(CmdEndRenderPass2)              \
+    X(CmdBeginRenderPass2KHR)         \
+    X(CmdNextSubpass2KHR)             \
+    X(CmdEndRenderPass2KHR)           \
+    X(CmdBeginRendering)              \
+    X(CmdEndRendering)                \
+    X(CmdBeginRenderingKHR)           \
+    X(CmdEndRenderingKHR)             \
+    X(CmdDispatchBase)                \
+    X(CmdDispatchBaseKHR)             \
+    X(CmdCopyBuffer2)                 \
+    X(CmdCopyImage2)                  \
+    X(CmdCopyBufferToImage2)          \
+    X(CmdCopyImageToBuffer2)          \
+    X(CmdCopyBuffer2KHR)              \
+    X(CmdCopyImage2KHR)               \
+    X(CmdCopyBufferToImage2KHR)       \
+    X(CmdCopyImageToBuffer2KHR)       \
+    X(CmdBlitImage2)                  \
+    X(CmdBlitImage2KHR)               \
+    X(CmdResolveImage2)               \
+    X(CmdResolveImage2KHR)            \
+    X(CmdPipelineBarrier2)            \
+    X(CmdPipelineBarrier2KHR)         \
+    X(CmdBeginDebugUtilsLabelEXT)     \
+    X(CmdEndDebugUtilsLabelEXT)       \
+    X(SetDebugUtilsObjectNameEXT)     \
+    X(DebugMarkerSetObjectNameEXT)    \
+    X(CmdInsertDebugUtilsLabelEXT)    \
+    X(CmdDrawIndirectCount)           \
+    X(CmdDrawIndexedIndirectCount)    \
+    X(CmdDrawIndirectCountKHR)        \
+    X(CmdDrawIndexedIndirectCountKHR) \
+    X(CmdDrawMeshTasksEXT)            \
+    X(CmdDrawMeshTasksIndirectEXT)    \
+    X(CmdDrawMeshTasksIndirectCountEXT)
 
 /* Device-level functions the layer (and the timing code) calls on its own
  * behalf. */

@@ -16,10 +16,11 @@
 
 atomic_bool tl_session_tracing_flag;
 atomic_uint tl_session_generation_counter;
+atomic_bool tl_session_low_overhead_flag;
 
-/* Lock order: session.lock, then session.clients_lock. The backend's
- * started/stopping events may arrive on a backend thread and take only
- * clients_lock. */
+/* Lock order: session.lock, then session.slots_lock, then
+ * session.clients_lock. The backend's started/stopping events may arrive
+ * on a backend thread and take only the last two. */
 static struct {
     pthread_mutex_t lock;
     tl_backend *backend;
@@ -27,22 +28,40 @@ static struct {
     unsigned sessions_begun;
     bool tried; /* this instance period already tried (and maybe failed) */
 
+    pthread_mutex_t slots_lock; /* changes of the slot table */
+
     pthread_mutex_t clients_lock;
     tl_session_client *clients;
 } session = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .slots_lock = PTHREAD_MUTEX_INITIALIZER,
     .clients_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* Read without a lock by writer creation: set before tracing starts,
  * cleared only after every client released its writers. */
 static _Atomic(tl_backend *) active_backend;
-static _Atomic uint64_t active_instance;
 
-/* Packets released writers lost because shared memory was full (dropped
- * before reaching it, or cut off in it), logged and reset when tracing
- * stops. */
-static _Atomic uint64_t lost_packets;
+/* One running data source instance. Written under slots_lock, read
+ * without a lock: writer creation checks `active` and `gen` (a writer made
+ * for a period that ended meanwhile is released at its holder's next look,
+ * as the generation no longer matches). */
+typedef struct session_slot session_slot;
+struct session_slot {
+    _Atomic bool active;
+    _Atomic uint32_t gen;
+    _Atomic uint64_t instance;
+    _Atomic bool low_overhead;
+    /* Packets its released writers lost because shared memory was full
+    * (dropped before reaching it, or cut off in it), logged and reset when
+    * it stops. */
+    _Atomic uint64_t lost_packets;
+};
+static session_slot slots[TL_SESSION_SLOTS];
+
+/* CLOCK_BOOTTIME when each slot's current period started
+ * (tl_session_slot_started_ns). */
+static _Atomic uint64_t slot_started_ns[TL_SESSION_SLOTS];
 
 /* In a child of fork(): the parent's session, threads and file are not
  * ours; the child never traces (see docs/layer.md). */
@@ -54,12 +73,14 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void atfork_prepare(void)
 {
     pthread_mutex_lock(&session.lock);
+    pthread_mutex_lock(&session.slots_lock);
     pthread_mutex_lock(&session.clients_lock);
 }
 
 static void atfork_parent(void)
 {
     pthread_mutex_unlock(&session.clients_lock);
+    pthread_mutex_unlock(&session.slots_lock);
     pthread_mutex_unlock(&session.lock);
 }
 
@@ -70,6 +91,10 @@ static void atfork_child(void)
     static tl_backend *volatile abandoned; /* kept reachable, never used */
     forked_child = true;
     atomic_store(&tl_session_tracing_flag, false);
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        atomic_store(&slots[i].active, false);
+        atomic_fetch_add(&slots[i].gen, 1);
+    }
     atomic_fetch_add(&tl_session_generation_counter, 1);
     atomic_store(&active_backend, NULL);
     abandoned = session.backend;
@@ -77,6 +102,7 @@ static void atfork_child(void)
     session.backend = NULL;
     session.clients = NULL;
     pthread_mutex_init(&session.clients_lock, NULL);
+    pthread_mutex_init(&session.slots_lock, NULL);
     pthread_mutex_init(&session.lock, NULL);
 }
 
@@ -94,6 +120,96 @@ int tl_session_pid(void)
 
 /* ---- backend events --------------------------------------------------------- */
 
+uint32_t tl_session_active_slots(void)
+{
+    uint32_t mask = 0;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (atomic_load_explicit(&slots[i].active, memory_order_acquire))
+            mask |= 1u << i;
+    return mask;
+}
+
+uint32_t tl_session_slot_generation(unsigned slot)
+{
+    return slot < TL_SESSION_SLOTS ? atomic_load_explicit(&slots[slot].gen, memory_order_acquire)
+                                   : 0;
+}
+
+bool tl_session_slot_wants(unsigned slot, unsigned stage)
+{
+    if (slot >= TL_SESSION_SLOTS)
+        return false;
+    return tl_stage_is_coarse(stage) ||
+           !atomic_load_explicit(&slots[slot].low_overhead, memory_order_relaxed);
+}
+
+/* The global flags from the slot table; called under slots_lock after a
+ * change. */
+static void publish_slots(void)
+{
+    bool any = false, all_low = true;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        if (!atomic_load(&slots[i].active))
+            continue;
+        any = true;
+        all_low = all_low && atomic_load(&slots[i].low_overhead);
+    }
+    atomic_store(&tl_session_low_overhead_flag, any && all_low);
+    atomic_fetch_add(&tl_session_generation_counter, 1);
+    atomic_store(&tl_session_tracing_flag, any);
+}
+
+/* After every writer of the slot was released. */
+static void report_loss(unsigned slot)
+{
+    uint64_t lost = atomic_exchange(&slots[slot].lost_packets, 0);
+    if (lost)
+        gt_warn("%llu trace packets lost: the tracing service did not free shared memory in "
+                "time (instance %llu; each gap is marked previous_packet_dropped in the trace)",
+                (unsigned long long)lost, (unsigned long long)atomic_load(&slots[slot].instance));
+}
+
+static int slot_of(uint64_t instance)
+{
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (atomic_load(&slots[i].active) && atomic_load(&slots[i].instance) == instance)
+            return (int)i;
+    return -1;
+}
+
+static void on_started(void *ctx, uint64_t instance, const tl_ds_options *options)
+{
+    (void)ctx;
+    pthread_mutex_lock(&session.slots_lock);
+    int free_slot = -1;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS && free_slot < 0; i++)
+        if (!atomic_load(&slots[i].active))
+            free_slot = (int)i;
+    if (slot_of(instance) >= 0 || free_slot < 0) {
+        pthread_mutex_unlock(&session.slots_lock);
+        if (free_slot < 0)
+            gt_warn("%s instance %llu not served: already %u sessions trace this process",
+                    TL_DATA_SOURCE_NAME, (unsigned long long)instance, TL_SESSION_SLOTS);
+        return;
+    }
+    session_slot *sl = &slots[free_slot];
+    atomic_store(&sl->instance, instance);
+    atomic_store(&sl->low_overhead, options && options->low_overhead);
+    atomic_store(&sl->lost_packets, 0);
+    atomic_store(&slot_started_ns[free_slot], util_clock_ns(CLOCK_BOOTTIME));
+    atomic_fetch_add(&sl->gen, 1);
+    atomic_store(&sl->active, true);
+    publish_slots();
+    pthread_mutex_unlock(&session.slots_lock);
+    gt_info("tracing started (data source %s, instance %llu, slot %d%s)", TL_DATA_SOURCE_NAME,
+            (unsigned long long)instance, free_slot,
+            options && options->low_overhead ? ", low overhead: command buffers and render "
+                                               "passes only"
+                                             : "");
+}
+
+/* Clients release the writers of every slot whose generation changed.
+ * Called with the slots already off (their generation bumped). */
 static void stop_clients(bool exiting)
 {
     pthread_mutex_lock(&session.clients_lock);
@@ -102,47 +218,36 @@ static void stop_clients(bool exiting)
     pthread_mutex_unlock(&session.clients_lock);
 }
 
-/* After every writer was released. */
-static void report_loss(void)
-{
-    uint64_t lost = atomic_exchange(&lost_packets, 0);
-    if (lost)
-        gt_warn("%llu trace packets lost: the tracing service did not free shared memory in "
-                "time (each gap is marked previous_packet_dropped in the trace)",
-                (unsigned long long)lost);
-}
-
-static void on_started(void *ctx, uint64_t instance)
-{
-    (void)ctx;
-    atomic_store(&active_instance, instance);
-    atomic_fetch_add(&tl_session_generation_counter, 1);
-    atomic_store(&tl_session_tracing_flag, true);
-    gt_info("tracing started (data source %s, instance %llu)", TL_DATA_SOURCE_NAME,
-            (unsigned long long)instance);
-}
-
 static void on_stopping(void *ctx, uint64_t instance)
 {
     (void)ctx;
-    if (atomic_load(&active_instance) != instance)
+    pthread_mutex_lock(&session.slots_lock);
+    int slot = slot_of(instance);
+    if (slot < 0) {
+        pthread_mutex_unlock(&session.slots_lock);
         return;
-    atomic_store(&tl_session_tracing_flag, false);
-    atomic_fetch_add(&tl_session_generation_counter, 1);
+    }
+    atomic_store(&slots[slot].active, false);
+    atomic_fetch_add(&slots[slot].gen, 1);
+    publish_slots();
+    /* Under slots_lock: a start meanwhile must not take the slot before
+    * its writers are gone. Clients never take slots_lock. */
     stop_clients(false);
-    gt_info("tracing stopped (instance %llu)", (unsigned long long)instance);
-    report_loss();
+    pthread_mutex_unlock(&session.slots_lock);
+    gt_info("tracing stopped (instance %llu, slot %d)", (unsigned long long)instance, slot);
+    report_loss((unsigned)slot);
 }
 
 static void on_clear_incremental_state(void *ctx, uint64_t instance)
 {
     (void)ctx;
-    if (atomic_load(&active_instance) != instance)
+    int slot = slot_of(instance);
+    if (slot < 0)
         return;
     pthread_mutex_lock(&session.clients_lock);
     for (tl_session_client *c = session.clients; c; c = c->next) {
         if (c->clear_incremental_state)
-            c->clear_incremental_state(c);
+            c->clear_incremental_state(c, (unsigned)slot);
     }
     pthread_mutex_unlock(&session.clients_lock);
 }
@@ -254,14 +359,24 @@ static void end_session(bool exiting)
     tl_backend *be = session.backend;
     if (!be)
         return;
-    atomic_store(&tl_session_tracing_flag, false);
-    atomic_fetch_add(&tl_session_generation_counter, 1);
+    pthread_mutex_lock(&session.slots_lock);
+    uint32_t ended = tl_session_active_slots();
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        if (ended & (1u << i)) {
+            atomic_store(&slots[i].active, false);
+            atomic_fetch_add(&slots[i].gen, 1);
+        }
+    }
+    publish_slots();
     stop_clients(exiting);
+    pthread_mutex_unlock(&session.slots_lock);
     atomic_store(&active_backend, NULL);
     session.backend = NULL;
     be->ops->destroy(be);
     gt_info("session ended%s", exiting ? " at process exit" : "");
-    report_loss();
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (ended & (1u << i))
+            report_loss(i);
 }
 
 void tl_session_instance_created(void)
@@ -317,37 +432,41 @@ void tl_session_remove_client(tl_session_client *client)
  * (Perfetto's BufferExhaustedPolicy: a stall policy lets any local service
  * that a session runs in make writers wait); the cap is applied before the
  * writer's first packet. */
-static tw_writer *new_writer(uint32_t gen, uint32_t max_stall_ms)
+static tw_writer *new_writer(unsigned slot, uint32_t gen, uint32_t max_stall_ms)
 {
-    if (!tl_session_tracing() || tl_session_generation() != gen)
+    if (slot >= TL_SESSION_SLOTS)
+        return NULL;
+    session_slot *sl = &slots[slot];
+    if (!atomic_load_explicit(&sl->active, memory_order_acquire) ||
+        atomic_load_explicit(&sl->gen, memory_order_acquire) != gen)
         return NULL;
     tl_backend *be = atomic_load(&active_backend);
     if (!be)
         return NULL;
-    tw_writer *tw = be->ops->new_writer(be, atomic_load(&active_instance));
+    tw_writer *tw = be->ops->new_writer(be, atomic_load(&sl->instance));
     if (tw)
         tw_cap_stall(tw, max_stall_ms);
     return tw;
 }
 
-tw_writer *tl_session_new_writer(uint32_t gen)
+tw_writer *tl_session_new_writer(unsigned slot, uint32_t gen)
 {
-    return new_writer(gen, 0);
+    return new_writer(slot, gen, 0);
 }
 
-tw_writer *tl_session_new_collector_writer(uint32_t gen)
+tw_writer *tl_session_new_collector_writer(unsigned slot, uint32_t gen)
 {
-    return new_writer(gen, TL_COLLECTOR_STALL_MS);
+    return new_writer(slot, gen, TL_COLLECTOR_STALL_MS);
 }
 
-void tl_session_release_writer(tw_writer *tw)
+void tl_session_release_writer(unsigned slot, tw_writer *tw)
 {
     if (!tw)
         return;
     tw_stats st;
     tw_get_stats(tw, &st);
-    if (st.packets_dropped + st.packets_aborted)
-        atomic_fetch_add(&lost_packets, st.packets_dropped + st.packets_aborted);
+    if (st.packets_dropped + st.packets_aborted && slot < TL_SESSION_SLOTS)
+        atomic_fetch_add(&slots[slot].lost_packets, st.packets_dropped + st.packets_aborted);
     tl_backend *be = atomic_load(&active_backend);
     if (be)
         be->ops->release_writer(be, tw);
@@ -364,4 +483,9 @@ __attribute__((destructor)) static void session_at_exit(void)
     pthread_mutex_lock(&session.lock);
     end_session(true);
     pthread_mutex_unlock(&session.lock);
+}
+
+uint64_t tl_session_slot_started_ns(unsigned slot)
+{
+    return slot < TL_SESSION_SLOTS ? atomic_load(&slot_started_ns[slot]) : 0;
 }

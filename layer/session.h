@@ -12,11 +12,27 @@
  * Hot path: tl_session_tracing() is one relaxed atomic load; hooks test it
  * first and pass the call through when it is false.
  *
- * Writers: a client (one per device) registers with the session; when the
- * backend stops tracing (session end, or traced stopping the data source)
- * every client's stop callback runs and must release its writers before
- * returning. Each start bumps the generation, so a writer remembers which
- * tracing period it belongs to.
+ * Several tracing sessions at once. A system backend's service may run our
+ * data source in several tracing sessions at the same time (each its own
+ * instance, target buffer and config). Each running instance has a slot
+ * (0 .. TL_SESSION_SLOTS-1): every holder of writers keeps one writer per
+ * slot, so each instance gets its own sequences, clock snapshots, interned
+ * data and loss accounting. The embedded backend uses slot 0 only.
+ *
+ * Writers: a client (one per device) registers with the session; when an
+ * instance stops (session end, or traced stopping the data source) every
+ * client's stop callback runs and must release the writers of every slot
+ * whose generation changed before returning. Each start and stop of a slot
+ * bumps its generation, so a writer remembers which tracing period of
+ * which slot it belongs to; any start or stop also bumps the global
+ * generation (one load tells a holder whether to look at the slots).
+ *
+ * What is timed: a session may ask for command buffers and render pass /
+ * dynamic rendering instances only (GpuRenderStagesConfig.low_overhead, or
+ * GPUTRACE_LOW_OVERHEAD for the embedded backend). The recording code
+ * times the union of what the running sessions ask for
+ * (tl_session_times_stage); the collector writes each slot only its own
+ * stages (tl_session_slot_wants).
  */
 #ifndef GPUTRACE_LAYER_SESSION_H
 #define GPUTRACE_LAYER_SESSION_H
@@ -25,10 +41,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "layer/timeline_stage.h"
 #include "tracing/trace_writer.h"
+
+/* Data source instances the layer serves at once; a further one is told
+ * nothing (logged). */
+#define TL_SESSION_SLOTS 8u
 
 extern atomic_bool tl_session_tracing_flag;
 extern atomic_uint tl_session_generation_counter;
+/* Set while at least one session runs and every running one asked for
+ * low overhead. */
+extern atomic_bool tl_session_low_overhead_flag;
 
 static inline bool tl_session_tracing(void)
 {
@@ -41,15 +65,41 @@ static inline uint32_t tl_session_generation(void)
     return atomic_load_explicit(&tl_session_generation_counter, memory_order_acquire);
 }
 
+/* The stages a low-overhead session gets: command buffers (and the
+ * submission span standing in for command buffers that cannot carry
+ * timestamps) and render pass / dynamic rendering instances. */
+static inline bool tl_stage_is_coarse(unsigned stage)
+{
+    return stage == TL_STAGE_COMMAND_BUFFER || stage == TL_STAGE_RENDER_PASS ||
+           stage == TL_STAGE_RENDERING || stage == TL_STAGE_SUBMISSION;
+}
+
+/* Whether a region of `stage` is timed: some running session wants it
+ * (every stage while no session runs, so a recording made then is
+ * complete for a session starting before it is submitted). */
+static inline bool tl_session_times_stage(unsigned stage)
+{
+    return tl_stage_is_coarse(stage) ||
+           !atomic_load_explicit(&tl_session_low_overhead_flag, memory_order_relaxed);
+}
+
+/* The running slots, one bit each. */
+uint32_t tl_session_active_slots(void);
+/* The current tracing period of `slot` (0 before its first). */
+uint32_t tl_session_slot_generation(unsigned slot);
+/* Whether the session in `slot` gets events of `stage`. */
+bool tl_session_slot_wants(unsigned slot, unsigned stage);
+
 typedef struct tl_session_client tl_session_client;
 struct tl_session_client {
     tl_session_client *next;
-    /* Release every writer of this client; called with tracing already
-    * off, from whatever thread ends tracing. `exiting`: the process is
-    * exiting (no Vulkan calls, bounded waits). */
+    /* Release every writer of this client whose slot's generation
+    * changed (all of them when the whole session ends); called with those
+    * slots already off, from whatever thread stops them. `exiting`: the
+    * process is exiting (no Vulkan calls, bounded waits). */
     void (*stop)(tl_session_client *client, bool exiting);
-    /* Interned data must be emitted again. */
-    void (*clear_incremental_state)(tl_session_client *client);
+    /* Interned data must be emitted again on the sequences of `slot`. */
+    void (*clear_incremental_state)(tl_session_client *client, unsigned slot);
 };
 
 /* vkCreateInstance / vkDestroyInstance of an active layer instance. The
@@ -69,19 +119,24 @@ void tl_session_remove_client(tl_session_client *client);
  * destroyed or the process exits. Application threads never wait. */
 #define TL_COLLECTOR_STALL_MS 50u
 
-/* A writer for the current period, or NULL (not tracing, generation
- * changed, or out of writers). `gen` is the generation the caller checked.
+/* A writer for the current period of `slot`, or NULL (slot not running,
+ * its generation changed, or out of writers). `gen` is the slot's
+ * generation the caller checked.
  * For application threads: it never waits for the tracing service,
  * whatever exhaustion policy the service asked for; when shared memory is
  * full the packet is dropped and counted, and the next one that makes it
  * carries previous_packet_dropped. */
-tw_writer *tl_session_new_writer(uint32_t gen);
+tw_writer *tl_session_new_writer(unsigned slot, uint32_t gen);
 /* The same for a device's collector thread: it follows the service's
  * policy, a stall bounded by TL_COLLECTOR_STALL_MS. */
-tw_writer *tl_session_new_collector_writer(uint32_t gen);
-/* Releases a writer and adds what it lost to the session's loss count
- * (logged when tracing stops). */
-void tl_session_release_writer(tw_writer *tw);
+tw_writer *tl_session_new_collector_writer(unsigned slot, uint32_t gen);
+/* Releases a writer of `slot` and adds what it lost to that session's
+ * loss count (logged when it stops). */
+void tl_session_release_writer(unsigned slot, tw_writer *tw);
+
+/* CLOCK_BOOTTIME when the current (or last) period of `slot` started: no
+ * work traced in it is older. 0 before the first one. */
+uint64_t tl_session_slot_started_ns(unsigned slot);
 
 /* Process id and the name written as producer in docs/logs. */
 int tl_session_pid(void);

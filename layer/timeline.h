@@ -118,6 +118,27 @@ enum tl_cmd_kind {
     TL_CMD_BARRIER, /* vkCmdPipelineBarrier, …2, …2KHR: not a region */
 };
 
+/* The shapes of a transfer command's parameters (tl_cmd.u.transfer): what
+ * tl_cmd.u.transfer.data points to, read only when the command is timed. */
+enum tl_xfer_form {
+    TL_XFER_NONE,
+    TL_XFER_BUFFER_COPY,       /* count VkBufferCopy */
+    TL_XFER_BUFFER_COPY2,      /* VkCopyBufferInfo2 */
+    TL_XFER_IMAGE_COPY,        /* count VkImageCopy */
+    TL_XFER_IMAGE_COPY2,       /* VkCopyImageInfo2 */
+    TL_XFER_BUFFER_IMAGE,      /* count VkBufferImageCopy (either direction) */
+    TL_XFER_BUFFER_TO_IMAGE2,  /* VkCopyBufferToImageInfo2 */
+    TL_XFER_IMAGE_TO_BUFFER2,  /* VkCopyImageToBufferInfo2 */
+    TL_XFER_BLIT,              /* count VkImageBlit */
+    TL_XFER_BLIT2,             /* VkBlitImageInfo2 */
+    TL_XFER_RESOLVE,           /* count VkImageResolve */
+    TL_XFER_RESOLVE2,          /* VkResolveImageInfo2 */
+    TL_XFER_CLEAR_IMAGE,       /* count subresource ranges */
+    TL_XFER_CLEAR_ATTACHMENTS, /* count attachments, size rectangles */
+    TL_XFER_FILL,              /* size bytes (VK_WHOLE_SIZE: the rest of the buffer) */
+    TL_XFER_UPDATE,            /* size bytes */
+};
+
 /* Contents not known (a NULL VkSubpassBeginInfo): nothing is timed there. */
 #define TL_SUBPASS_CONTENTS_UNKNOWN VK_SUBPASS_CONTENTS_MAX_ENUM
 
@@ -137,9 +158,35 @@ struct tl_cmd {
             uint32_t count;
             const VkCommandBuffer *buffers;
         } execute; /* EXECUTE_COMMANDS */
+        struct {
+            uint32_t x, y, z; /* group counts; 0 for the indirect form */
+            uint32_t base_x, base_y, base_z;
+            VkBuffer buffer; /* vkCmdDispatchIndirect, else VK_NULL_HANDLE */
+            VkDeviceSize offset;
+        } dispatch; /* DISPATCH */
+        struct {
+            enum tl_xfer_form form;
+            uint32_t count;
+            const void *data;
+            VkDeviceSize size;
+        } transfer; /* COPY, BLIT, RESOLVE, CLEAR, FILL, UPDATE */
     } u;
 };
 void tl_cmd_pre(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd);
 void tl_cmd_post(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd);
+
+/* Commands that are no region but describe the ones that are (stage
+ * arguments, docs/layer.md): a draw of any kind is counted, a bound
+ * pipeline remembered. Called before the call down, cheap when tracing and
+ * one atomic load when not. */
+void tl_cmd_draw(gt_device *dev, VkCommandBuffer cb);
+void tl_cmd_bind_pipeline(gt_device *dev, VkCommandBuffer cb, VkPipelineBindPoint point,
+                          VkPipeline pipeline);
+
+/* Image views: created (after the call succeeded) and about to be
+ * destroyed; their formats name dynamic rendering's attachments. Called
+ * whether a session traces or not, like render passes. */
+void tl_image_view_created(gt_device *dev, VkImageView view, const VkImageViewCreateInfo *info);
+void tl_image_view_destroy(gt_device *dev, VkImageView view);
 
 #endif

@@ -11,8 +11,10 @@
 
 #include "layer/collector.h"
 #include "layer/config.h"
+#include "layer/gpu_identity.h"
 #include "layer/log.h"
 #include "layer/timeline.h"
+#include "layer/timeline_context.h"
 #include "layer/timeline_lookup.h"
 #include "layer/timeline_query.h"
 #include "layer/timeline_record.h"
@@ -20,7 +22,9 @@
 #include "layer/timeline_submission.h"
 #include "layer/timeline_util.h"
 
-static atomic_uint gpu_counter;
+/* VkDevices this process created: numbers its devices for clock and queue
+ * names (two VkDevices on one GPU share its gpu_id). */
+static atomic_uint device_counter;
 
 /* ---- command buffers -------------------------------------------------------- */
 
@@ -196,14 +200,15 @@ static void client_stop(tl_session_client *client, bool exiting)
         col_release_writer(td->collector, exiting);
     uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
-        tl_queue_release_writer(td->queues[i]);
+        tl_queue_release_stale_writers(td->queues[i]);
 }
 
-static void client_clear(tl_session_client *client)
+static void client_clear(tl_session_client *client, unsigned slot)
 {
     tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
     if (atomic_load(&td->started) && td->collector)
-        col_clear_incremental_state(td->collector);
+        col_clear_incremental_state(td->collector, slot);
+    tl_context_clear(td, slot);
 }
 
 /* ---- device --------------------------------------------------------------------- */
@@ -318,7 +323,7 @@ static void choose_clock(tl_device *td)
     for (unsigned i = 0; i < VK_UUID_SIZE; i++)
         snprintf(hex + 2 * i, 3, "%02x", td->uuid[i]);
     snprintf(td->clock_name, sizeof td->clock_name, "gputrace/vk/%s/pid%d/dev%u", hex, td->pid,
-             td->gpu_id);
+             td->ordinal);
     td->clock_id = gc_global_clock_id(td->clock_name);
 }
 
@@ -330,11 +335,14 @@ VkResult tl_device_create(gt_device *dev)
     const gt_instance *inst = dev->instance;
     td->gt = dev;
     td->pid = tl_session_pid();
-    td->gpu_id = atomic_fetch_add(&gpu_counter, 1);
+    td->ordinal = atomic_fetch_add(&device_counter, 1);
     inst->vk.GetPhysicalDeviceProperties(dev->physical_device, &td->props);
+    gi_identify(&td->identity, inst, dev->physical_device, &dev->alloc);
+    td->gpu_id = td->identity.gpu_id;
     inst->vk.GetPhysicalDeviceQueueFamilyProperties(dev->physical_device, &td->nfamilies, NULL);
     td->families = tl_alloc(td, (size_t)(td->nfamilies ? td->nfamilies : 1) * sizeof *td->families);
     if (!td->families) {
+        gi_finish(&td->identity, &dev->alloc);
         gt_free(&dev->alloc, td);
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
@@ -423,6 +431,7 @@ void tl_device_destroy(gt_device *dev)
     pthread_mutex_destroy(&td->fence_lock);
     pthread_mutex_destroy(&td->pool_lock);
     tl_free(td, td->families);
+    gi_finish(&td->identity, &dev->alloc);
     tl_names_destroy(td->names);
     dev->timeline = NULL;
     gt_free(&dev->alloc, td);

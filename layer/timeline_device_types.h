@@ -16,6 +16,7 @@
 
 #include "layer/alloc.h"
 #include "layer/gpu_clock.h"
+#include "layer/gpu_identity.h"
 #include "layer/handle_table.h"
 #include "layer/object_names.h"
 #include "layer/objects.h"
@@ -50,6 +51,18 @@ struct tl_pool {
     tl_cb *cbs;
 };
 
+/* Threads a queue's writer has described so far (a few threads submit to
+ * one queue; more than TL_QUEUE_THREADS start the list afresh). */
+#define TL_QUEUE_THREADS 8u
+typedef struct tl_queue_tracks tl_queue_tracks;
+struct tl_queue_tracks {
+    tw_writer *writer; /* the writer they were described on */
+    uint32_t gen;
+    bool process;
+    uint32_t nthreads;
+    int32_t tids[TL_QUEUE_THREADS];
+};
+
 typedef struct tl_queue tl_queue;
 struct tl_queue {
     VkQueue handle;
@@ -57,11 +70,18 @@ struct tl_queue {
     uint32_t slot;       /* index in tl_device.queues: hw_queue_iid - TL_QUEUE_IID_BASE */
     uint32_t valid_bits; /* of its family */
 
-    /* The vk_queue_submit writer (used under the application's queue
-    * synchronisation; the lock is for the session ending meanwhile). */
+    /* The vk_queue_submit writers, one per session slot (used under the
+    * application's queue synchronisation; the lock is for a session
+    * ending meanwhile); writer_gen: the slot's generation of the last
+    * attempt. */
     pthread_mutex_t writer_lock;
-    tw_writer *writer;
-    uint32_t writer_gen;
+    tw_writer *writer[TL_SESSION_SLOTS];
+    uint32_t writer_gen[TL_SESSION_SLOTS];
+    /* Process and thread tracks already described on each writer
+     * (timeline_context.c), under writer_lock; `redescribe`: bit per slot
+     * whose incremental state was cleared. */
+    tl_queue_tracks tracks[TL_SESSION_SLOTS];
+    atomic_uint redescribe;
 
     /* Between tl_queue_submit_pre and _post (queue externally synchronised). */
     tl_submission *pending;
@@ -81,7 +101,12 @@ typedef struct tl_collector tl_collector;
 struct tl_device {
     gt_device *gt;
     tl_session_client client;
+    /* Machine-wide GPU number (gpu_id.h) and what GpuInfo says about it. */
     uint32_t gpu_id;
+    gi_identity identity;
+    /* This VkDevice's number in the process (0 first): keeps the clocks
+     * and queue tracks of two VkDevices on one GPU apart. */
+    uint32_t ordinal;
     int pid;
 
     VkPhysicalDeviceProperties props;
@@ -110,9 +135,11 @@ struct tl_device {
     pthread_mutex_t lock;
     ht_table cbs;   /* VkCommandBuffer -> tl_cb */
     ht_table pools; /* VkCommandPool -> tl_pool */
-    /* VkRenderPass -> subpass view masks (timeline_record.c). */
+    /* VkRenderPass -> subpass view masks and attachments, VkImageView ->
+    * format (timeline_render_pass.c), both under rp_lock. */
     pthread_mutex_t rp_lock;
     ht_table render_passes;
+    ht_table image_views;
     atomic_bool started;
     bool start_failed;
 

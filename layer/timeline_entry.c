@@ -15,6 +15,7 @@
 #include "layer/timeline.h"
 #include "layer/timeline_device.h"
 #include "layer/timeline_lookup.h"
+#include "layer/timeline_meta.h"
 #include "layer/timeline_record.h"
 #include "layer/timeline_render_pass.h"
 #include "layer/timeline_submit.h"
@@ -86,6 +87,21 @@ void tl_render_pass_destroy(gt_device *dev, VkRenderPass rp)
     tl_device *td = tl_device_of(dev);
     if (td)
         tl_render_pass_remove(td, rp);
+}
+
+/* Like render passes, not gated on active(). */
+void tl_image_view_created(gt_device *dev, VkImageView view, const VkImageViewCreateInfo *info)
+{
+    tl_device *td = tl_device_of(dev);
+    if (td && info)
+        tl_image_view_add(td, view, info->format);
+}
+
+void tl_image_view_destroy(gt_device *dev, VkImageView view)
+{
+    tl_device *td = tl_device_of(dev);
+    if (td)
+        tl_image_view_remove(td, view);
 }
 
 void tl_queue_submit_pre(gt_device *dev, VkQueue queue, const tl_submit *submit)
@@ -175,4 +191,25 @@ void tl_cmd_post(gt_device *dev, VkCommandBuffer cb, const tl_cmd *cmd)
     tl_cb *tcb = tl_cb_find(td, cb);
     if (tcb)
         tl_record_cmd_post(td, tcb, cmd);
+}
+
+void tl_cmd_draw(gt_device *dev, VkCommandBuffer cb)
+{
+    tl_device *td = tl_device_of(dev);
+    if (!active(td))
+        return;
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (tcb && tcb->rec)
+        tl_meta_draw(tcb->rec);
+}
+
+void tl_cmd_bind_pipeline(gt_device *dev, VkCommandBuffer cb, VkPipelineBindPoint point,
+                          VkPipeline pipeline)
+{
+    tl_device *td = tl_device_of(dev);
+    if (!active(td))
+        return;
+    tl_cb *tcb = tl_cb_find(td, cb);
+    if (tcb && tcb->rec)
+        tl_meta_bind_pipeline(tcb->rec, point, pipeline);
 }

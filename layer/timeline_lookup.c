@@ -51,13 +51,26 @@ tl_queue *tl_queue_find(tl_device *td, VkQueue queue)
     return NULL;
 }
 
-void tl_queue_release_writer(tl_queue *q)
+static void release_writers(tl_queue *q, bool all)
 {
     pthread_mutex_lock(&q->writer_lock);
-    if (q->writer)
-        tl_session_release_writer(q->writer);
-    q->writer = NULL;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        if (q->writer[i] && (all || q->writer_gen[i] != tl_session_slot_generation(i))) {
+            tl_session_release_writer(i, q->writer[i]);
+            q->writer[i] = NULL;
+        }
+    }
     pthread_mutex_unlock(&q->writer_lock);
+}
+
+void tl_queue_release_writer(tl_queue *q)
+{
+    release_writers(q, true);
+}
+
+void tl_queue_release_stale_writers(tl_queue *q)
+{
+    release_writers(q, false);
 }
 
 /* ---- fences -------------------------------------------------------------------- */

@@ -20,7 +20,10 @@ void tl_cb_cache_invalidate(void);
 VkFence tl_fence_get(tl_device *td);
 void tl_fence_put(tl_device *td, VkFence fence); /* signaled or not: reset here */
 
-/* Gives the queue's vk_queue_submit writer back to the session. */
+/* Gives the queue's vk_queue_submit writers back to the session: all of
+ * them, or those of the sessions that stopped (their slot's generation
+ * changed). */
 void tl_queue_release_writer(tl_queue *q);
+void tl_queue_release_stale_writers(tl_queue *q);
 
 #endif

@@ -82,6 +82,7 @@
 
 #include "layer/log.h"
 #include "layer/timeline_lookup.h"
+#include "layer/timeline_meta.h"
 #include "layer/timeline_query.h"
 #include "layer/timeline_record.h"
 #include "layer/timeline_recording.h"
@@ -257,10 +258,11 @@ static tl_region *add_region(tl_device *td, tl_recording *rec, enum tl_stage sta
     return r;
 }
 
-/* Opens a region with its start timestamp; TL_NO_SLOT when not timed. */
+/* Opens a region with its start timestamp; TL_NO_SLOT when not timed
+ * (also when no running session wants its stage: low overhead). */
 static uint32_t open_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api)
 {
-    if (!can_stamp(rec) || rec->exhausted)
+    if (!can_stamp(rec) || rec->exhausted || !tl_session_times_stage(stage))
         return TL_NO_SLOT;
     const uint32_t views = rec->views;
     uint32_t slot, index;
@@ -479,6 +481,7 @@ void tl_record_end(tl_device *td, tl_cb *tcb)
     /* Nothing may follow a suspension, and a recording without any action
     * command may lie wholly between a suspension and its resumption. */
     const bool may_append = !rec->maybe_suspended && !rec->start_pending;
+    tl_meta_command_buffer_end(rec);
     close_command_buffer(td, rec);
     if (may_append)
         tl_recording_copy_results(td, rec);
@@ -513,6 +516,7 @@ static void note_executed(tl_device *td, tl_recording *rec, uint32_t count,
         tl_cb *sec = tl_cb_find(td, buffers[i]);
         if (!sec || !sec->rec)
             continue;
+        tl_meta_executed(rec, sec->rec);
         uint32_t index;
         if (!tl_grow(td, (void **)&rec->executed, &rec->executed_cap, rec->nexecuted + 1,
                      sizeof *rec->executed))
@@ -581,6 +585,7 @@ void tl_record_cmd_pre(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
             rec->regions[index].handle = (uint64_t)info->renderPass;
             rec->regions[index].target = (uint64_t)info->framebuffer;
         }
+        tl_meta_render_pass(td, rec, index, info);
         break;
     }
     case TL_CMD_BEGIN_RENDERING: {
@@ -592,6 +597,7 @@ void tl_record_cmd_pre(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
             index = open_region(td, rec, TL_STAGE_RENDERING, cmd->api);
             if (index != TL_NO_SLOT && ri->colorAttachmentCount && ri->pColorAttachments)
                 rec->regions[index].target = (uint64_t)ri->pColorAttachments[0].imageView;
+            tl_meta_rendering(td, rec, index, ri);
         }
         break;
     }
@@ -612,6 +618,7 @@ void tl_record_cmd_pre(tl_device *td, tl_cb *tcb, const tl_cmd *cmd)
     case TL_CMD_FILL:
     case TL_CMD_UPDATE:
         index = open_region(td, rec, stage_of(cmd->kind), cmd->api);
+        tl_meta_command(rec, index, cmd);
         break;
     case TL_CMD_END_RENDERING:
         if (rec->in_rendering && (rec->rendering_flags & VK_RENDERING_SUSPENDING_BIT))
@@ -643,6 +650,7 @@ static void leave_instance(tl_device *td, tl_recording *rec)
     rec->rp_handle = rec->rp_target = 0;
     rec->rendering_flags = 0;
     if (open != TL_NO_SLOT) {
+        tl_meta_instance_end(rec, open);
         rec->regions[open].rp_instance = 0;
         close_region(td, rec, open);
     }

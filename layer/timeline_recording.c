@@ -34,6 +34,9 @@ void tl_recording_clear(tl_recording *rec)
     rec->last_stamp = TL_NO_SLOT;
     rec->work_since_stamp = true;
     rec->full_barrier = false;
+    rec->natts = rec->draws = rec->dispatches = rec->inst_draws = rec->inst_dispatches = 0;
+    rec->compute_pipeline = rec->graphics_pipeline = 0;
+    rec->inst_pipeline = rec->first_draw_pipeline = 0;
     rec->exhausted = false;
     rec->copied = rec->multiview_stamps = false;
     rec->pending = NULL;
@@ -61,6 +64,7 @@ static void recording_destroy(tl_recording *rec)
     tl_free(td, rec->names);
     tl_free(td, rec->executed);
     tl_free(td, rec->rp_masks);
+    tl_free(td, rec->atts);
     pthread_mutex_destroy(&rec->lock);
     tl_free(td, rec);
 }
@@ -100,6 +104,7 @@ void tl_recordings_finish(tl_device *td)
         tl_free(td, rec->names);
         tl_free(td, rec->executed);
         tl_free(td, rec->rp_masks);
+        tl_free(td, rec->atts);
         pthread_mutex_destroy(&rec->lock);
         tl_free(td, rec);
     }

@@ -22,6 +22,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include "layer/timeline_meta_types.h"
 #include "layer/timeline_query_types.h"
 
 typedef struct tl_device tl_device;
@@ -50,6 +51,7 @@ struct tl_region {
     const char *api;      /* static string from the hook */
     uint64_t handle;      /* VkRenderPass */
     uint64_t target;      /* VkFramebuffer / first color VkImageView */
+    tl_region_meta meta;  /* what it ran: its stage arguments */
 };
 
 typedef struct tl_result tl_result;
@@ -110,6 +112,16 @@ struct tl_recording {
     /* A tl_full_barrier of ours is recorded: it orders every earlier
     * submission's writes, so the results copy needs no barrier of its own. */
     bool full_barrier;
+    /* Stage arguments (timeline_meta.c): the attachments the regions
+    * describe, what was recorded so far (executed secondaries included) and
+    * at the current instance's begin, the bound pipelines. */
+    tl_attachment *atts;
+    uint32_t natts, atts_cap;
+    uint32_t draws, dispatches;
+    uint32_t inst_draws, inst_dispatches;
+    uint64_t compute_pipeline, graphics_pipeline;
+    uint64_t inst_pipeline;       /* graphics pipeline of the instance's first draw */
+    uint64_t first_draw_pipeline; /* of the recording's first draw */
 
     /* Submissions (any thread, under lock). */
     pthread_mutex_t lock;

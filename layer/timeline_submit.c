@@ -51,6 +51,7 @@
 #include "layer/collector.h"
 #include "layer/emit.h"
 #include "layer/log.h"
+#include "layer/timeline_context.h"
 #include "layer/timeline_device.h"
 #include "layer/timeline_lookup.h"
 #include "layer/timeline_query.h"
@@ -372,21 +373,26 @@ void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
 static void write_submit_event(tl_device *td, tl_queue *q, const tl_submit *submit, uint32_t id,
                                uint64_t start, uint64_t end)
 {
-    uint32_t gen = tl_session_generation();
+    /* Every running session gets the event on its own sequence. */
     pthread_mutex_lock(&q->writer_lock);
-    if (q->writer && q->writer_gen != gen) {
-        tl_session_release_writer(q->writer);
-        q->writer = NULL;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
+        const uint32_t gen = tl_session_slot_generation(i);
+        if (q->writer[i] && q->writer_gen[i] != gen) {
+            tl_session_release_writer(i, q->writer[i]);
+            q->writer[i] = NULL;
+        }
+        if (!q->writer[i] && q->writer_gen[i] != gen) {
+            /* One attempt per tracing period (NULL while the slot is off). */
+            q->writer[i] = tl_session_new_writer(i, gen);
+            q->writer_gen[i] = gen;
+        }
+        if (q->writer[i]) {
+            em_queue_submit(q->writer[i], start, end - start, td->pid, thread_id(),
+                            (uint64_t)(uintptr_t)q->handle, submit->count, submit->submits,
+                            submit->submits2, id);
+            tl_context_submit(q, i, gen, q->writer[i], start, end, id);
+        }
     }
-    if (!q->writer && q->writer_gen != gen) {
-        /* One attempt per tracing period. */
-        q->writer = tl_session_new_writer(gen);
-        q->writer_gen = gen;
-    }
-    if (q->writer)
-        em_queue_submit(q->writer, start, end - start, td->pid, thread_id(),
-                        (uint64_t)(uintptr_t)q->handle, submit->count, submit->submits,
-                        submit->submits2, id);
     pthread_mutex_unlock(&q->writer_lock);
 }
 

@@ -110,6 +110,16 @@ SETTINGS = [
         "default": 2000,
     },
     {
+        "key": "low_overhead",
+        "env": "GPUTRACE_LOW_OVERHEAD",
+        "label": "Low overhead",
+        "description": "In-process backend: time and write only command buffers and render "
+        "pass / dynamic rendering instances (two timestamps each), like a Perfetto session "
+        "whose gpu_renderstages_config sets low_overhead.",
+        "type": "BOOL",
+        "default": False,
+    },
+    {
         "key": "startup_wait_ms",
         "env": "GPUTRACE_STARTUP_WAIT_MS",
         "label": "Service start-up wait",

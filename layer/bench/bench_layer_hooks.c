@@ -171,7 +171,37 @@ static VKAPI_ATTR VkResult VKAPI_CALL fake_GetTimeDomains(VkPhysicalDevice pd, u
     return VK_SUCCESS;
 }
 
+/* One host-visible, coherent type: what the layer asks for when it sets up
+ * its result memory (and a required instance call since the layer checks
+ * its dispatch: without it the layer passes everything through, and the
+ * benchmark would measure nothing). */
+static VKAPI_ATTR void VKAPI_CALL
+fake_GetPhysicalDeviceMemoryProperties(VkPhysicalDevice pd, VkPhysicalDeviceMemoryProperties *p)
+{
+    (void)pd;
+    memset(p, 0, sizeof *p);
+    p->memoryTypeCount = 1;
+    p->memoryTypes[0].propertyFlags = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                      VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    p->memoryHeapCount = 1;
+    p->memoryHeaps[0].size = UINT64_C(1) << 30;
+    p->memoryHeaps[0].flags = VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+}
+
 /* ---- fake device level ---------------------------------------------------------- */
+
+/* Timestamps the layer wrote: a run that should trace but wrote none
+ * measured a pass-through, and fails instead of printing a figure. */
+static atomic_ulong timestamps_written;
+
+static VKAPI_ATTR void VKAPI_CALL fake_CmdWriteTimestamp(VkCommandBuffer cb,
+                                                         VkPipelineStageFlagBits stage,
+                                                         VkQueryPool pool, uint32_t query)
+{
+    (void)cb, (void)stage, (void)pool, (void)query;
+    atomic_fetch_add_explicit(&timestamps_written, 1, memory_order_relaxed);
+}
 
 static VKAPI_ATTR void VKAPI_CALL fake_GetDeviceQueue(VkDevice dev, uint32_t family, uint32_t index,
                                                       VkQueue *q)
@@ -265,6 +295,8 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_gipa(VkInstance instance, c
         { "vkGetPhysicalDeviceProperties2", (PFN_vkVoidFunction)fake_GetPhysicalDeviceProperties2 },
         { "vkGetPhysicalDeviceQueueFamilyProperties",
           (PFN_vkVoidFunction)fake_GetPhysicalDeviceQueueFamilyProperties },
+        { "vkGetPhysicalDeviceMemoryProperties",
+          (PFN_vkVoidFunction)fake_GetPhysicalDeviceMemoryProperties },
         { "vkGetPhysicalDeviceFeatures2", (PFN_vkVoidFunction)fake_GetPhysicalDeviceFeatures2 },
         { "vkEnumerateDeviceExtensionProperties",
           (PFN_vkVoidFunction)fake_EnumerateDeviceExtensionProperties },
@@ -293,6 +325,7 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_gdpa(VkDevice dev, const ch
         { "vkCreateFence", (PFN_vkVoidFunction)fake_CreateHandle },
         { "vkAllocateCommandBuffers", (PFN_vkVoidFunction)fake_AllocateCommandBuffers },
         { "vkGetQueryPoolResults", (PFN_vkVoidFunction)fake_GetQueryPoolResults },
+        { "vkCmdWriteTimestamp", (PFN_vkVoidFunction)fake_CmdWriteTimestamp },
         { "vkGetCalibratedTimestampsEXT", (PFN_vkVoidFunction)fake_GetCalibratedTimestamps },
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -567,14 +600,23 @@ int main(int argc, char **argv)
     qsort(with, ROUNDS, sizeof with[0], cmp_u64);
     qsort(without, ROUNDS, sizeof without[0], cmp_u64);
     const double regions = (double)per_round * REGIONS_PER_CB;
+    const unsigned long timestamps = atomic_load(&timestamps_written);
+    const char *output = getenv("GPUTRACE_OUTPUT");
+    if (output && *output && !timestamps) {
+        fprintf(stderr, "bench_layer_hooks: the layer wrote no timestamp although it should "
+                        "trace (GPUTRACE_OUTPUT is set): it passed everything through "
+                        "(GPUTRACE_LOG=info says why)\n");
+        return 1;
+    }
     double ns = ((double)with[ROUNDS / 2] - (double)without[ROUNDS / 2]) / regions;
     printf("BENCH %s %.1f ns\n", label, ns);
     printf("BENCH %s_collector %.1f ns\n", label, (double)col / (regions * ROUNDS));
     fprintf(stderr,
             "bench_layer_hooks: %u command buffers x %d regions per round, %d rounds; "
-            "median thread CPU %.1f ms through the layer, %.1f ms direct\n",
+            "median thread CPU %.1f ms through the layer, %.1f ms direct; "
+            "%.2f timestamps per region\n",
             per_round, REGIONS_PER_CB, ROUNDS, (double)with[ROUNDS / 2] / 1e6,
-            (double)without[ROUNDS / 2] / 1e6);
+            (double)without[ROUNDS / 2] / 1e6, (double)timestamps / (regions * (ROUNDS + 0.25)));
 
     ((PFN_vkDestroyDevice)layer_gdpa(device, "vkDestroyDevice"))(device, NULL);
     ((PFN_vkDestroyInstance)layer_gipa(instance, "vkDestroyInstance"))(instance, NULL);

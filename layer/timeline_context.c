@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* timeline_context.c — see timeline_context.h.
+ *
+ * Track descriptors are global to a trace, but a reader that lost the
+ * start of a sequence (ring buffer wrapped) has lost them too: so each
+ * queue writer repeats them where its sequence begins and after a clear of
+ * its incremental state, and a thread is described on the first writer it
+ * submits through. Reading /proc happens once per thread per writer, not
+ * per submission.
+ */
+#include "layer/timeline_context.h"
+
+#include <string.h>
+
+#include "layer/emit_context.h"
+#include "layer/process_info.h"
+
+static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
+{
+    const pi_process *p = pi_process_get();
+    if (!t->process) {
+        emc_process_track(w, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len);
+        if (p->cmdline_len)
+            emc_process_tree(w, ts, p->pid, p->ppid, p->cmdline, p->cmdline_len);
+        t->process = true;
+    }
+    for (uint32_t i = 0; i < t->nthreads; i++) {
+        if (t->tids[i] == tid)
+            return;
+    }
+    if (t->nthreads == TL_QUEUE_THREADS)
+        t->nthreads = 0; /* repeating a descriptor is harmless */
+    t->tids[t->nthreads++] = tid;
+    char name[32];
+    pi_thread_name(tid, name, sizeof name);
+    emc_thread_track(w, ts, pi_thread_uuid(tid), p->uuid, p->pid, tid, name);
+}
+
+void tl_context_submit(tl_queue *q, unsigned slot, uint32_t gen, tw_writer *w, uint64_t begin,
+                       uint64_t end, uint32_t submission_id)
+{
+    tl_queue_tracks *t = &q->tracks[slot];
+    const unsigned bit = 1u << slot;
+    const bool cleared = atomic_load_explicit(&q->redescribe, memory_order_relaxed) & bit;
+    if (cleared)
+        atomic_fetch_and(&q->redescribe, ~bit);
+    if (cleared || t->writer != w || t->gen != gen) {
+        memset(t, 0, sizeof *t);
+        t->writer = w;
+        t->gen = gen;
+    }
+    const int32_t tid = pi_thread_id();
+    describe(t, w, begin, tid);
+    emc_submit_slice(w, begin, end, pi_thread_uuid(tid), submission_id);
+}
+
+void tl_context_clear(tl_device *td, unsigned slot)
+{
+    uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        atomic_fetch_or(&td->queues[i]->redescribe, 1u << slot);
+}
