@@ -91,6 +91,8 @@ int main(int argc, char **argv)
         unreadable |= !tool_check_file(PROG, paths[i], &cfg.o, tty, &files[i], errors);
 
     int status = report(files, n_files, &cfg.o, unreadable);
+    if (!tool_check_config_close(PROG, &cfg))
+        status = TOOL_EXIT_USAGE;
 
     for (size_t i = 0; i < n_files; i++)
         tk_result_free(files[i].result);

@@ -48,7 +48,8 @@ static const GOptionEntry entries[] = {
     { NULL, 0, 0, 0, NULL, NULL, NULL },
 };
 
-/* TracePacket payload names by field number (upstream v47 numbering). */
+/* TracePacket payload names by field number (upstream v47 numbering, and
+ * gpu_info from later upstream). */
 static const char *payload_name(uint32_t id)
 {
     switch (id) {
@@ -114,6 +115,8 @@ static const char *payload_name(uint32_t id)
         return "trace_uuid";
     case 107:
         return "remote_clock_sync";
+    case 128: /* newer than v47, which skips it */
+        return "gpu_info";
     case 133:
         return "zstd_compressed_packets";
     case 900:

@@ -130,6 +130,12 @@ typedef struct tk_check_options {
     /* For fuzzing: at the end, check the clock graphs' path index against a
      * full search and abort() on a difference. */
     bool self_check;
+    /* When set, called for every GPU render stage the import keeps (a
+     * gpu_slice row in trace_processor) with its event_id, its time on the
+     * trace clock and its submission_id: what --gpu-stages prints, so that
+     * the conversion can be compared with trace_processor's gpu_slice.ts. */
+    void (*on_gpu_stage)(void *ctx, uint64_t event_id, int64_t ts, uint32_t submission_id);
+    void *on_gpu_stage_ctx;
 } tk_check_options;
 
 void tk_check_options_default(tk_check_options *o);

@@ -56,7 +56,7 @@ void tk_match_gpu_stage(tk_checker *c, tk_seq_state *s, pb_bytes b, int64_t ts)
 {
     pb_reader r;
     bool has_event_id = false, has_queue_iid = false, has_stage_iid = false, has_context = false;
-    uint64_t queue_iid = 0, stage_iid = 0, context = 0, hw_queue_id = 0;
+    uint64_t queue_iid = 0, stage_iid = 0, context = 0, hw_queue_id = 0, event_id = 0;
     uint32_t submission_id = 0;
     uint32_t id;
     uint8_t wt;
@@ -66,8 +66,12 @@ void tk_match_gpu_stage(tk_checker *c, tk_seq_state *s, pb_bytes b, int64_t ts)
         if (wt == PB_WIRE_VARINT) {
             switch (id) {
             case TK_GRS_EVENT_ID:
+                /* Present is all the importer asks; the value is only
+                 * for on_gpu_stage. */
                 has_event_id = true;
-                break; /* present is all that matters */
+                if (!pb_reader_varint(&r, &event_id))
+                    goto done;
+                continue;
             case TK_GRS_HW_QUEUE_IID:
             case TK_GRS_STAGE_IID:
             case TK_GRS_CONTEXT:
@@ -121,6 +125,8 @@ done:
         tk_import_lookup_interned(c, &s->specs, stage_iid);
     }
     c->gpu_events++;
+    if (c->o.on_gpu_stage)
+        c->o.on_gpu_stage(c->o.on_gpu_stage_ctx, event_id, ts, submission_id);
 
     if (!submission_id)
         return;

@@ -5,6 +5,7 @@
 #include "toolkit/tool_check.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +14,7 @@
 #include "toolkit/tool_common.h"
 
 static gboolean opt_json, opt_verbose, opt_allow_loss, opt_fatal_warnings, opt_no_progress;
-static gchar *opt_junit, *opt_plot, *opt_clock_names_file;
+static gchar *opt_junit, *opt_plot, *opt_clock_names_file, *opt_gpu_stages;
 static gchar **opt_clock_names, **opt_deviations, **opt_files;
 static gint64 opt_max_error_ns = 1000000;
 static gdouble opt_max_drift_ppm = 500;
@@ -33,6 +34,10 @@ static const GOptionEntry entries[] = {
       "Also write a JUnit XML report (one test case per file and check)", "FILE" },
     { "plot", 0, 0, G_OPTION_ARG_FILENAME, &opt_plot,
       "Also write an SVG plot of each custom clock's offset and residual", "FILE.svg" },
+    { "gpu-stages", 0, 0, G_OPTION_ARG_FILENAME, &opt_gpu_stages,
+      "Also write every GPU render stage the import keeps, one line each: event_id, "
+      "time on the trace clock (ns), submission_id; \"# FILE\" before each input's",
+      "FILE" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose,
       "Summary: list builtin clocks, every non-zero stat and the throughput", NULL },
     { "max-error-ns", 0, 0, G_OPTION_ARG_INT64, &opt_max_error_ns,
@@ -114,8 +119,8 @@ static const char description[] =
     "  0  every file passed\n"
     "  1  at least one file has failing violations\n"
     "  2  usage error, an input could not be opened, read or decoded (also: a limit\n"
-    "     on packet size or inflated data exceeded), or --junit or --plot could not\n"
-    "     be written\n";
+    "     on packet size or inflated data exceeded), or --junit, --plot or\n"
+    "     --gpu-stages could not be written\n";
 
 /* ---- options ---------------------------------------------------------------- */
 
@@ -211,6 +216,13 @@ static bool read_clock_names_file(const char *prog, tool_check_config *cfg)
     return true;
 }
 
+/* --gpu-stages: one line per GPU render stage, as trace_processor's
+ * gpu_slice would hold it. */
+static void write_gpu_stage(void *ctx, uint64_t event_id, int64_t ts, uint32_t submission_id)
+{
+    fprintf(ctx, "%" PRIu64 " %" PRId64 " %" PRIu32 "\n", event_id, ts, submission_id);
+}
+
 static void fill_options(tool_check_config *cfg)
 {
     tk_check_options_default(&cfg->o);
@@ -231,6 +243,10 @@ static void fill_options(tool_check_config *cfg)
     cfg->o.inflate_limits.max_bytes = (uint64_t)opt_max_inflated;
     cfg->o.inflate_limits.max_ratio = (uint32_t)opt_max_inflate_ratio;
     cfg->o.keep_plot_points = opt_plot != NULL;
+    if (cfg->gpu_stages) {
+        cfg->o.on_gpu_stage = write_gpu_stage;
+        cfg->o.on_gpu_stage_ctx = cfg->gpu_stages;
+    }
 }
 
 /* ---- interface ------------------------------------------------------------------ */
@@ -288,12 +304,30 @@ bool tool_check_config_build(const char *prog, tool_check_config *cfg)
         }
         g_array_append_val(cfg->devs, dv);
     }
+    if (opt_gpu_stages && !(cfg->gpu_stages = fopen(opt_gpu_stages, "w"))) {
+        tool_error(prog, "%s: %s", opt_gpu_stages, g_strerror(errno));
+        return false;
+    }
     fill_options(cfg);
     return true;
 }
 
+bool tool_check_config_close(const char *prog, tool_check_config *cfg)
+{
+    if (!cfg->gpu_stages)
+        return true;
+    bool ok = !ferror(cfg->gpu_stages);
+    ok &= fclose(cfg->gpu_stages) == 0;
+    cfg->gpu_stages = NULL;
+    if (!ok)
+        tool_error(prog, "%s: %s", opt_gpu_stages, g_strerror(errno ? errno : EIO));
+    return ok;
+}
+
 void tool_check_config_clear(tool_check_config *cfg)
 {
+    if (cfg->gpu_stages)
+        fclose(cfg->gpu_stages);
     if (cfg->names)
         g_array_unref(cfg->names);
     if (cfg->name_storage)
@@ -321,6 +355,8 @@ bool tool_check_file(const char *prog, const char *path, const tk_check_options 
             close(fd);
         return false;
     }
+    if (o->on_gpu_stage == write_gpu_stage)
+        fprintf(o->on_gpu_stage_ctx, "# %s\n", path);
     progress pr = { .prog = prog, .path = path };
     if (S_ISREG(st.st_mode))
         pr.size = (uint64_t)st.st_size;
@@ -368,9 +404,10 @@ void tool_check_free_args(void)
     g_free(opt_junit);
     g_free(opt_plot);
     g_free(opt_clock_names_file);
+    g_free(opt_gpu_stages);
     g_strfreev(opt_clock_names);
     g_strfreev(opt_deviations);
     g_strfreev(opt_files);
-    opt_junit = opt_plot = opt_clock_names_file = NULL;
+    opt_junit = opt_plot = opt_clock_names_file = opt_gpu_stages = NULL;
     opt_clock_names = opt_deviations = opt_files = NULL;
 }

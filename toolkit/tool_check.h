@@ -8,6 +8,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "toolkit/tk_checks.h"
 #include "toolkit/tk_report.h"
@@ -18,6 +19,7 @@ typedef struct tool_check_config {
     GArray *names;           /* tk_clock_name, o.names points here */
     GPtrArray *name_storage; /* lines of --clock-names */
     GArray *devs;            /* tk_clock_deviation */
+    FILE *gpu_stages;        /* --gpu-stages, open from build to close */
 } tool_check_config;
 
 /* What gputrace-check writes besides the verdict. */
@@ -34,6 +36,9 @@ bool tool_check_parse_passthrough(GPtrArray *args, GError **error);
 /* After parsing: checks the values and builds the options; false after
  * printing `prog: why` (a usage error). Clear it even then. */
 bool tool_check_config_build(const char *prog, tool_check_config *cfg);
+/* Finishes the --gpu-stages file; false after printing `prog: FILE: why`
+ * when it could not be written (exit status 2). */
+bool tool_check_config_close(const char *prog, tool_check_config *cfg);
 void tool_check_config_clear(tool_check_config *cfg);
 
 /* Checks one file ("-": standard input) into *f. False when it could not

@@ -12,7 +12,10 @@
 #   * every nonzero traced_buf_* / ftrace_cpu_* stat of ours: reported by
 #     trace_processor too (it lists these indexed stats only when set);
 #   * GPU slices: render stages = gpu_render_stage_events, slices on the
-#     "Vulkan Events" track (one per vkQueueSubmit) = vulkan_api_events.
+#     "Vulkan Events" track (one per vkQueueSubmit) = vulkan_api_events;
+#   * every GPU render stage's time on the trace clock as gputrace-check
+#     converts it (--gpu-stages) = its gpu_slice.ts, with the same
+#     submission_id (compared as sorted lists: gpu_slice has no event_id).
 # Differences by design are listed below with their reason. Our own stats
 # (previous_packet_dropped, sequence_packet_loss, incremental_state_*, ...)
 # have no counterpart in trace_processor v47 and are not compared here; the
@@ -69,11 +72,14 @@ select '#gpu_render_stage_events', 'figure', count(*) from gpu_slice s
   join gpu_track t on s.track_id = t.id where t.name <> 'Vulkan Events'
 union all
 select '#vulkan_api_events', 'figure', count(*) from gpu_slice s
-  join gpu_track t on s.track_id = t.id where t.name = 'Vulkan Events';
+  join gpu_track t on s.track_id = t.id where t.name = 'Vulkan Events'
+union all
+select '@stage', s.ts, s.submission_id from gpu_slice s
+  join gpu_track t on s.track_id = t.id where t.scope = 'gpu_render_stage';
 EOF
 
 echo "trace_processor: $tp ($(head -n 1 <<<"$version"))"
-traces=0 bad=0 skipped=0 differing=0
+traces=0 bad=0 skipped=0 differing=0 stages=0
 for dir in "$@"; do
   for f in "$dir"/*.pftrace; do
     [[ -f $f ]] || continue
@@ -93,7 +99,8 @@ for dir in "$@"; do
     tp_rc=$?
     # No address-space limit here: a sanitizer build reserves terabytes of
     # shadow memory up front (gputrace-check bounds its own memory).
-    (exec timeout 60 "$check" --json --no-progress "$f") >"$work/ours.json" 2>"$work/ours.err"
+    (exec timeout 60 "$check" --json --no-progress --gpu-stages "$work/ours.stages" "$f") \
+      >"$work/ours.json" 2>"$work/ours.err"
     ours_rc=$?
     if ((ours_rc > 2)); then
       echo "FAIL: $name: gputrace-check exited $ours_rc: $(tail -n 3 "$work/ours.err")"
@@ -145,8 +152,21 @@ for dir in "$@"; do
          s { gsub(/[",:]/, ""); print $1, $2 }
          /^  "(gpu_render_stage_events|vulkan_api_events)": / { gsub(/[",:]/, ""); print "#" $1, $2 }' \
       "$work/ours.json" >"$work/ours.txt"
-    # Theirs: "name severity value", CSV without the header.
-    tail -n +2 "$work/tp.csv" | tr -d '"' | awk -F, '{ print $1, $2, $3 }' >"$work/tp.txt"
+    # Theirs: "name severity value", CSV without the header; the render
+    # stages ("@stage,ts,submission_id") apart.
+    tail -n +2 "$work/tp.csv" | tr -d '"' | awk -F, '$1 != "@stage" { print $1, $2, $3 }' >"$work/tp.txt"
+    tail -n +2 "$work/tp.csv" | tr -d '"' | awk -F, '$1 == "@stage" { print $2, $3 }' |
+      sort -k1,1n -k2,2n >"$work/tp.stages"
+    # Ours: "event_id ts submission_id" after a "# FILE" line.
+    awk '!/^#/ { print $2, $3 }' "$work/ours.stages" | sort -k1,1n -k2,2n >"$work/ours.stages.sorted"
+    if ! cmp -s "$work/tp.stages" "$work/ours.stages.sorted"; then
+      echo "FAIL: $name: GPU render stages (trace-clock ts, submission_id) differ:" \
+        "trace_processor $(wc -l <"$work/tp.stages"), gputrace-check $(wc -l <"$work/ours.stages.sorted") rows"
+      diff "$work/tp.stages" "$work/ours.stages.sorted" | head -n 6 | sed 's/^/  /'
+      bad=$((bad + 1))
+      continue
+    fi
+    stages=$((stages + $(wc -l <"$work/tp.stages")))
     out=$(awk -v trace="$name" '
       FNR == NR { tp[$1] += $3; sev[$1] = $2; next }
       { ours[$1] = $2 }
@@ -171,6 +191,7 @@ for dir in "$@"; do
   done
 done
 
-echo "$traces traces: $((traces - skipped)) compared, $skipped not run, $differing differing by design, $bad failing"
+echo "$traces traces: $((traces - skipped)) compared ($stages GPU render stages with equal" \
+  "trace-clock timestamps), $skipped not run, $differing differing by design, $bad failing"
 ((traces > 0)) || { echo "FAIL: no trace found in $*"; exit 1; }
 ((bad == 0))
