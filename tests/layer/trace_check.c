@@ -26,6 +26,10 @@
  *     with the service's own snapshots reproduces the device value (which
  *     is CLOCK_MONOTONIC there) within --tolerance-ns.
  *
+ * With --print-args it also prints one "stage_args stage=NAME KEY=VALUE..."
+ * line per event: its extra_data arguments (the layer's stage arguments),
+ * for a test to compare with what the program recorded.
+ *
  * Prints one "trace_check: key=value ..." summary line; exit 0 pass,
  * 1 a check failed, 2 usage or unreadable input.
  */
@@ -138,7 +142,7 @@ static char stage_names[64][64];
 /* ---- options ------------------------------------------------------------------- */
 
 static long long opt_expect = -1;
-static bool opt_monotonic, opt_trace_stats;
+static bool opt_monotonic, opt_trace_stats, opt_print_args;
 static uint64_t trace_stats_seen;
 static uint64_t opt_tolerance = 1000, opt_snap_tolerance = 1000;
 static struct {
@@ -314,6 +318,32 @@ static uint64_t collected_of(pb_bytes ev)
     return 0;
 }
 
+/* --print-args: the event's extra_data as one line ("KEY=VALUE" words; a
+ * space in a value is written as '_'). */
+static void print_args(const char *stage, pb_bytes ev)
+{
+    char line[4096];
+    size_t len = (size_t)snprintf(line, sizeof line, "stage_args stage=%s", stage);
+    pb_reader r;
+    pb_field f;
+    pb_reader_init(&r, ev.data, ev.size);
+    while (pb_reader_next(&r, &f) && len < sizeof line) {
+        if (f.id != perfetto_protos_GpuRenderStageEvent_FIELD_extra_data ||
+            f.wire_type != PB_WIRE_LEN)
+            continue;
+        perfetto_protos_GpuRenderStageEvent_ExtraData_view x;
+        if (!perfetto_protos_GpuRenderStageEvent_ExtraData_decode(&x, f.data, (size_t)f.value))
+            continue;
+        char name[128], value[256];
+        copy_bytes(name, sizeof name, x.name);
+        copy_bytes(value, sizeof value, x.value);
+        for (char *c = value; *c; c++)
+            *c = *c == ' ' ? '_' : *c;
+        len += (size_t)snprintf(line + len, sizeof line - len, " %s=%s", name, value);
+    }
+    puts(line);
+}
+
 /* trace_processor's rule: latest snapshot at or before ts, else the first. */
 static bool convert(uint32_t clock_id, uint64_t ts, uint64_t *boot)
 {
@@ -377,6 +407,13 @@ static void on_gpu_event(const perfetto_protos_TracePacket_view *p)
     };
     if (v.has_name)
         copy_bytes(e.name, sizeof e.name, v.name);
+    if (opt_print_args) {
+        char stage[64];
+        snprintf(stage, sizeof stage, "%s", s->name);
+        for (char *c = stage; *c; c++)
+            *c = *c == ' ' ? '_' : *c;
+        print_args(stage, p->gpu_render_stage_event);
+    }
     e.converted = convert(e.clock_id, e.ts, &e.boot_start);
     if (!e.converted)
         clock_sync_failure++;
@@ -610,7 +647,7 @@ static int usage(void)
                     "[--device-is-monotonic] [--expect-trace-stats]\n"
                     "                   [--expect-name NAME=N]... [--expect-within A=B]...\n"
                     "                   [--tolerance-ns N] [--snapshot-tolerance-ns N] "
-                    "FILE\n");
+                    "                   [--print-args] FILE\n");
     return 2;
 }
 
@@ -643,6 +680,8 @@ int main(int argc, char **argv)
             opt_nwithin++;
         } else if (!strcmp(a, "--expect-trace-stats")) {
             opt_trace_stats = true;
+        } else if (!strcmp(a, "--print-args")) {
+            opt_print_args = true;
         } else if (!strcmp(a, "--device-is-monotonic")) {
             opt_monotonic = true;
         } else if (!strcmp(a, "--tolerance-ns") && i + 1 < argc) {

@@ -27,10 +27,11 @@ MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 120
 C_EXTENSIONS = ('.c', '.h', '.cc')
 # Generated next to the one target that includes them (tests and benchmarks
-# of the code generator, the Vulkan command list of the dispatch probe).
+# of the code generator, the Vulkan command list of the dispatch probe, the
+# VkFormat names of the layer).
 LOCAL_GENERATED = {
     'pbtest.pbc.h', 'pbtest3.pbc.h', 'pbtest_dep.pbc.h', 'pbtest.pb.h',
-    'pb_bench.pbc.h', 'pb_bench.pb.h', 'vk_command_names.h',
+    'pb_bench.pbc.h', 'pb_bench.pb.h', 'vk_command_names.h', 'vk_format_names.h',
 }
 # Headers the build generates, named from the build root.
 GENERATED_PREFIXES = ('protos/perfetto/', 'shaders/')

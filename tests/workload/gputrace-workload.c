@@ -188,6 +188,8 @@ static void *thread_main(void *arg)
 {
     wl_thread *t = arg;
     t->ok = wl_thread_init(t);
+    if (t->ok)
+        wl_name_thread(t);
     for (uint32_t f = 0; t->ok && f < t->frames_to_run; f++) {
         if (f > 0 && deadline_ns && monotonic_ns() >= deadline_ns)
             break;
@@ -206,6 +208,8 @@ int main(int argc, char **argv)
     static wl_context ctx;
     static wl_thread threads[WL_MAX_THREADS];
     bool ok = wl_context_init(&ctx, &opt) && wl_pipelines_init(&ctx);
+    if (ok)
+        wl_name_shared(&ctx);
     if (duration_ms)
         deadline_ns = monotonic_ns() + (uint64_t)duration_ms * 1000000u;
 

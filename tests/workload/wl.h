@@ -73,6 +73,7 @@ struct wl_context {
     uint32_t tiny;          /* --submissions-per-frame */
     PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
     PFN_vkCmdEndDebugUtilsLabelEXT end_label;
+    PFN_vkSetDebugUtilsObjectNameEXT set_name; /* NULL without VK_EXT_debug_utils */
 
     /* Shared by all threads. */
     VkDescriptorSetLayout set_layout;
@@ -188,6 +189,10 @@ void wl_stamps_begin(wl_thread *t);
 void wl_stamp(wl_thread *t, VkCommandBuffer cb);
 void wl_stamp_after(wl_thread *t, VkCommandBuffer cb);
 void wl_stamps_inside(wl_thread *t, VkCommandBuffer cb, bool inside);
+
+/* wl_names.c: names the objects (the list is there), when it can. */
+void wl_name_shared(const wl_context *ctx);
+void wl_name_thread(const wl_thread *t);
 
 /* wl_tiny.c */
 bool wl_tiny_init(wl_thread *t);

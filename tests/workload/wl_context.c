@@ -361,6 +361,8 @@ static bool create_device(wl_context *ctx, const wl_options *opt)
         ctx->end_label = (PFN_vkCmdEndDebugUtilsLabelEXT)vkGetDeviceProcAddr(
             ctx->device, "vkCmdEndDebugUtilsLabelEXT");
         ctx->labels = ctx->begin_label && ctx->end_label;
+        ctx->set_name = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(
+            ctx->device, "vkSetDebugUtilsObjectNameEXT");
     }
     return true;
 }

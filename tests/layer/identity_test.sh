@@ -1,0 +1,204 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# identity_test.sh CASE — whose the GPU work is (issue #16 items 2, 3):
+#   embedded        one workload (2 threads, 2 queues), embedded backend: the
+#                   trace lists the GPU in GpuInfo at the render stages' gpu_id
+#                   with lavapipe's name, describes the process (name,
+#                   command line) and every submitting thread, and has one
+#                   vkQueueSubmit slice per submission on the submitter's
+#                   track (context_check)
+#   two-processes   two workloads at once through the system backend into
+#                   gputrace-service, one trace: the same gpu_id in both,
+#                   queue tracks named after each process and pid
+#   stage-args      the workload's stage arguments (trace_check --print-args)
+#                   and object names (gputrace-dump) in an embedded trace
+#   trace-processor Perfetto v47's trace_processor_shell on an embedded
+#                   trace: process.name/cmdline, thread.name, the slices on
+#                   the submitting threads' thread_track, no error or
+#                   data_loss stat (needs PERFETTO_BIN; SKIP without)
+# Environment (from meson): GT_WORKLOAD, GT_CONTEXT_CHECK, GT_EXPLICIT_DIR,
+# GT_GPUTRACE_SERVICE, GT_TRACE_CHECK, GT_GPUTRACE_DUMP (may not be built). Exit 0 pass, 1 fail, 77 skip.
+set -eu
+
+case_name=${1:?usage: identity_test.sh CASE}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-identity.XXXXXX")
+svc=
+cleanup() {
+    [ -z "$svc" ] || kill "$svc" 2> /dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+log=$tmp/gputrace.log
+trace=$tmp/trace.pftrace
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lavapipe_env.sh"
+
+export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
+export GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
+export PERFETTO_PRODUCER_SOCK_NAME="$tmp/producer.sock"
+asan_keep_lavapipe "$GT_WORKLOAD"
+
+# check TRACE: context_check must pass; its output in $tmp/check.
+check() {
+    "$GT_CONTEXT_CHECK" "$1" > "$tmp/check" 2>&1 || fail "context_check failed on $1"
+    cat "$tmp/check"
+}
+
+# bg_workload NAME: gputrace-workload in the background, output in $tmp/NAME.out.
+bg_workload() {
+    if [ -n "$preload" ]; then
+        LD_PRELOAD="$preload" "$GT_WORKLOAD" --frames 20 > "$tmp/$1.out" 2>&1 &
+    else
+        "$GT_WORKLOAD" --frames 20 > "$tmp/$1.out" 2>&1 &
+    fi
+}
+
+# queues_used: how many queues the last run workload used (its stderr).
+queues_used() {
+    n=$(sed -n 's/.*, \([0-9]*\) queue(s) of family.*/\1/p' "$tmp/err")
+    [ -n "$n" ] || fail "the workload did not say how many queues it used"
+    echo "$n"
+}
+
+# gpu_line ID: the GpuInfo entry at index ID.
+gpu_line() {
+    grep "^gpu index=$1 " "$tmp/check" || true
+}
+
+case $case_name in
+embedded)
+    export GPUTRACE_OUTPUT=$trace
+    run "$GT_WORKLOAD" --frames 3 --threads 2 --queues 2
+    check "$trace"
+    ids=$(sed -n 's/^stage_gpu_id //p' "$tmp/check")
+    [ "$(echo "$ids" | wc -l)" -eq 1 ] && [ -n "$ids" ] || fail "render stages on gpu ids '$ids'"
+    gpu_line "$ids" | grep -q ' name=llvmpipe' || fail "GpuInfo has no llvmpipe entry at gpu_id $ids"
+    gpu_line "$ids" | grep -q ' vendor=Mesa ' || fail "lavapipe's vendor is not Mesa"
+    gpu_line "$ids" | grep -q ' uuid=[0-9a-f]\{32\} ' || fail "no 16-byte uuid"
+    gpu_line "$ids" | grep -q ' driver_name=llvmpipe' || fail "no driver_name"
+    pid=$(sed -n 's/^process pid=\([0-9]*\) .*/\1/p' "$tmp/check")
+    [ -n "$pid" ] || fail "no process descriptor"
+    grep -q "^process pid=$pid name=gputrace-workload cmdline=$GT_WORKLOAD|--frames|3|--threads|2|--queues|2\$" \
+        "$tmp/check" || fail "process descriptor without the workload's name and command line"
+    [ "$(grep -c "^thread pid=$pid " "$tmp/check")" -ge 2 ] || fail "fewer than 2 thread descriptors"
+    grep "^queue name=" "$tmp/check" | grep -qv "(gputrace-workload $pid)\$" &&
+        fail "a queue track not named after the process"
+    # --queues 2 asks for up to two: lavapipe has one, a hardware GPU may
+    # have more; the workload says how many it used.
+    nq=$(queues_used)
+    [ "$(grep -c "^queue name=Vulkan queue 0\.[01] (gputrace-workload $pid)\$" "$tmp/check")" -eq "$nq" ] ||
+        fail "not $nq queue track(s) named after the process"
+    grep -q ' slices=[1-9]' "$tmp/check" || fail "no vkQueueSubmit slice"
+    ;;
+
+two-processes)
+    [ -x "${GT_GPUTRACE_SERVICE:-}" ] || skip "gputrace-service not built"
+    export GPUTRACE_BACKEND=system
+    "$GT_GPUTRACE_SERVICE" --output "$trace" --data-source gpu.renderstages \
+        --socket "$PERFETTO_PRODUCER_SOCK_NAME" > "$tmp/service.log" 2>&1 &
+    svc=$!
+    i=0
+    while [ ! -S "$PERFETTO_PRODUCER_SOCK_NAME" ] && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    bg_workload a
+    a=$!
+    bg_workload b
+    b=$!
+    wait $a || fail "workload a failed: $(cat "$tmp/a.out")"
+    wait $b || fail "workload b failed: $(cat "$tmp/b.out")"
+    kill -INT $svc
+    wait $svc || fail "gputrace-service failed: $(cat "$tmp/service.log")"
+    svc=
+    check "$trace"
+    ids=$(sed -n 's/^stage_gpu_id //p' "$tmp/check")
+    [ "$(echo "$ids" | wc -l)" -eq 1 ] && [ -n "$ids" ] ||
+        fail "the two processes' render stages are on gpu ids '$(echo $ids)', not one"
+    gpu_line "$ids" | grep -q ' name=llvmpipe' || fail "GpuInfo has no llvmpipe entry at gpu_id $ids"
+    for p in $a $b; do
+        grep -q "^process pid=$p name=gputrace-workload " "$tmp/check" || fail "no process $p"
+        grep -q "^queue name=Vulkan queue 0\.0 (gputrace-workload $p)\$" "$tmp/check" ||
+            fail "no queue track of process $p"
+    done
+    ;;
+
+trace-processor)
+    tp=${PERFETTO_BIN:-}/trace_processor_shell
+    [ -n "${PERFETTO_BIN:-}" ] && [ -x "$tp" ] ||
+        skip "PERFETTO_BIN does not name a folder with Perfetto's trace_processor_shell"
+    export GPUTRACE_OUTPUT=$trace
+    run "$GT_WORKLOAD" --frames 3 --threads 2 --queues 2
+    submissions=$(sed -n 's/.*submissions=\([0-9]*\).*/\1/p' "$tmp/out")
+    [ -n "$submissions" ] || fail "no summary line"
+    check "$trace" > /dev/null
+    query() { # query SQL: the rows, no header
+        printf '%s\n' "$1" > "$tmp/q.sql"
+        "$tp" -q "$tmp/q.sql" "$trace" 2> "$tmp/tp.err" | tail -n +2 | tr -d '"'
+    }
+    got=$(query "select count(*) from stats where value > 0 and severity in ('error', 'data_loss')")
+    [ "$got" = 0 ] || fail "error/data_loss stats: $(query "select name, value from stats where value > 0 and severity in ('error', 'data_loss')")"
+    got=$(query "select name || ' ' || cmdline from process where cmdline like '%--queues 2'")
+    echo "process: $got"
+    case $got in
+    *gputrace-workload" $GT_WORKLOAD --frames 3 --threads 2 --queues 2") ;;
+    *) fail "process.name/cmdline: '$got'" ;;
+    esac
+    got=$(query "select count(distinct t.tid) from slice s join thread_track tt on s.track_id = tt.id
+        join thread t using (utid) join process p using (upid)
+        where s.name = 'vkQueueSubmit' and t.name = 'gputrace-worklo' and p.cmdline like '%--queues 2'")
+    [ "$got" = 2 ] || fail "vkQueueSubmit slices on $got named threads of the workload, not 2"
+    got=$(query "select count(*) from slice s join thread_track tt on s.track_id = tt.id
+        where s.name = 'vkQueueSubmit' and s.dur >= 0 and extract_arg(s.arg_set_id, 'debug.submission_id') is not null")
+    [ "$got" = "$submissions" ] || fail "$got vkQueueSubmit slices for $submissions submissions"
+    nq=$(queues_used)
+    got=$(query "select count(*) from gpu_track where name like 'Vulkan queue 0._ (gputrace-workload %)'")
+    [ "$got" = "$nq" ] || fail "$got queue tracks named after the process, not $nq"
+    ;;
+
+stage-args)
+    # Names and stage arguments as the trace carries them, without any
+    # Perfetto binary (tests/perfetto/ checks what trace_processor makes of
+    # them): trace_check --print-args lists each event's extra_data,
+    # gputrace-dump the object names.
+    export GPUTRACE_OUTPUT=$trace
+    run "$GT_WORKLOAD" --frames 2
+    "$GT_TRACE_CHECK" --print-args "$trace" > "$tmp/args" 2>&1 || fail "trace_check failed: $(tail -n 3 "$tmp/args")"
+    has() { # WHAT PATTERN: some line of $tmp/args matches the extended regexp
+        grep -Eq "$2" "$tmp/args" || fail "no $1 in the stage arguments (pattern: $2)"
+    }
+    has "dispatch with group counts and named pipeline" \
+        '^stage_args stage=Dispatch api=vkCmdDispatch group_count_x=64 group_count_y=1 group_count_z=1 compute_pipeline=0x[0-9a-f]+ compute_pipeline_name=wl_compute_pipeline$'
+    has "indirect dispatch" \
+        '^stage_args stage=Dispatch api=vkCmdDispatchIndirect indirect_buffer=0x[0-9a-f]+ indirect_offset=0 '
+    has "render pass with area, attachment, counts and pipeline" \
+        '^stage_args stage=Render_pass api=vkCmdBeginRenderPass render_area_x=0 render_area_y=0 render_area_width=64 render_area_height=64 attachment_count=1 attachment_0_format=R8G8B8A8_UNORM attachment_0_load_op=LOAD attachment_0_store_op=STORE view_mask=0 subpass_count=2 draw_count=1 dispatch_count=0 graphics_pipeline=0x[0-9a-f]+ graphics_pipeline_name=wl_render_pass_pipeline$'
+    has "dynamic rendering with its colour attachment" \
+        '^stage_args stage=Dynamic_rendering .* color_attachment_0_format=R8G8B8A8_UNORM color_attachment_0_load_op=CLEAR color_attachment_0_store_op=STORE .*draw_count=1 '
+    has "buffer copy bytes" '^stage_args stage=Copy api=vkCmdCopyBuffer regions=1 bytes=16384$'
+    has "image copy texels" '^stage_args stage=Copy api=vkCmdCopyImageToBuffer regions=1 texels=4096$'
+    has "fill bytes" '^stage_args stage=Fill api=vkCmdFillBuffer bytes=16384$'
+    has "clear-attachments counts" '^stage_args stage=Clear api=vkCmdClearAttachments attachment_count=1 rect_count=1$'
+    has "command buffer counts" '^stage_args stage=Command_buffer .*draw_count=0 dispatch_count=2$'
+    # Label texts name their stages (one stage per text).
+    for label in frame_0_compute frame_1_compute kernels clear overlay draw; do
+        has "stage named after label '$label'" "^stage_args stage=$label\$"
+    done
+    grep -q '^stage_args stage=Debug_label' "$tmp/args" && fail "a label region kept the generic stage name"
+    if [ -x "${GT_GPUTRACE_DUMP:-}" ]; then
+        "$GT_GPUTRACE_DUMP" --verbose "$trace" > "$tmp/dump" 2>&1 || fail "gputrace-dump failed"
+        for n in 'type=4 name="wl queue 0"' 'type=18 name="wl render pass"' \
+            'type=19 name="wl compute pipeline"' 'type=6 name="wl compute cb 0"' \
+            'type=24 name="wl framebuffer 0"' 'type=14 name="wl rp view 0"'; do
+            grep -q "vk_debug_utils_object_name object=0x[0-9a-f]* $n" "$tmp/dump" ||
+                fail "no object name $n in the trace"
+        done
+    fi
+    ;;
+
+*)
+    echo "identity_test.sh: unknown case '$case_name'" >&2
+    exit 2
+    ;;
+esac
+echo "PASS ($case_name)"
