@@ -296,9 +296,12 @@ static uint64_t to_device_ns(const tl_collector *col, const tl_queue *q, uint64_
 /* ---- names --------------------------------------------------------------------- */
 
 /* The stage of a label region on sequence `s`: one named after its text,
- * its specification written first when new; the generic "Debug label"
- * stage when the table is full (or cannot be had). */
-static uint64_t label_stage(tl_collector *col, tl_col_seq *s, const char *text)
+ * its specification written first when new. A full table starts the
+ * sequence's incremental state afresh (programs that put a frame number in
+ * a label fill it in a few hundred frames): the interned data is written
+ * again and the table emptied, so every label keeps its text. The generic
+ * "Debug label" stage only when no table can be had. */
+static uint64_t label_stage(tl_collector *col, tl_col_seq *s, const tl_queue *q, const char *text)
 {
     if (!text)
         return TL_STAGE_LABEL;
@@ -310,6 +313,12 @@ static uint64_t label_stage(tl_collector *col, tl_col_seq *s, const char *text)
     }
     bool fresh;
     uint64_t iid = ls_intern(s->labels, text, &fresh);
+    if (!iid && strlen(text) < LS_MAX_BYTES / 4) {
+        /* (A giant text would empty the table for itself alone each time.) */
+        s->need_interned = true;
+        ensure_interned_on(col, s, q, 0);
+        iid = ls_intern(s->labels, text, &fresh);
+    }
     if (!iid)
         return TL_STAGE_LABEL;
     if (fresh)
@@ -397,7 +406,8 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
         tl_col_seq *s = &col->seqs[i];
         if (!s->writer || !tl_session_slot_wants(i, r->stage))
             continue;
-        ev.stage_iid = r->stage == TL_STAGE_LABEL ? label_stage(col, s, ev.name) : r->stage;
+        ev.stage_iid =
+            r->stage == TL_STAGE_LABEL ? label_stage(col, s, x->sub->queue, ev.name) : r->stage;
         em_render_stage(s->writer, &ev);
         s->events++;
         check_loss(s);

@@ -12,8 +12,8 @@
  * VK_KHR_device_group_creation) and "+dev" (every supported device
  * extension with commands the layer hooks, with what they depend on:
  * synchronization2, dynamic_rendering, create_renderpass2, copy_commands2,
- * device_group, and debug_marker, calibrated_timestamps, host_query_reset;
- * implies +inst at 1.0).
+ * device_group, draw_indirect_count, and debug_marker, calibrated_timestamps,
+ * host_query_reset; implies +inst at 1.0).
  *
  * Where the commands come from:
  * - without --layer, from the loader's own vkGetInstanceProcAddr /
@@ -53,7 +53,11 @@
  * introspection answers, the names the layer intercepts ("hooked-gipa",
  * "hooked-gdpa", "hooked-global": the answer differs from the next
  * entity's, needs --layer), the --absent pass and every command called
- * ("called gipa|gdpa NAME") for the coverage check.
+ * ("called gipa|gdpa NAME") for the coverage check; the --absent pass's
+ * calls of the layer's hooks count as called through vkGetInstanceProcAddr,
+ * which is where they came from: for commands of extensions lavapipe does
+ * not have (VK_EXT_mesh_shader; VK_EXT_debug_marker, which only the
+ * validation layer offers) they are the only calls there can be.
  *
  * Exit 0 when the probe ran to its end (a crash is the failure this is
  * about), 1 on a failed check, 2 on bad arguments.
@@ -71,6 +75,8 @@
 #include <vulkan/vulkan.h>
 
 #include "shaders/iterate_comp_spv.h"
+#include "shaders/triangles_frag_spv.h"
+#include "shaders/triangles_vert_spv.h"
 #include "vk_command_names.h"
 
 #define LAYER_NAME "VK_LAYER_GPUTRACE_timeline"
@@ -276,126 +282,140 @@ static void print_names(const char *what, const names *l)
 
 /* X(name, since): since is the core version as 10/11/12/13, 0 for an
  * extension command. */
-#define PROBE_DEVICE_FUNCTIONS(X)       \
-    X(DestroyDevice, 10)                \
-    X(GetDeviceQueue, 10)               \
-    X(GetDeviceQueue2, 11)              \
-    X(QueueSubmit, 10)                  \
-    X(QueueSubmit2, 13)                 \
-    X(QueueSubmit2KHR, 0)               \
-    X(QueueWaitIdle, 10)                \
-    X(DeviceWaitIdle, 10)               \
-    X(AllocateMemory, 10)               \
-    X(FreeMemory, 10)                   \
-    X(MapMemory, 10)                    \
-    X(UnmapMemory, 10)                  \
-    X(BindBufferMemory, 10)             \
-    X(BindImageMemory, 10)              \
-    X(GetBufferMemoryRequirements, 10)  \
-    X(GetImageMemoryRequirements, 10)   \
-    X(CreateFence, 10)                  \
-    X(DestroyFence, 10)                 \
-    X(WaitForFences, 10)                \
-    X(CreateQueryPool, 10)              \
-    X(DestroyQueryPool, 10)             \
-    X(GetQueryPoolResults, 10)          \
-    X(CreateBuffer, 10)                 \
-    X(DestroyBuffer, 10)                \
-    X(CreateImage, 10)                  \
-    X(DestroyImage, 10)                 \
-    X(CreateImageView, 10)              \
-    X(DestroyImageView, 10)             \
-    X(CreateShaderModule, 10)           \
-    X(DestroyShaderModule, 10)          \
-    X(CreateComputePipelines, 10)       \
-    X(DestroyPipeline, 10)              \
-    X(CreatePipelineLayout, 10)         \
-    X(DestroyPipelineLayout, 10)        \
-    X(CreateDescriptorSetLayout, 10)    \
-    X(DestroyDescriptorSetLayout, 10)   \
-    X(CreateDescriptorPool, 10)         \
-    X(DestroyDescriptorPool, 10)        \
-    X(AllocateDescriptorSets, 10)       \
-    X(UpdateDescriptorSets, 10)         \
-    X(CreateFramebuffer, 10)            \
-    X(DestroyFramebuffer, 10)           \
-    X(CreateRenderPass, 10)             \
-    X(CreateRenderPass2, 12)            \
-    X(CreateRenderPass2KHR, 0)          \
-    X(DestroyRenderPass, 10)            \
-    X(CreateCommandPool, 10)            \
-    X(DestroyCommandPool, 10)           \
-    X(ResetCommandPool, 10)             \
-    X(AllocateCommandBuffers, 10)       \
-    X(FreeCommandBuffers, 10)           \
-    X(BeginCommandBuffer, 10)           \
-    X(EndCommandBuffer, 10)             \
-    X(ResetCommandBuffer, 10)           \
-    X(CmdBindPipeline, 10)              \
-    X(CmdBindDescriptorSets, 10)        \
-    X(CmdPushConstants, 10)             \
-    X(CmdResetQueryPool, 10)            \
-    X(CmdBeginQuery, 10)                \
-    X(CmdEndQuery, 10)                  \
-    X(CmdDispatch, 10)                  \
-    X(CmdDispatchIndirect, 10)          \
-    X(CmdDispatchBase, 11)              \
-    X(CmdDispatchBaseKHR, 0)            \
-    X(CmdFillBuffer, 10)                \
-    X(CmdUpdateBuffer, 10)              \
-    X(CmdCopyBuffer, 10)                \
-    X(CmdCopyBuffer2, 13)               \
-    X(CmdCopyBuffer2KHR, 0)             \
-    X(CmdCopyImage, 10)                 \
-    X(CmdCopyImage2, 13)                \
-    X(CmdCopyImage2KHR, 0)              \
-    X(CmdCopyBufferToImage, 10)         \
-    X(CmdCopyBufferToImage2, 13)        \
-    X(CmdCopyBufferToImage2KHR, 0)      \
-    X(CmdCopyImageToBuffer, 10)         \
-    X(CmdCopyImageToBuffer2, 13)        \
-    X(CmdCopyImageToBuffer2KHR, 0)      \
-    X(CmdBlitImage, 10)                 \
-    X(CmdBlitImage2, 13)                \
-    X(CmdBlitImage2KHR, 0)              \
-    X(CmdResolveImage, 10)              \
-    X(CmdResolveImage2, 13)             \
-    X(CmdResolveImage2KHR, 0)           \
-    X(CmdClearColorImage, 10)           \
-    X(CmdClearDepthStencilImage, 10)    \
-    X(CmdClearAttachments, 10)          \
-    X(CmdPipelineBarrier, 10)           \
-    X(CmdPipelineBarrier2, 13)          \
-    X(CmdPipelineBarrier2KHR, 0)        \
-    X(CmdBeginRenderPass, 10)           \
-    X(CmdNextSubpass, 10)               \
-    X(CmdEndRenderPass, 10)             \
-    X(CmdBeginRenderPass2, 12)          \
-    X(CmdNextSubpass2, 12)              \
-    X(CmdEndRenderPass2, 12)            \
-    X(CmdBeginRenderPass2KHR, 0)        \
-    X(CmdNextSubpass2KHR, 0)            \
-    X(CmdEndRenderPass2KHR, 0)          \
-    X(CmdBeginRendering, 13)            \
-    X(CmdEndRendering, 13)              \
-    X(CmdBeginRenderingKHR, 0)          \
-    X(CmdEndRenderingKHR, 0)            \
-    X(CmdExecuteCommands, 10)           \
-    X(CmdBeginDebugUtilsLabelEXT, 0)    \
-    X(CmdEndDebugUtilsLabelEXT, 0)      \
-    X(CmdInsertDebugUtilsLabelEXT, 0)   \
-    X(QueueBeginDebugUtilsLabelEXT, 0)  \
-    X(QueueEndDebugUtilsLabelEXT, 0)    \
-    X(QueueInsertDebugUtilsLabelEXT, 0) \
-    X(SetDebugUtilsObjectNameEXT, 0)    \
-    X(CmdDebugMarkerBeginEXT, 0)        \
-    X(CmdDebugMarkerEndEXT, 0)          \
-    X(CmdDebugMarkerInsertEXT, 0)       \
-    X(DebugMarkerSetObjectNameEXT, 0)   \
-    X(ResetQueryPool, 12)               \
-    X(ResetQueryPoolEXT, 0)             \
-    X(GetCalibratedTimestampsEXT, 0)    \
-    X(CmdWriteTimestamp2, 13)           \
+#define PROBE_DEVICE_FUNCTIONS(X)          \
+    X(DestroyDevice, 10)                   \
+    X(GetDeviceQueue, 10)                  \
+    X(GetDeviceQueue2, 11)                 \
+    X(QueueSubmit, 10)                     \
+    X(QueueSubmit2, 13)                    \
+    X(QueueSubmit2KHR, 0)                  \
+    X(QueueWaitIdle, 10)                   \
+    X(DeviceWaitIdle, 10)                  \
+    X(AllocateMemory, 10)                  \
+    X(FreeMemory, 10)                      \
+    X(MapMemory, 10)                       \
+    X(UnmapMemory, 10)                     \
+    X(BindBufferMemory, 10)                \
+    X(BindImageMemory, 10)                 \
+    X(GetBufferMemoryRequirements, 10)     \
+    X(GetImageMemoryRequirements, 10)      \
+    X(CreateFence, 10)                     \
+    X(DestroyFence, 10)                    \
+    X(WaitForFences, 10)                   \
+    X(CreateQueryPool, 10)                 \
+    X(DestroyQueryPool, 10)                \
+    X(GetQueryPoolResults, 10)             \
+    X(CreateBuffer, 10)                    \
+    X(DestroyBuffer, 10)                   \
+    X(CreateImage, 10)                     \
+    X(DestroyImage, 10)                    \
+    X(CreateImageView, 10)                 \
+    X(DestroyImageView, 10)                \
+    X(CreateShaderModule, 10)              \
+    X(DestroyShaderModule, 10)             \
+    X(CreateComputePipelines, 10)          \
+    X(CreateGraphicsPipelines, 10)         \
+    X(DestroyPipeline, 10)                 \
+    X(CreatePipelineLayout, 10)            \
+    X(DestroyPipelineLayout, 10)           \
+    X(CreateDescriptorSetLayout, 10)       \
+    X(DestroyDescriptorSetLayout, 10)      \
+    X(CreateDescriptorPool, 10)            \
+    X(DestroyDescriptorPool, 10)           \
+    X(AllocateDescriptorSets, 10)          \
+    X(UpdateDescriptorSets, 10)            \
+    X(CreateFramebuffer, 10)               \
+    X(DestroyFramebuffer, 10)              \
+    X(CreateRenderPass, 10)                \
+    X(CreateRenderPass2, 12)               \
+    X(CreateRenderPass2KHR, 0)             \
+    X(DestroyRenderPass, 10)               \
+    X(CreateCommandPool, 10)               \
+    X(DestroyCommandPool, 10)              \
+    X(ResetCommandPool, 10)                \
+    X(AllocateCommandBuffers, 10)          \
+    X(FreeCommandBuffers, 10)              \
+    X(BeginCommandBuffer, 10)              \
+    X(EndCommandBuffer, 10)                \
+    X(ResetCommandBuffer, 10)              \
+    X(CmdBindPipeline, 10)                 \
+    X(CmdBindDescriptorSets, 10)           \
+    X(CmdPushConstants, 10)                \
+    X(CmdResetQueryPool, 10)               \
+    X(CmdBeginQuery, 10)                   \
+    X(CmdEndQuery, 10)                     \
+    X(CmdDispatch, 10)                     \
+    X(CmdDispatchIndirect, 10)             \
+    X(CmdDispatchBase, 11)                 \
+    X(CmdDispatchBaseKHR, 0)               \
+    X(CmdSetViewport, 10)                  \
+    X(CmdBindIndexBuffer, 10)              \
+    X(CmdDraw, 10)                         \
+    X(CmdDrawIndexed, 10)                  \
+    X(CmdDrawIndirect, 10)                 \
+    X(CmdDrawIndexedIndirect, 10)          \
+    X(CmdDrawIndirectCount, 12)            \
+    X(CmdDrawIndexedIndirectCount, 12)     \
+    X(CmdDrawIndirectCountKHR, 0)          \
+    X(CmdDrawIndexedIndirectCountKHR, 0)   \
+    X(CmdDrawMeshTasksEXT, 0)              \
+    X(CmdDrawMeshTasksIndirectEXT, 0)      \
+    X(CmdDrawMeshTasksIndirectCountEXT, 0) \
+    X(CmdFillBuffer, 10)                   \
+    X(CmdUpdateBuffer, 10)                 \
+    X(CmdCopyBuffer, 10)                   \
+    X(CmdCopyBuffer2, 13)                  \
+    X(CmdCopyBuffer2KHR, 0)                \
+    X(CmdCopyImage, 10)                    \
+    X(CmdCopyImage2, 13)                   \
+    X(CmdCopyImage2KHR, 0)                 \
+    X(CmdCopyBufferToImage, 10)            \
+    X(CmdCopyBufferToImage2, 13)           \
+    X(CmdCopyBufferToImage2KHR, 0)         \
+    X(CmdCopyImageToBuffer, 10)            \
+    X(CmdCopyImageToBuffer2, 13)           \
+    X(CmdCopyImageToBuffer2KHR, 0)         \
+    X(CmdBlitImage, 10)                    \
+    X(CmdBlitImage2, 13)                   \
+    X(CmdBlitImage2KHR, 0)                 \
+    X(CmdResolveImage, 10)                 \
+    X(CmdResolveImage2, 13)                \
+    X(CmdResolveImage2KHR, 0)              \
+    X(CmdClearColorImage, 10)              \
+    X(CmdClearDepthStencilImage, 10)       \
+    X(CmdClearAttachments, 10)             \
+    X(CmdPipelineBarrier, 10)              \
+    X(CmdPipelineBarrier2, 13)             \
+    X(CmdPipelineBarrier2KHR, 0)           \
+    X(CmdBeginRenderPass, 10)              \
+    X(CmdNextSubpass, 10)                  \
+    X(CmdEndRenderPass, 10)                \
+    X(CmdBeginRenderPass2, 12)             \
+    X(CmdNextSubpass2, 12)                 \
+    X(CmdEndRenderPass2, 12)               \
+    X(CmdBeginRenderPass2KHR, 0)           \
+    X(CmdNextSubpass2KHR, 0)               \
+    X(CmdEndRenderPass2KHR, 0)             \
+    X(CmdBeginRendering, 13)               \
+    X(CmdEndRendering, 13)                 \
+    X(CmdBeginRenderingKHR, 0)             \
+    X(CmdEndRenderingKHR, 0)               \
+    X(CmdExecuteCommands, 10)              \
+    X(CmdBeginDebugUtilsLabelEXT, 0)       \
+    X(CmdEndDebugUtilsLabelEXT, 0)         \
+    X(CmdInsertDebugUtilsLabelEXT, 0)      \
+    X(QueueBeginDebugUtilsLabelEXT, 0)     \
+    X(QueueEndDebugUtilsLabelEXT, 0)       \
+    X(QueueInsertDebugUtilsLabelEXT, 0)    \
+    X(SetDebugUtilsObjectNameEXT, 0)       \
+    X(CmdDebugMarkerBeginEXT, 0)           \
+    X(CmdDebugMarkerEndEXT, 0)             \
+    X(CmdDebugMarkerInsertEXT, 0)          \
+    X(DebugMarkerSetObjectNameEXT, 0)      \
+    X(ResetQueryPool, 12)                  \
+    X(ResetQueryPoolEXT, 0)                \
+    X(GetCalibratedTimestampsEXT, 0)       \
+    X(CmdWriteTimestamp2, 13)              \
     X(CmdWriteTimestamp2KHR, 0)
 
 enum fn_id {
@@ -447,10 +467,13 @@ static bool use(enum fn_id fn, bool present)
         say(f, "skip %s", fn_info[fn].name);
         return false;
     }
-    if (pass == LOOKUP_ABSENT && api.absent[fn])
+    if (pass == LOOKUP_ABSENT && api.absent[fn]) {
         say(notes, "absent %s", fn_info[fn].name);
-    else
+        /* A hook handed out by vkGetInstanceProcAddr (see the file comment). */
+        say(notes, "called gipa %s", fn_info[fn].name);
+    } else {
         say(f, "call %s", fn_info[fn].name);
+    }
     if (pass != LOOKUP_ABSENT)
         say(notes, "called %s %s", lookup_names[pass], fn_info[fn].name);
     return true;
@@ -460,9 +483,14 @@ static VkResult result_of(enum fn_id fn, VkResult r)
 {
     FILE *f = pass_file();
     say(f, "result %s %s", fn_info[fn].name, result_name(r));
-    if (pass == LOOKUP_ABSENT && api.absent[fn] && r != VK_ERROR_EXTENSION_NOT_PRESENT)
-        fail("absent %s returned %s, not VK_ERROR_EXTENSION_NOT_PRESENT", fn_info[fn].name,
-             result_name(r));
+    /* vkSetDebugUtilsObjectNameEXT absent below: the loader's terminator
+     * answers VK_SUCCESS, and so does the layer (docs/layer.md, "Dispatch
+     * rules"). */
+    const VkResult absent =
+        fn == FN_SetDebugUtilsObjectNameEXT ? VK_SUCCESS : VK_ERROR_EXTENSION_NOT_PRESENT;
+    if (pass == LOOKUP_ABSENT && api.absent[fn] && r != absent)
+        fail("absent %s returned %s, not %s", fn_info[fn].name, result_name(r),
+             result_name(absent));
     return r;
 }
 
@@ -484,6 +512,7 @@ static VkInstance instance;
 static VkPhysicalDevice physical_device;
 static names instance_exts, device_exts;
 static VkPhysicalDeviceFeatures features;
+static bool draw_indirect_count; /* the feature, enabled (Vulkan 1.2 and later) */
 static VkPhysicalDeviceMemoryProperties memory_props;
 static uint32_t queue_family;
 
@@ -578,6 +607,28 @@ static bool create_instance(void)
         return false;
     }
     return true;
+}
+
+/* From Vulkan 1.2 on, the core vkCmdDraw*IndirectCount need the
+ * drawIndirectCount feature (the KHR spellings need only their extension);
+ * create_device enables it where the device has it. */
+static void query_draw_indirect_count(void)
+{
+    if (cfg.api < VK_API_VERSION_1_2)
+        return;
+    PFN_vkGetPhysicalDeviceFeatures2 get_features2 =
+        (PFN_vkGetPhysicalDeviceFeatures2)instance_fn("vkGetPhysicalDeviceFeatures2");
+    VkPhysicalDeviceVulkan12Features v12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+    };
+    VkPhysicalDeviceFeatures2 features2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &v12,
+    };
+    if (get_features2)
+        get_features2(physical_device, &features2);
+    draw_indirect_count = v12.drawIndirectCount;
+    say(out, "feature drawIndirectCount %d", draw_indirect_count);
 }
 
 /* The instance-level commands, through the only lookup they have. */
@@ -685,6 +736,7 @@ static bool query_instance(void)
             VK_KHR_MAINTENANCE_2_EXTENSION_NAME,
             VK_KHR_COPY_COMMANDS_2_EXTENSION_NAME,
             VK_KHR_DEVICE_GROUP_EXTENSION_NAME,
+            VK_KHR_DRAW_INDIRECT_COUNT_EXTENSION_NAME,
             VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME,
             VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME,
         };
@@ -696,6 +748,7 @@ static bool query_instance(void)
             add_if(&device_exts, avail, navail, VK_EXT_DEBUG_MARKER_EXTENSION_NAME);
     }
     print_names("device-extensions", &device_exts);
+    query_draw_indirect_count();
     return true;
 }
 
@@ -719,6 +772,7 @@ static bool create_device(void)
     };
     VkPhysicalDeviceFeatures enabled = {
         .pipelineStatisticsQuery = features.pipelineStatisticsQuery,
+        .multiDrawIndirect = features.multiDrawIndirect, /* drawCount 2 (record_draws) */
     };
     /* Features of the commands under test: core at 1.3, from the extensions
     * otherwise (which at 1.0 needs VkPhysicalDeviceFeatures2). */
@@ -726,6 +780,10 @@ static bool create_device(void)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
         .synchronization2 = VK_TRUE,
         .dynamicRendering = VK_TRUE,
+    };
+    VkPhysicalDeviceVulkan12Features v12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .drawIndirectCount = draw_indirect_count,
     };
     VkPhysicalDeviceSynchronization2Features sync2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES,
@@ -751,6 +809,7 @@ static bool create_device(void)
     } while (0)
     if (cfg.api >= VK_API_VERSION_1_3) {
         PREPEND(v13);
+        PREPEND(v12);
     } else {
         if (has(&device_exts, VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME))
             PREPEND(sync2);
@@ -887,12 +946,13 @@ enum section {
     S_SECONDARY,
     S_SUBMIT2,
     S_SUBMIT2KHR,
+    S_DRAW,
     S_COUNT
 };
 static const char *const section_names[S_COUNT] = {
     "fill",   "update",        "compute",      "indirect",         "copy-buffer",
     "upload", "render-target", "image-copies", "image-to-buffer2", "image-to-buffer2khr",
-    "depth",  "secondary",     "submit2",      "submit2khr",
+    "depth",  "secondary",     "submit2",      "submit2khr",       "draws",
 };
 #define SECTION       4096u
 #define OFF(s)        ((VkDeviceSize)(s)*SECTION)
@@ -900,17 +960,29 @@ static const char *const section_names[S_COUNT] = {
 #define IMG_H         16u
 #define COMPUTE_COUNT 256u
 
+/* The host-filled arguments of the draws, in S_INDIRECT after the
+ * dispatch's: three VkDrawIndirectCommand, three
+ * VkDrawIndexedIndirectCommand, a draw count, the indices. */
+#define DRAW_ARGS    64u
+#define INDEXED_ARGS 128u
+#define DRAW_COUNT   192u
+#define INDICES      256u
+#define N_DRAWS      8u /* the draws' viewports side by side: 8 x IMG_H pixels each */
+
 typedef struct objects objects;
 struct objects {
     VkQueue queue;
-    VkBuffer buffer;
+    VkBuffer buffer, index_buffer;
     VkDeviceMemory buffer_memory;
     uint32_t *mapped;
-    VkImage src, dst, ms, depth;
-    VkDeviceMemory image_memory[4];
-    VkImageView src_view;
+    VkImage src, dst, ms, depth, draw;
+    VkDeviceMemory image_memory[5];
+    VkImageView src_view, draw_view;
     VkRenderPass rp1, rp2, rp2khr;
-    VkFramebuffer fb;
+    VkFramebuffer fb, draw_fb;
+    VkShaderModule vert, frag;
+    VkPipelineLayout draw_layout;
+    VkPipeline draw_pipeline;
     VkShaderModule shader;
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;
@@ -1184,6 +1256,165 @@ static VkResult create_pipeline(objects *o)
     return VK_SUCCESS;
 }
 
+/* The draws' target, as a framebuffer of rp1 (its first subpass draws). */
+static VkResult create_draw_target(objects *o)
+{
+    VkImageViewCreateInfo view = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
+        .image = o->draw,
+        .viewType = VK_IMAGE_VIEW_TYPE_2D,
+        .format = VK_FORMAT_R8G8B8A8_UNORM,
+        .subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
+    };
+    VkResult r = RCALL(CreateImageView, device, &view, NULL, &o->draw_view);
+    if (r != VK_SUCCESS)
+        return r;
+    VkFramebufferCreateInfo fb = {
+        .sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO,
+        .renderPass = o->rp1,
+        .attachmentCount = 1,
+        .pAttachments = &o->draw_view,
+        .width = IMG_W,
+        .height = IMG_H,
+        .layers = 1,
+    };
+    return RCALL(CreateFramebuffer, device, &fb, NULL, &o->draw_fb);
+}
+
+/* The triangles shaders (no vertex input, gl_VertexIndex 0-8) for the
+ * first subpass of rp1; the viewport is dynamic, one per draw. */
+static VkResult create_draw_pipeline(objects *o)
+{
+    VkShaderModuleCreateInfo module = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = sizeof triangles_vert_spv,
+        .pCode = triangles_vert_spv,
+    };
+    VkResult r = RCALL(CreateShaderModule, device, &module, NULL, &o->vert);
+    if (r != VK_SUCCESS)
+        return r;
+    module.codeSize = sizeof triangles_frag_spv;
+    module.pCode = triangles_frag_spv;
+    if ((r = RCALL(CreateShaderModule, device, &module, NULL, &o->frag)))
+        return r;
+    VkPipelineLayoutCreateInfo layout = { .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO };
+    if ((r = RCALL(CreatePipelineLayout, device, &layout, NULL, &o->draw_layout)))
+        return r;
+
+    VkPipelineShaderStageCreateInfo stages[2] = {
+        { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+          .stage = VK_SHADER_STAGE_VERTEX_BIT,
+          .module = o->vert,
+          .pName = "main" },
+        { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+          .stage = VK_SHADER_STAGE_FRAGMENT_BIT,
+          .module = o->frag,
+          .pName = "main" },
+    };
+    VkPipelineVertexInputStateCreateInfo vertex_input = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO,
+    };
+    VkPipelineInputAssemblyStateCreateInfo assembly = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO,
+        .topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST,
+    };
+    VkRect2D scissor = { { 0, 0 }, { IMG_W, IMG_H } };
+    VkPipelineViewportStateCreateInfo viewport = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO,
+        .viewportCount = 1,
+        .scissorCount = 1,
+        .pScissors = &scissor,
+    };
+    VkPipelineRasterizationStateCreateInfo raster = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO,
+        .polygonMode = VK_POLYGON_MODE_FILL,
+        .cullMode = VK_CULL_MODE_NONE,
+        .frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE,
+        .lineWidth = 1.0f,
+    };
+    VkPipelineMultisampleStateCreateInfo multisample = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO,
+        .rasterizationSamples = VK_SAMPLE_COUNT_1_BIT,
+    };
+    VkPipelineColorBlendAttachmentState blend_att = {
+        .colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
+                          VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT,
+    };
+    VkPipelineColorBlendStateCreateInfo blend = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO,
+        .attachmentCount = 1,
+        .pAttachments = &blend_att,
+    };
+    VkDynamicState dynamic_states[] = { VK_DYNAMIC_STATE_VIEWPORT };
+    VkPipelineDynamicStateCreateInfo dynamic = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO,
+        .dynamicStateCount = 1,
+        .pDynamicStates = dynamic_states,
+    };
+    VkGraphicsPipelineCreateInfo pipeline = {
+        .sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
+        .stageCount = 2,
+        .pStages = stages,
+        .pVertexInputState = &vertex_input,
+        .pInputAssemblyState = &assembly,
+        .pViewportState = &viewport,
+        .pRasterizationState = &raster,
+        .pMultisampleState = &multisample,
+        .pColorBlendState = &blend,
+        .pDynamicState = &dynamic,
+        .layout = o->draw_layout,
+        .renderPass = o->rp1,
+        .subpass = 0,
+    };
+    return RCALL(CreateGraphicsPipelines, device, VK_NULL_HANDLE, 1, &pipeline, NULL,
+                 &o->draw_pipeline);
+}
+
+/* The draws' arguments (see DRAW_ARGS): each record draws one of the
+ * shader's three triangles, so a draw that read the wrong record, or
+ * ignored the count, shows in its viewport. */
+static void fill_draw_args(objects *o)
+{
+    char *base = (char *)o->mapped + OFF(S_INDIRECT);
+    VkDrawIndirectCommand draws[3] = { { 3, 1, 0, 0 }, { 3, 1, 3, 0 }, { 3, 1, 6, 0 } };
+    /* Triangle 2 (the list's first three indices); triangle 1 (its last
+     * three, 0-2, moved by vertexOffset); triangle 0 (3-5 moved back). */
+    VkDrawIndexedIndirectCommand indexed[3] = {
+        { 3, 1, 0, 0, 0 },
+        { 3, 1, 6, 3, 0 },
+        { 3, 1, 3, -3, 0 },
+    };
+    const uint32_t count = 2; /* of the three records: the count buffer is read */
+    const uint16_t indices[9] = { 6, 7, 8, 3, 4, 5, 0, 1, 2 };
+    memcpy(base + DRAW_ARGS, draws, sizeof draws);
+    memcpy(base + INDEXED_ARGS, indexed, sizeof indexed);
+    memcpy(base + DRAW_COUNT, &count, sizeof count);
+    memcpy(base + INDICES, indices, sizeof indices);
+}
+
+/* The indices get a buffer of their own, bound to the probe's memory at
+ * INDICES of S_INDIRECT: lavapipe (Mesa 22.3) ignores the offset given to
+ * vkCmdBindIndexBuffer in vkCmdDrawIndexedIndirect and its count variants
+ * and reads the indices from the start of the buffer. */
+static VkResult create_index_buffer(objects *o, uint32_t type)
+{
+    VkBufferCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = 9 * sizeof(uint16_t),
+        .usage = VK_BUFFER_USAGE_INDEX_BUFFER_BIT,
+    };
+    VkResult r = RCALL(CreateBuffer, device, &info, NULL, &o->index_buffer);
+    if (r != VK_SUCCESS)
+        return r;
+    VkMemoryRequirements req = { 0 };
+    VCALL(GetBufferMemoryRequirements, device, o->index_buffer, &req);
+    const VkDeviceSize offset = OFF(S_INDIRECT) + INDICES;
+    if (!(req.memoryTypeBits & (1u << type)) || !req.alignment || offset % req.alignment ||
+        offset + req.size > OFF(S_INDIRECT + 1))
+        return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    return RCALL(BindBufferMemory, device, o->index_buffer, o->buffer_memory, offset);
+}
+
 static VkResult create_objects(objects *o)
 {
     VkBufferCreateInfo buffer = {
@@ -1210,7 +1441,7 @@ static VkResult create_objects(objects *o)
     if (r != VK_SUCCESS)
         return r;
     r = RCALL(BindBufferMemory, device, o->buffer, o->buffer_memory, 0);
-    if (r != VK_SUCCESS)
+    if (r != VK_SUCCESS || (r = create_index_buffer(o, (uint32_t)type)))
         return r;
     void *p = NULL;
     r = RCALL(MapMemory, device, o->buffer_memory, 0, VK_WHOLE_SIZE, 0, &p);
@@ -1223,6 +1454,7 @@ static VkResult create_objects(objects *o)
         o->mapped[i] = i * 2654435761u;
     uint32_t *indirect = o->mapped + OFF(S_INDIRECT) / 4;
     indirect[0] = indirect[1] = indirect[2] = 1;
+    fill_draw_args(o);
 
     const VkImageUsageFlags xfer =
         VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
@@ -1233,9 +1465,13 @@ static VkResult create_objects(objects *o)
         (r = create_image(o, &o->ms, 2, VK_FORMAT_R8G8B8A8_UNORM, VK_SAMPLE_COUNT_4_BIT,
                           xfer | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT, IMG_W, IMG_H)) ||
         (r = create_image(o, &o->depth, 3, VK_FORMAT_D32_SFLOAT, VK_SAMPLE_COUNT_1_BIT,
-                          xfer | VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, 16, 16)))
+                          xfer | VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, 16, 16)) ||
+        (r = create_image(o, &o->draw, 4, VK_FORMAT_R8G8B8A8_UNORM, VK_SAMPLE_COUNT_1_BIT,
+                          VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT,
+                          IMG_W, IMG_H)))
         return r;
-    if ((r = create_render_passes(o)) || (r = create_pipeline(o)))
+    if ((r = create_render_passes(o)) || (r = create_pipeline(o)) || (r = create_draw_target(o)) ||
+        (r = create_draw_pipeline(o)))
         return r;
     if (features.pipelineStatisticsQuery) {
         VkQueryPoolCreateInfo q = {
@@ -1284,21 +1520,28 @@ static void destroy_objects(objects *o)
     VCALL(DestroyFence, device, o->fence, NULL);
     VCALL(DestroyQueryPool, device, o->stats, NULL);
     VCALL(DestroyPipeline, device, o->pipeline, NULL);
+    VCALL(DestroyPipeline, device, o->draw_pipeline, NULL);
     VCALL(DestroyPipelineLayout, device, o->pipeline_layout, NULL);
+    VCALL(DestroyPipelineLayout, device, o->draw_layout, NULL);
     VCALL(DestroyDescriptorPool, device, o->descriptor_pool, NULL);
     VCALL(DestroyDescriptorSetLayout, device, o->set_layout, NULL);
     VCALL(DestroyShaderModule, device, o->shader, NULL);
+    VCALL(DestroyShaderModule, device, o->vert, NULL);
+    VCALL(DestroyShaderModule, device, o->frag, NULL);
     VCALL(DestroyFramebuffer, device, o->fb, NULL);
+    VCALL(DestroyFramebuffer, device, o->draw_fb, NULL);
     VCALL(DestroyRenderPass, device, o->rp1, NULL);
     VCALL(DestroyRenderPass, device, o->rp2, NULL);
     VCALL(DestroyRenderPass, device, o->rp2khr, NULL);
     VCALL(DestroyImageView, device, o->src_view, NULL);
-    VkImage images[4] = { o->src, o->dst, o->ms, o->depth };
-    for (int i = 0; i < 4; i++) {
+    VCALL(DestroyImageView, device, o->draw_view, NULL);
+    VkImage images[5] = { o->src, o->dst, o->ms, o->depth, o->draw };
+    for (int i = 0; i < 5; i++) {
         VCALL(DestroyImage, device, images[i], NULL);
         VCALL(FreeMemory, device, o->image_memory[i], NULL);
     }
     VCALL(DestroyBuffer, device, o->buffer, NULL);
+    VCALL(DestroyBuffer, device, o->index_buffer, NULL);
     if (o->mapped)
         VCALL(UnmapMemory, device, o->buffer_memory);
     VCALL(FreeMemory, device, o->buffer_memory, NULL);
@@ -1425,6 +1668,82 @@ static void record_render_passes(objects *o, VkCommandBuffer cb)
         VCALL(CmdEndRenderingKHR, cb);
         barrier(cb);
     }
+}
+
+/* Draws into viewport `i` of the draw target from here on. */
+static void viewport(VkCommandBuffer cb, uint32_t i)
+{
+    const uint32_t w = IMG_W / N_DRAWS;
+    VkViewport v = { (float)(i * w), 0.0f, (float)w, (float)IMG_H, 0.0f, 1.0f };
+    VCALL(CmdSetViewport, cb, 0, 1, &v);
+}
+
+/* Whether a core vkCmdDraw*IndirectCount may be called: with the feature,
+ * or as the layer's hook for a device without the command, which does
+ * nothing. */
+static bool count_draw_allowed(enum fn_id fn)
+{
+    return draw_indirect_count || api.absent[fn];
+}
+
+/* Every draw command, each into its own viewport of the draw target, in
+ * the first subpass of rp1: the target's readback shows which ran, and
+ * with what arguments (fill_draw_args). */
+static void record_draws(objects *o, VkCommandBuffer cb)
+{
+    VkClearValue clear = color(0.25f, 0.5f, 0.75f);
+    VkRenderPassBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
+        .renderPass = o->rp1,
+        .framebuffer = o->draw_fb,
+        .renderArea = { { 0, 0 }, { IMG_W, IMG_H } },
+        .clearValueCount = 1,
+        .pClearValues = &clear,
+    };
+    const VkDeviceSize args = OFF(S_INDIRECT) + DRAW_ARGS;
+    const VkDeviceSize indexed = OFF(S_INDIRECT) + INDEXED_ARGS;
+    const VkDeviceSize count = OFF(S_INDIRECT) + DRAW_COUNT;
+    const uint32_t stride = sizeof(VkDrawIndirectCommand);
+    const uint32_t indexed_stride = sizeof(VkDrawIndexedIndirectCommand);
+    /* More than one draw per vkCmdDraw*Indirect needs multiDrawIndirect. */
+    const uint32_t multi = features.multiDrawIndirect ? 2 : 1;
+
+    VCALL(CmdBeginRenderPass, cb, &begin, VK_SUBPASS_CONTENTS_INLINE);
+    VCALL(CmdBindPipeline, cb, VK_PIPELINE_BIND_POINT_GRAPHICS, o->draw_pipeline);
+    VCALL(CmdBindIndexBuffer, cb, o->index_buffer, 0, VK_INDEX_TYPE_UINT16);
+    viewport(cb, 0);
+    VCALL(CmdDraw, cb, 9, 1, 0, 0);
+    viewport(cb, 1);
+    VCALL(CmdDrawIndexed, cb, 6, 1, 3, 0, 0);
+    viewport(cb, 2);
+    VCALL(CmdDrawIndirect, cb, o->buffer, args, multi, stride);
+    viewport(cb, 3);
+    VCALL(CmdDrawIndexedIndirect, cb, o->buffer, indexed, multi, indexed_stride);
+    /* Up to three records each, of which the count buffer says two. */
+    viewport(cb, 4);
+    if (count_draw_allowed(FN_CmdDrawIndirectCount))
+        VCALL(CmdDrawIndirectCount, cb, o->buffer, args, o->buffer, count, 3, stride);
+    viewport(cb, 5);
+    if (count_draw_allowed(FN_CmdDrawIndexedIndirectCount))
+        VCALL(CmdDrawIndexedIndirectCount, cb, o->buffer, indexed, o->buffer, count, 3,
+              indexed_stride);
+    viewport(cb, 6);
+    VCALL(CmdDrawIndirectCountKHR, cb, o->buffer, args, o->buffer, count, 3, stride);
+    viewport(cb, 7);
+    VCALL(CmdDrawIndexedIndirectCountKHR, cb, o->buffer, indexed, o->buffer, count, 3,
+          indexed_stride);
+    /* The probe never enables VK_EXT_mesh_shader (lavapipe has none): these
+     * are only ever the layer's hooks in the --absent pass, which must do
+     * nothing, so no mesh pipeline is needed. The dispatch's arguments
+     * double as a VkDrawMeshTasksIndirectCommandEXT. */
+    VCALL(CmdDrawMeshTasksEXT, cb, 1, 1, 1);
+    VCALL(CmdDrawMeshTasksIndirectEXT, cb, o->buffer, OFF(S_INDIRECT), 1,
+          sizeof(VkDrawMeshTasksIndirectCommandEXT));
+    VCALL(CmdDrawMeshTasksIndirectCountEXT, cb, o->buffer, OFF(S_INDIRECT), o->buffer, count, 1,
+          sizeof(VkDrawMeshTasksIndirectCommandEXT));
+    VCALL(CmdNextSubpass, cb, VK_SUBPASS_CONTENTS_INLINE);
+    VCALL(CmdEndRenderPass, cb);
+    barrier(cb);
 }
 
 static void record_compute(objects *o, VkCommandBuffer cb)
@@ -1583,6 +1902,8 @@ static void record_readbacks(objects *o, VkCommandBuffer cb)
         OFF(S_DEPTH), 0, 0, { VK_IMAGE_ASPECT_DEPTH_BIT, 0, 0, 1 }, { 0, 0, 0 }, { 16, 16, 1 }
     };
     VCALL(CmdCopyImageToBuffer, cb, o->depth, VK_IMAGE_LAYOUT_GENERAL, o->buffer, 1, &depth);
+    whole.bufferOffset = OFF(S_DRAW);
+    VCALL(CmdCopyImageToBuffer, cb, o->draw, VK_IMAGE_LAYOUT_GENERAL, o->buffer, 1, &whole);
 
     VkBufferImageCopy2 half = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_IMAGE_COPY_2,
@@ -1633,9 +1954,9 @@ static void record_main(objects *o)
     RCALL(BeginCommandBuffer, cb, &begin);
     label(cb, "probe", true);
 
-    VkImageMemoryBarrier to_general[4];
-    VkImage images[4] = { o->src, o->dst, o->ms, o->depth };
-    for (int i = 0; i < 4; i++)
+    VkImageMemoryBarrier to_general[5];
+    VkImage images[5] = { o->src, o->dst, o->ms, o->depth, o->draw };
+    for (int i = 0; i < 5; i++)
         to_general[i] = (VkImageMemoryBarrier){
             .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
             .dstAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
@@ -1648,7 +1969,7 @@ static void record_main(objects *o)
                                   1, 0, 1 },
         };
     VCALL(CmdPipelineBarrier, cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-          VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 4, to_general);
+          VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 5, to_general);
 
     VCALL(CmdFillBuffer, cb, o->buffer, OFF(S_FILL), SECTION, 0xa5a5a5a5u);
     uint32_t words[64];
@@ -1673,6 +1994,7 @@ static void record_main(objects *o)
     barriers2(cb);
 
     record_render_passes(o, cb);
+    record_draws(o, cb);
     record_copies(o, cb);
     barrier(cb);
     record_readbacks(o, cb);

@@ -8,6 +8,8 @@
 #   two-processes  two workloads at once through traced, into one trace
 #   two-sessions   one workload, two sessions of traced at once, the second
 #                  asking for low overhead (GT_LOW_OVERHEAD_CFG): both complete
+#   late-session   a session of traced started after the workload named its
+#                  objects, stopped before it ends: the names are there
 #   low-overhead   one workload, embedded backend, GPUTRACE_LOW_OVERHEAD=1
 # What each trace must show (checks.sh): no error or data_loss stat; one
 # render-stage slice per region the workload counted (its summary line),
@@ -181,6 +183,38 @@ two-sessions)
     check_workload_trace traced w1
     trace=$tmp/coarse.pftrace
     check_coarse_trace w1
+    ;;
+late-session)
+    # The session starts after the workload named its objects and runs for
+    # part of it only: the names must still be in the trace (written when
+    # the data source starts).
+    "$PERFETTO_BIN/traced" > "$tmp/traced.log" 2>&1 &
+    pids+=($!)
+    wait_for "$tmp/traced.log" "Started traced" 5 || fail "traced did not start: $(cat "$tmp/traced.log")"
+    export GPUTRACE_BACKEND=system
+    start_workload w1 --frames 100000
+    wait_for "$log" "the service has no session for" 10 ||
+        fail "the layer did not hear from traced: $(cat "$log")"
+    sleep 0.5
+    "$PERFETTO_BIN/perfetto" --txt -c "$here/session.cfg.txt" -o "$trace" > "$tmp/perfetto.log" 2>&1 &
+    perfetto_pid=$!
+    wait_for "$log" "tracing started" 10 || fail "the session did not start the data source: $(cat "$log")"
+    sleep 1
+    stop_session
+    # (SIGTERM: a background job of a script ignores SIGINT.)
+    kill -TERM "${workload_pids[0]}" 2> /dev/null || true
+    wait "${workload_pids[0]}" 2> /dev/null || true
+    pid=${workload_pids[0]}
+    st=$(stages_of "$pid")
+    expect_nonzero "late session: render-stage slices" "select count(*) from $st"
+    expect "late session: every stage names its command buffer" 0 \
+        "select count(*) from $st where command_buffer_name is null
+           or command_buffer_name not like 'wl % cb 0'"
+    expect "late session: render passes name their render pass" 0 \
+        "select count(*) from $st where name = 'Render pass'
+           and render_pass_name is not 'wl render pass'"
+    expect "late session: label slices named after their text" 0 \
+        "select count(*) from $st where name = 'Debug label'"
     ;;
 low-overhead)
     export GPUTRACE_OUTPUT="$trace" GPUTRACE_LOW_OVERHEAD=1
