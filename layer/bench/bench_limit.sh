@@ -11,6 +11,8 @@
 #   copy     under the layer, tracing to a file, GPUTRACE_QUERY_READBACK=copy
 #            (what auto picks on lavapipe)
 #   driver   the same with GPUTRACE_QUERY_READBACK=driver
+#   coarse   copy with GPUTRACE_LOW_OVERHEAD=1: command buffers and render
+#            passes only (the granularity of GpuRenderStagesConfig.low_overhead)
 # each on two workloads:
 #   workload     the default frame (3 submissions, 22 regions, 19 timestamps)
 #   submissions  --submissions-per-frame GT_LIMIT_TINY (default 100): tiny
@@ -20,6 +22,9 @@
 #   BENCH layer_overhead_over_limit_submissions   the same, submission-heavy
 #   BENCH ..._driver                              the same with driver readback
 #   BENCH layer_limit_added_us_per_submission_*   (X - plain) / submissions
+#   BENCH layer_low_overhead_over_limit_*         (coarse - plain) / (control - plain):
+#                                                 the coarse layer against the
+#                                                 full set's limit
 # of the medians of wall time (and, printed beside, the median of each
 # round's own ratio, which load drifting between rounds moves less); the CPU time (user + system, all threads)
 # ratios are printed beside. The variants run interleaved, in a rotating
@@ -43,7 +48,8 @@ done
 export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
 export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
 unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH GPUTRACE_ENABLE GPUTRACE_DISABLE \
-      GPUTRACE_LOG GPUTRACE_LOG_FILE GPUTRACE_OUTPUT GPUTRACE_BACKEND GPUTRACE_QUERY_READBACK
+      GPUTRACE_LOG GPUTRACE_LOG_FILE GPUTRACE_OUTPUT GPUTRACE_BACKEND GPUTRACE_QUERY_READBACK \
+      GPUTRACE_LOW_OVERHEAD
 
 # run CASE VARIANT ROUND: one run; appends "ROUND wall cpu" (seconds) to $tmp/CASE.VARIANT
 # and keeps the summary line in $tmp/CASE.VARIANT.out.
@@ -55,6 +61,10 @@ run() {
     copy | driver)
         layer=(VK_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
                GPUTRACE_OUTPUT="$tmp/trace.pftrace" GPUTRACE_QUERY_READBACK="$2") ;;
+    coarse)
+        layer=(VK_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
+               GPUTRACE_OUTPUT="$tmp/trace.pftrace" GPUTRACE_QUERY_READBACK=copy
+               GPUTRACE_LOW_OVERHEAD=1) ;;
     esac
     TIMEFORMAT='%R %U %S'
     t=$( { time env "${layer[@]}" "$GT_WORKLOAD" "${args[@]}" > "$tmp/$1.$2.out" 2> "$tmp/err" ; } 2>&1 ) ||
@@ -74,15 +84,15 @@ round_ratio() {
         awk '{ print ($8 - $2) / ($5 - $2) }' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-variants=(plain control copy driver)
+variants=(plain control copy driver coarse)
 echo "bench_limit.sh: $(uptime)"
 for c in workload submissions; do # warm-up (page cache, shader caches)
     for v in "${variants[@]}"; do run "$c" "$v" 0; done
-    rm -f "$tmp/$c".{plain,control,copy,driver}
+    rm -f "$tmp/$c".{plain,control,copy,driver,coarse}
 done
 for ((i = 0; i < reps; i++)); do
     for c in workload submissions; do
-        for ((k = 0; k < 4; k++)); do run "$c" "${variants[(i + k) % 4]}" "$i"; done
+        for ((k = 0; k < 5; k++)); do run "$c" "${variants[(i + k) % 5]}" "$i"; done
     done
 done
 echo "bench_limit.sh: $(uptime)"
@@ -95,15 +105,18 @@ for c in workload submissions; do
         -v cw="$(median "$tmp/$c.control" 2)" -v cc="$(median "$tmp/$c.control" 3)" \
         -v yw="$(median "$tmp/$c.copy" 2)" -v yc="$(median "$tmp/$c.copy" 3)" \
         -v dw="$(median "$tmp/$c.driver" 2)" -v dc="$(median "$tmp/$c.driver" 3)" \
+        -v lw="$(median "$tmp/$c.coarse" 2)" -v lc="$(median "$tmp/$c.coarse" 3)" \
         -v ry="$(round_ratio "$c" copy)" -v rd="$(round_ratio "$c" driver)" 'BEGIN {
         printf "BENCH layer_overhead_over_limit_%s %.3f x\n", c, (yw - pw) / (cw - pw)
         printf "BENCH layer_overhead_over_limit_%s_driver %.3f x\n", c, (dw - pw) / (cw - pw)
         printf "BENCH layer_limit_added_us_per_submission_%s_control %.1f us\n", c, (cw - pw) / subs * 1e6
         printf "BENCH layer_limit_added_us_per_submission_%s_copy %.1f us\n", c, (yw - pw) / subs * 1e6
         printf "BENCH layer_limit_added_us_per_submission_%s_driver %.1f us\n", c, (dw - pw) / subs * 1e6
+        printf "BENCH layer_low_overhead_over_limit_%s %.3f x\n", c, (lw - pw) / (cw - pw)
+        printf "BENCH layer_limit_added_us_per_submission_%s_coarse %.1f us\n", c, (lw - pw) / subs * 1e6
         printf "bench_limit.sh: %s, %d submissions, %d timestamps (%.2f per submission), medians of %d runs:\n", c, subs, stamps, stamps / subs, n
-        printf "bench_limit.sh:   wall s: plain %.3f control %.3f copy %.3f driver %.3f\n", pw, cw, yw, dw
-        printf "bench_limit.sh:   cpu s:  plain %.3f control %.3f copy %.3f driver %.3f\n", pc, cc, yc, dc
+        printf "bench_limit.sh:   wall s: plain %.3f control %.3f copy %.3f driver %.3f coarse %.3f\n", pw, cw, yw, dw, lw
+        printf "bench_limit.sh:   cpu s:  plain %.3f control %.3f copy %.3f driver %.3f coarse %.3f\n", pc, cc, yc, dc, lc
         printf "bench_limit.sh:   wall, median of the per-round ratios: copy %.3f driver %.3f\n", ry, rd
         printf "bench_limit.sh:   cpu (layer - plain) / (control - plain): copy %.3f driver %.3f\n", (yc - pc) / (cc - pc), (dc - pc) / (cc - pc)
     }'

@@ -1059,6 +1059,22 @@ static VkResult create_image(objects *o, VkImage *image, int index, VkFormat for
     return r == VK_SUCCESS ? bind_image(o, *image, index) : r;
 }
 
+/* A framebuffer of rp1 (one colour attachment, the probe's image size). */
+static VkResult create_rp1_framebuffer(const objects *o, VkImageView view,
+                                       VkFramebuffer *framebuffer)
+{
+    VkFramebufferCreateInfo fb = {
+        .sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO,
+        .renderPass = o->rp1,
+        .attachmentCount = 1,
+        .pAttachments = &view,
+        .width = IMG_W,
+        .height = IMG_H,
+        .layers = 1,
+    };
+    return RCALL(CreateFramebuffer, device, &fb, NULL, framebuffer);
+}
+
 /* Two subpasses drawing nothing, both with the render target as their
  * color attachment, in the layout everything here stays in. */
 static VkResult create_render_passes(objects *o)
@@ -1159,16 +1175,7 @@ static VkResult create_render_passes(objects *o)
     r = RCALL(CreateImageView, device, &view, NULL, &o->src_view);
     if (r != VK_SUCCESS)
         return r;
-    VkFramebufferCreateInfo fb = {
-        .sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO,
-        .renderPass = o->rp1,
-        .attachmentCount = 1,
-        .pAttachments = &o->src_view,
-        .width = IMG_W,
-        .height = IMG_H,
-        .layers = 1,
-    };
-    return RCALL(CreateFramebuffer, device, &fb, NULL, &o->fb);
+    return create_rp1_framebuffer(o, o->src_view, &o->fb);
 }
 
 static VkResult create_pipeline(objects *o)
@@ -1269,16 +1276,7 @@ static VkResult create_draw_target(objects *o)
     VkResult r = RCALL(CreateImageView, device, &view, NULL, &o->draw_view);
     if (r != VK_SUCCESS)
         return r;
-    VkFramebufferCreateInfo fb = {
-        .sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO,
-        .renderPass = o->rp1,
-        .attachmentCount = 1,
-        .pAttachments = &o->draw_view,
-        .width = IMG_W,
-        .height = IMG_H,
-        .layers = 1,
-    };
-    return RCALL(CreateFramebuffer, device, &fb, NULL, &o->draw_fb);
+    return create_rp1_framebuffer(o, o->draw_view, &o->draw_fb);
 }
 
 /* The triangles shaders (no vertex input, gl_VertexIndex 0-8) for the
