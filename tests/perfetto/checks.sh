@@ -138,6 +138,9 @@ check_one_workload() {
         "select count(*) from $st s where name = 'Copy'
            and extract_arg(s.arg_set_id, 'bytes') is null
            and extract_arg(s.arg_set_id, 'texels') is null"
+    expect "$name: its queue track's description names the GPU and the queue" 1 \
+        "select count(*) from gpu_track where name = 'Vulkan queue 0.0 (gputrace-workload $pid)'
+           and description like 'llvmpipe%(gpu %), queue family 0 (%), index 0;%'"
     expect "$name: one submitting thread, named in the submit slices' args" 1 \
         "select count(distinct a.int_value) from $sub s join args a
            on a.arg_set_id = s.arg_set_id and a.key = 'tid' where a.int_value > 0"
