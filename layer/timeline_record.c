@@ -235,11 +235,17 @@ static bool stamp(tl_device *td, tl_recording *rec, uint32_t views, uint32_t *sl
     return true;
 }
 
+#define TL_REGIONS_START 32u
+
 static tl_region *add_region(tl_device *td, tl_recording *rec, enum tl_stage stage, const char *api,
                              uint32_t *index)
 {
-    if (!tl_grow(td, (void **)&rec->regions, &rec->regions_cap, rec->nregions + 1,
-                 sizeof *rec->regions)) {
+    /* A fresh recording starts with room for a typical command buffer's
+     * regions: one allocation instead of three growths (a recording is
+     * fresh whenever the pool ran dry, e.g. many submissions in flight). */
+    const uint32_t need =
+        rec->nregions + 1 > TL_REGIONS_START ? rec->nregions + 1 : TL_REGIONS_START;
+    if (!tl_grow(td, (void **)&rec->regions, &rec->regions_cap, need, sizeof *rec->regions)) {
         rec->exhausted = true;
         return NULL;
     }
