@@ -67,6 +67,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 memcmp(name, v.name.data, copied) != 0 || cfg.raw != c.config.data ||
                 cfg.raw_size != c.config.size)
                 abort();
+            /* What the layer reads of it (layer/backend_system.c): the
+             * nested GpuRenderStagesConfig, inside the config's bytes. */
+            perfetto_protos_GpuRenderStagesConfig_view gpu;
+            if (v.has_gpu_renderstages_config &&
+                perfetto_protos_GpuRenderStagesConfig_decode(&gpu, v.gpu_renderstages_config.data,
+                                                             v.gpu_renderstages_config.size) &&
+                !inside(v.gpu_renderstages_config.data, v.gpu_renderstages_config.size,
+                        c.config.data, c.config.size))
+                abort();
         }
         free(name);
     }

@@ -83,6 +83,14 @@ static void ds_config(perfetto_protos_DataSourceConfig *c, int arg)
     perfetto_protos_DataSourceConfig_set_trace_duration_ms(c, 10000);
     perfetto_protos_DataSourceConfig_set_stop_timeout_ms(c, 5000);
     perfetto_protos_DataSourceConfig_set_buffer_exhausted_policy(c, arg ? 2 : 1);
+    if (arg) {
+        /* What the layer reads of a gpu.renderstages config. */
+        perfetto_protos_GpuRenderStagesConfig gpu;
+        perfetto_protos_DataSourceConfig_begin_gpu_renderstages_config(c, &gpu);
+        perfetto_protos_GpuRenderStagesConfig_set_low_overhead(&gpu, true);
+        perfetto_protos_GpuRenderStagesConfig_add_trace_metrics(&gpu, "gpu.busy");
+        perfetto_protos_GpuRenderStagesConfig_end(&gpu);
+    }
     perfetto_protos_DataSourceConfig_end(c);
 }
 
