@@ -121,19 +121,21 @@ static const pb_stream_delegate ours_delegate = {
 /* Generated from pb_bench.proto by protoc-gen-pbc. */
 typedef gputrace_bench_PbBenchEvent ours_msg;
 
-/* The event's fields at `p` (a run: see ours_fill_simple()). */
-#define OURS_SIMPLE_MAX_BYTES(len) (4 * PB_MAX_SCALAR_FIELD_BYTES + PB_MAX_BYTES_FIELD_BYTES(len))
-FILL_INLINE uint8_t *ours_put_simple(uint8_t *p, const pbb_event *in, size_t len)
+/* The event's fields at `p` (a run: see ours_fill_simple()); NULL when the
+ * string is too long for a one-pass run (PB_CSTR_RUN_MAX). */
+#define OURS_SIMPLE_MAX_BYTES (4 * PB_MAX_SCALAR_FIELD_BYTES + PB_MAX_CSTR_FIELD_BYTES)
+FILL_INLINE uint8_t *ours_put_simple(uint8_t *p, const pbb_event *in)
 {
     p = gputrace_bench_PbBenchEvent_put_field_int32(p, in->field_int32);
     p = gputrace_bench_PbBenchEvent_put_field_uint32(p, in->field_uint32);
     p = gputrace_bench_PbBenchEvent_put_field_int64(p, in->field_int64);
     p = gputrace_bench_PbBenchEvent_put_field_uint64(p, in->field_uint64);
-    return gputrace_bench_PbBenchEvent_put_field_string(p, in->field_string, len);
+    return gputrace_bench_PbBenchEvent_put_field_string_cstr(p, in->field_string);
 }
 
 /* Field by field, switching buffers as needed: when the buffer lacks the
- * room for a run. Out of line and cold, so the fast paths stay small. */
+ * room for a run, or the string is too long for one. Out of line and cold,
+ * so the fast paths stay small. */
 static __attribute__((noinline, cold)) void ours_fill_simple_slow(ours_msg *m, const pbb_event *in)
 {
     gputrace_bench_PbBenchEvent_set_field_int32(m, in->field_int32);
@@ -145,25 +147,24 @@ static __attribute__((noinline, cold)) void ours_fill_simple_slow(ours_msg *m, c
 
 FILL_INLINE void ours_fill_simple(ours_msg *m, const pbb_event *in)
 {
-    /* One bounds check for the whole event (the string's length is known
-     * first), the position in a register. */
-    size_t len = pb_strlen(in->field_string);
-    uint8_t *p = gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES(len));
-    if (PB_LIKELY(p != NULL))
-        gputrace_bench_PbBenchEvent_commit(m, ours_put_simple(p, in, len));
+    /* One bounds check for the whole event, a constant one (the string's
+     * length is found while it is copied), the position in a register. */
+    uint8_t *p = gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES);
+    uint8_t *end = PB_LIKELY(p != NULL) ? ours_put_simple(p, in) : NULL;
+    if (PB_LIKELY(end != NULL))
+        gputrace_bench_PbBenchEvent_commit(m, end);
     else
         ours_fill_simple_slow(m, in);
 }
 /* A level's fields and its child's header in one run. */
 FILL_INLINE void ours_fill_and_begin(ours_msg *m, const pbb_event *in, ours_msg *child)
 {
-    size_t len = pb_strlen(in->field_string);
     uint8_t *p =
-        gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES(len) + PB_NESTED_HEADER_BYTES);
-    if (PB_LIKELY(p != NULL)) {
-        p = ours_put_simple(p, in, len);
-        p = gputrace_bench_PbBenchEvent_put_begin_field_nested(p, m, child);
-        gputrace_bench_PbBenchEvent_commit(child, p);
+        gputrace_bench_PbBenchEvent_reserve(m, OURS_SIMPLE_MAX_BYTES + PB_NESTED_HEADER_BYTES);
+    uint8_t *end = PB_LIKELY(p != NULL) ? ours_put_simple(p, in) : NULL;
+    if (PB_LIKELY(end != NULL)) {
+        end = gputrace_bench_PbBenchEvent_put_begin_field_nested(end, m, child);
+        gputrace_bench_PbBenchEvent_commit(child, end);
         return;
     }
     ours_fill_simple_slow(m, in);

@@ -505,6 +505,13 @@ static void emit_put_field(emitter *e, const char *cname, const field_info *fi)
     } else if (fi->kind == K_STRING || fi->kind == K_BYTES) {
         OUT("static inline uint8_t *%s(uint8_t *p, const void *data, size_t len)\n{\n", fn);
         OUT("    return pb_put_bytes_field(p, %s, data, len);\n}\n", fi->konst);
+        if (fi->kind == K_STRING) {
+            /* <msg>_put_<field>_cstr(p, str): NULL for PB_CSTR_RUN_MAX bytes or more. */
+            ident(e, fn, fi->konst);
+            fn = fmt(e->a, "%s_put_%s_cstr", cname, fi->id);
+            OUT("static inline uint8_t *%s(uint8_t *p, const char *str)\n{\n", fn);
+            OUT("    return pb_put_cstr_field(p, %s, str);\n}\n", fi->konst);
+        }
     } else if (fi->kind == K_MESSAGE) {
         /* <msg>_put_begin_<field>(p, m, child): pb_msg_put_nested_begin(). */
         fn = fmt(e->a, "%s_put_begin_%s", cname, fi->id);

@@ -353,4 +353,48 @@ static PB_ALWAYS_INLINE uint8_t *pb_put_bytes_field(uint8_t *p, uint32_t field_i
     return p + len;
 }
 
+/* Strings pb_put_cstr_field() writes in one pass: shorter than this. */
+#define PB_CSTR_RUN_MAX 128u
+/* What pb_put_cstr_field() may write (its copy moves 16-byte blocks). */
+#define PB_MAX_CSTR_FIELD_BYTES (PB_MAX_SCALAR_FIELD_BYTES + PB_CSTR_RUN_MAX + 16u)
+
+/* A string field whose length is found while it is copied: a one-byte
+ * length slot, then 16-byte blocks loaded, stored and scanned for the
+ * terminator together, so no separate strlen() pass comes first and the
+ * run's bound is a constant (PB_MAX_CSTR_FIELD_BYTES). NULL when the
+ * string has PB_CSTR_RUN_MAX bytes or more: the caller then writes the run
+ * another way (nothing is committed yet). An unaligned load never crosses
+ * into the next page (that block goes through the plain path), so reading
+ * past the terminator cannot fault; sanitizer builds take the plain path. */
+static PB_ALWAYS_INLINE uint8_t *pb_put_cstr_field(uint8_t *p, uint32_t field_id, const char *str)
+{
+    p = pb__write_varint56_padded(pb_make_tag(field_id, PB_WIRE_LEN), p);
+    uint8_t *data = p + 1;
+#if PB_WIRE_SSE2_STRLEN
+    const __m128i zero = _mm_setzero_si128();
+    for (size_t off = 0; off < PB_CSTR_RUN_MAX; off += 16) {
+        if (PB_UNLIKELY(((uintptr_t)(str + off) & 4095u) > 4096u - 16u))
+            break;
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(str + off));
+        _mm_storeu_si128((__m128i *)(void *)(data + off), v);
+        const unsigned nul = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+        if (nul) {
+            const size_t len = off + (size_t)__builtin_ctz(nul);
+            if (PB_UNLIKELY(len >= PB_CSTR_RUN_MAX))
+                return NULL;
+            *p = (uint8_t)len;
+            return data + len;
+        }
+    }
+#endif
+    size_t len = 0;
+    while (len < PB_CSTR_RUN_MAX && str[len])
+        len++;
+    if (len >= PB_CSTR_RUN_MAX)
+        return NULL;
+    *p = (uint8_t)len;
+    memcpy(data, str, len);
+    return data + len;
+}
+
 #endif /* PB_WIRE_H */

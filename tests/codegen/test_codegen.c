@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -98,6 +100,47 @@ static void test_scalars_write_runs(void **state)
 {
     (void)state;
     check_slices(pbtest_write_scalars_runs, scalars_bytes, sizeof scalars_bytes);
+}
+
+/* <msg>_put_<field>_cstr(): the same bytes as the length-taking put, for
+ * every length up to PB_CSTR_RUN_MAX - 1; NULL from there on. */
+static void check_cstr(const char *str)
+{
+    uint8_t got[PB_MAX_CSTR_FIELD_BYTES + 16], want[PB_MAX_BYTES_FIELD_BYTES(256)];
+    const size_t len = strlen(str);
+    uint8_t *end = pbtest_Scalars_put_f_string_cstr(got, str);
+    if (len >= PB_CSTR_RUN_MAX) {
+        assert_null(end);
+        return;
+    }
+    assert_non_null(end);
+    uint8_t *want_end = pbtest_Scalars_put_f_string(want, str, len);
+    assert_bytes(got, (size_t)(end - got), want, (size_t)(want_end - want));
+}
+
+static void test_cstr_put(void **state)
+{
+    (void)state;
+    char text[300];
+    for (size_t len = 0; len < sizeof text; len++) {
+        memset(text, 'a' + (int)(len % 26), len);
+        text[len] = '\0';
+        check_cstr(text);
+    }
+    /* Strings that end at the end of a page followed by an unreadable one:
+     * the 16-byte blocks must not be loaded across the boundary. */
+    const long page = sysconf(_SC_PAGESIZE);
+    uint8_t *map =
+        mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+    for (size_t len = 0; len < 140; len++) {
+        char *str = (char *)map + page - len - 1;
+        memset(str, 'x', len);
+        str[len] = '\0';
+        check_cstr(str);
+    }
+    munmap(map, (size_t)page * 2);
 }
 
 static void test_scalars_decode(void **state)
@@ -606,6 +649,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalars_write),
         cmocka_unit_test(test_scalars_write_runs),
+        cmocka_unit_test(test_cstr_put),
         cmocka_unit_test(test_scalars_decode),
         cmocka_unit_test(test_scalars_zero),
         cmocka_unit_test(test_repeated_write),
