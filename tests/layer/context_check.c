@@ -18,38 +18,16 @@
  * vk_queue_submit events; a vk_queue_submit's tid has no thread
  * descriptor. Exit 2: usage or unreadable input.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protos/perfetto/trace.pbc.h"
 #include "protos/perfetto/trace_packet.pbc.h"
+#include "tests/layer/trace_file.h"
 
 #define MAX_ITEMS 1024u
-
-static int failures;
-
-__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    if (failures++ < 20) {
-        fprintf(stderr, "context_check: FAIL: ");
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-    }
-}
-
-static void str(char *dst, size_t size, pb_bytes b)
-{
-    size_t n = b.size < size - 1 ? b.size : size - 1;
-    memcpy(dst, b.data, n);
-    dst[n] = '\0';
-}
 
 typedef struct track track;
 struct track {
@@ -89,14 +67,14 @@ static void on_gpu_info(pb_bytes b)
             continue;
         perfetto_protos_GpuInfo_Gpu_view g;
         if (!perfetto_protos_GpuInfo_Gpu_decode(&g, f.data, (size_t)f.value) || ngpus >= 64) {
-            fail("bad GpuInfo entry");
+            tf_fail("bad GpuInfo entry");
             continue;
         }
         char name[256], vendor[64], model[64], bdf[64], uuid[40] = "";
-        str(name, sizeof name, g.name);
-        str(vendor, sizeof vendor, g.vendor);
-        str(model, sizeof model, g.model);
-        str(bdf, sizeof bdf, g.pci_bdf);
+        tf_copy_str(name, sizeof name, g.name);
+        tf_copy_str(vendor, sizeof vendor, g.vendor);
+        tf_copy_str(model, sizeof model, g.model);
+        tf_copy_str(bdf, sizeof bdf, g.pci_bdf);
         for (size_t i = 0; i < g.uuid.size && i < 16; i++)
             snprintf(uuid + 2 * i, 3, "%02x", g.uuid.data[i]);
         char *line = gpu_lines[ngpus];
@@ -114,8 +92,8 @@ static void on_gpu_info(pb_bytes b)
             if (!perfetto_protos_GpuInfo_Gpu_KeyValue_decode(&kv, kf.data, (size_t)kf.value))
                 continue;
             char k[64], v[300];
-            str(k, sizeof k, kv.key);
-            str(v, sizeof v, kv.value);
+            tf_copy_str(k, sizeof k, kv.key);
+            tf_copy_str(v, sizeof v, kv.value);
             for (char *c = v; *c; c++)
                 *c = *c == ' ' ? '_' : *c;
             if (n > 0 && (size_t)n < sizeof gpu_lines[0])
@@ -138,7 +116,7 @@ static void on_interned(pb_bytes b)
                                                                         (size_t)f.value))
             continue;
         char name[256];
-        str(name, sizeof name, s.name);
+        tf_copy_str(name, sizeof name, s.name);
         if (strncmp(name, "Vulkan queue", 12))
             continue;
         size_t i = 0;
@@ -153,7 +131,7 @@ static void on_descriptor(pb_bytes b)
 {
     perfetto_protos_TrackDescriptor_view d;
     if (!perfetto_protos_TrackDescriptor_decode(&d, b.data, b.size) || !d.has_uuid) {
-        fail("TrackDescriptor without uuid");
+        tf_fail("TrackDescriptor without uuid");
         return;
     }
     track t = { .uuid = d.uuid };
@@ -161,7 +139,7 @@ static void on_descriptor(pb_bytes b)
         perfetto_protos_ProcessDescriptor_view p;
         perfetto_protos_ProcessDescriptor_decode(&p, d.process.data, d.process.size);
         char name[128], cmd[2048] = "";
-        str(name, sizeof name, p.process_name);
+        tf_copy_str(name, sizeof name, p.process_name);
         pb_reader r;
         pb_field f;
         size_t at = 0;
@@ -170,7 +148,7 @@ static void on_descriptor(pb_bytes b)
             if (f.id == perfetto_protos_ProcessDescriptor_FIELD_cmdline && at < sizeof cmd - 2) {
                 if (at)
                     cmd[at++] = '|';
-                str(cmd + at, sizeof cmd - at, (pb_bytes){ f.data, (size_t)f.value });
+                tf_copy_str(cmd + at, sizeof cmd - at, (pb_bytes){ f.data, (size_t)f.value });
                 at = strlen(cmd);
             }
         }
@@ -181,19 +159,19 @@ static void on_descriptor(pb_bytes b)
         perfetto_protos_ThreadDescriptor_view th;
         perfetto_protos_ThreadDescriptor_decode(&th, d.thread.data, d.thread.size);
         char name[64];
-        str(name, sizeof name, th.thread_name);
+        tf_copy_str(name, sizeof name, th.thread_name);
         t.pid = th.pid;
         t.tid = th.tid;
         track *parent = find_track(d.parent_uuid);
         if (!parent || parent->tid || parent->pid != th.pid)
-            fail("thread %d's track has no process track of pid %d as parent", th.tid, th.pid);
+            tf_fail("thread %d's track has no process track of pid %d as parent", th.tid, th.pid);
         if (!find_track(t.uuid))
             printf("thread pid=%d tid=%d name=%s\n", th.pid, th.tid, name);
     }
     track *old = find_track(t.uuid);
     if (old) {
         if (old->pid != t.pid || old->tid != t.tid)
-            fail("track %" PRIu64 " described twice differently", t.uuid);
+            tf_fail("track %" PRIu64 " described twice differently", t.uuid);
     } else if (ntracks < MAX_ITEMS) {
         tracks[ntracks++] = t;
     }
@@ -206,20 +184,21 @@ static void on_track_event(pb_bytes b)
         return;
     track *t = find_track(e.track_uuid);
     if (!t || !t->tid) {
-        fail("TrackEvent on track %" PRIu64 " with no thread descriptor before it", e.track_uuid);
+        tf_fail("TrackEvent on track %" PRIu64 " with no thread descriptor before it",
+                e.track_uuid);
         return;
     }
     if (e.type == perfetto_protos_TrackEvent_Type_TYPE_SLICE_BEGIN) {
         char name[64];
-        str(name, sizeof name, e.name);
+        tf_copy_str(name, sizeof name, e.name);
         if (strcmp(name, "vkQueueSubmit"))
-            fail("slice named \"%s\"", name);
+            tf_fail("slice named \"%s\"", name);
         if (t->open++)
-            fail("slices overlap on thread %d", t->tid);
+            tf_fail("slices overlap on thread %d", t->tid);
         slices++;
     } else if (e.type == perfetto_protos_TrackEvent_Type_TYPE_SLICE_END) {
         if (t->open-- != 1)
-            fail("slice end without begin on thread %d", t->tid);
+            tf_fail("slice end without begin on thread %d", t->tid);
     }
 }
 
@@ -247,7 +226,7 @@ static void on_packet(const uint8_t *data, size_t len)
 {
     perfetto_protos_TracePacket_view p;
     if (!perfetto_protos_TracePacket_decode(&p, data, len)) {
-        fail("undecodable packet");
+        tf_fail("undecodable packet");
         return;
     }
     if (p.has_gpu_info)
@@ -281,31 +260,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: context_check TRACE\n");
         return 2;
     }
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) {
-        fprintf(stderr, "context_check: %s: %s\n", argv[1], strerror(errno));
+    tf_prog = "context_check";
+    uint8_t *buf = tf_read_packets(argv[1], on_packet);
+    if (!buf)
         return 2;
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
-    if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "context_check: %s: cannot read\n", argv[1]);
-        return 2;
-    }
-    fclose(f);
-    pb_reader r;
-    pb_field fld;
-    pb_reader_init(&r, buf, (size_t)size);
-    while (pb_reader_next(&r, &fld)) {
-        if (fld.id == perfetto_protos_Trace_FIELD_packet && fld.wire_type == PB_WIRE_LEN)
-            on_packet(fld.data, (size_t)fld.value);
-    }
-    if (r.err != PB_OK) {
-        fprintf(stderr, "context_check: %s: malformed trace\n", argv[1]);
-        return 2;
-    }
     for (uint64_t i = 0; i < ngpus; i++)
         printf("%s\n", gpu_lines[i]);
     for (size_t i = 0; i < nqueues; i++)
@@ -313,27 +271,27 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nstage_gpu_ids; i++) {
         printf("stage_gpu_id %d\n", stage_gpu_ids[i]);
         if (stage_gpu_ids[i] < 0 || (uint64_t)stage_gpu_ids[i] >= ngpus)
-            fail("render stages on gpu %d, which GpuInfo (%" PRIu64 " entries) does not list",
-                 stage_gpu_ids[i], ngpus);
+            tf_fail("render stages on gpu %d, which GpuInfo (%" PRIu64 " entries) does not list",
+                    stage_gpu_ids[i], ngpus);
     }
     for (size_t i = 0; i < nsubmit_tids; i++) {
         bool found = false;
         for (size_t t = 0; t < ntracks; t++)
             found |= tracks[t].tid == submit_tids[i];
         if (!found)
-            fail("thread %d submits but has no thread descriptor", submit_tids[i]);
+            tf_fail("thread %d submits but has no thread descriptor", submit_tids[i]);
     }
     for (size_t t = 0; t < ntracks; t++) {
         if (tracks[t].open)
-            fail("thread %d: a slice never ends", tracks[t].tid);
+            tf_fail("thread %d: a slice never ends", tracks[t].tid);
     }
     if (slices != submits)
-        fail("%" PRIu64 " vkQueueSubmit slices for %" PRIu64 " vk_queue_submit events", slices,
-             submits);
+        tf_fail("%" PRIu64 " vkQueueSubmit slices for %" PRIu64 " vk_queue_submit events", slices,
+                submits);
     printf("context_check: gpu_info_packets=%" PRIu64 " gpus=%" PRIu64 " queues=%zu "
            "tracks=%zu process_trees=%" PRIu64 " submits=%" PRIu64 " slices=%" PRIu64
-           " failures=%d\n",
-           gpu_info_packets, ngpus, nqueues, ntracks, process_trees, submits, slices, failures);
+           " tf_failures=%d\n",
+           gpu_info_packets, ngpus, nqueues, ntracks, process_trees, submits, slices, tf_failures);
     free(buf);
-    return failures ? 1 : 0;
+    return tf_failures ? 1 : 0;
 }

@@ -94,23 +94,14 @@ embedded)
 two-processes)
     [ -x "${GT_GPUTRACE_SERVICE:-}" ] || skip "gputrace-service not built"
     export GPUTRACE_BACKEND=system
-    "$GT_GPUTRACE_SERVICE" --output "$trace" --data-source gpu.renderstages \
-        --socket "$PERFETTO_PRODUCER_SOCK_NAME" > "$tmp/service.log" 2>&1 &
-    svc=$!
-    i=0
-    while [ ! -S "$PERFETTO_PRODUCER_SOCK_NAME" ] && [ $i -lt 100 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
+    start_service "$trace"
     bg_workload a
     a=$!
     bg_workload b
     b=$!
     wait $a || fail "workload a failed: $(cat "$tmp/a.out")"
     wait $b || fail "workload b failed: $(cat "$tmp/b.out")"
-    kill -INT $svc
-    wait $svc || fail "gputrace-service failed: $(cat "$tmp/service.log")"
-    svc=
+    stop_service
     check "$trace"
     ids=$(sed -n 's/^stage_gpu_id //p' "$tmp/check")
     [ "$(echo "$ids" | wc -l)" -eq 1 ] && [ -n "$ids" ] ||

@@ -59,3 +59,24 @@ run() {
     fi
     [ $rc -eq 0 ] || fail "'$*' exited with $rc"
 }
+
+# start_service TRACE: gputrace-service ($GT_GPUTRACE_SERVICE) recording the
+# data source gpu.renderstages into TRACE on $PERFETTO_PRODUCER_SOCK_NAME,
+# in the background (pid in $svc, log in $tmp/service.log); returns once
+# its socket exists (at most 5 s). stop_service ends it and checks its exit.
+start_service() {
+    "$GT_GPUTRACE_SERVICE" --output "$1" --data-source gpu.renderstages \
+        --socket "$PERFETTO_PRODUCER_SOCK_NAME" > "$tmp/service.log" 2>&1 &
+    svc=$!
+    i=0
+    while [ ! -S "$PERFETTO_PRODUCER_SOCK_NAME" ] && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+stop_service() {
+    kill -INT "$svc"
+    wait "$svc" || fail "gputrace-service failed: $(cat "$tmp/service.log")"
+    svc=
+}

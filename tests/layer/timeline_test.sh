@@ -238,18 +238,10 @@ system)
     # may be a little after the program's first submissions, so the count
     # is a lower bound here; everything else is checked as usual.
     [ -x "${GT_GPUTRACE_SERVICE:-}" ] || skip "gputrace-service not built"
-        export PERFETTO_PRODUCER_SOCK_NAME="$tmp/producer.sock" GPUTRACE_BACKEND=system
-    "$GT_GPUTRACE_SERVICE" --output "$trace" --data-source gpu.renderstages \
-        --socket "$PERFETTO_PRODUCER_SOCK_NAME" > "$tmp/service.log" 2>&1 &
-    svc=$!
-    i=0
-    while [ ! -S "$PERFETTO_PRODUCER_SOCK_NAME" ] && [ $i -lt 100 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
+    export PERFETTO_PRODUCER_SOCK_NAME="$tmp/producer.sock" GPUTRACE_BACKEND=system
+    start_service "$trace"
     run "$GT_WORKLOAD" --frames 20
-    kill -INT $svc
-    wait $svc || fail "gputrace-service failed: $(cat "$tmp/service.log")"
+    stop_service
     grep -q 'tracing started' "$log" || fail "the data source was never started"
     check_trace --device-is-monotonic --snapshot-tolerance-ns 1 --tolerance-ns 1000
     [ "$(field events "$tmp/check")" -gt 0 ] || fail "no GPU events through the system backend"

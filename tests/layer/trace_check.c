@@ -33,35 +33,20 @@
  * Prints one "trace_check: key=value ..." summary line; exit 0 pass,
  * 1 a check failed, 2 usage or unreadable input.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protos/perfetto/trace.pbc.h"
 #include "protos/perfetto/trace_packet.pbc.h"
+#include "tests/layer/trace_file.h"
 
 #define BOOTTIME    6u
 #define MONOTONIC   3u
 #define SEQ_CLEARED 1u
 #define MAX_SEQ     4096u
 #define MAX_SPECS   256u
-
-static int failures;
-
-__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    if (failures++ < 20) {
-        fprintf(stderr, "trace_check: FAIL: ");
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-    }
-}
 
 /* ---- growable arrays ----------------------------------------------------------- */
 
@@ -173,13 +158,6 @@ static uint32_t fnv1a32(const char *s)
     return h;
 }
 
-static void copy_bytes(char *dst, size_t size, pb_bytes b)
-{
-    size_t n = b.size < size - 1 ? b.size : size - 1;
-    memcpy(dst, b.data, n);
-    dst[n] = '\0';
-}
-
 static clock_series *series_of(uint32_t id)
 {
     for (size_t i = 0; i < clocks.n; i++) {
@@ -236,7 +214,7 @@ static void on_clock_snapshot(uint32_t seq, pb_bytes b)
         return;
     }
     if (custom < 0x80000000u)
-        fail("custom clock id %u is not a global FNV-1a id", custom);
+        tf_fail("custom clock id %u is not a global FNV-1a id", custom);
     clock_series *cs = series_of(custom);
     if (!cs) {
         clock_series n = { .id = custom, .seq = seq };
@@ -244,14 +222,14 @@ static void on_clock_snapshot(uint32_t seq, pb_bytes b)
         cs = &clocks.v[clocks.n - 1];
     }
     if (cs->seq != seq)
-        fail("clock 0x%08x snapshotted on sequences %u and %u", custom, cs->seq, seq);
+        tf_fail("clock 0x%08x snapshotted on sequences %u and %u", custom, cs->seq, seq);
     if (cs->snaps.n) {
         const snapshot *p = &cs->snaps.v[cs->snaps.n - 1];
         if (s.dev < p->dev || s.boot < p->boot)
-            fail("clock 0x%08x goes backwards between snapshots", custom);
+            tf_fail("clock 0x%08x goes backwards between snapshots", custom);
     }
     if (!s.has_boot)
-        fail("snapshot of clock 0x%08x without BOOTTIME", custom);
+        tf_fail("snapshot of clock 0x%08x without BOOTTIME", custom);
     PUSH(cs->snaps, s);
 }
 
@@ -280,11 +258,11 @@ static void on_interned(uint32_t seq, bool cleared, pb_bytes b)
         stage_spec *sp = &st->specs[st->nspecs++];
         memset(sp, 0, sizeof *sp);
         sp->iid = v.iid;
-        copy_bytes(sp->name, sizeof sp->name, v.name);
+        tf_copy_str(sp->name, sizeof sp->name, v.name);
         if (v.iid < 64)
-            copy_bytes(stage_names[v.iid], sizeof stage_names[v.iid], v.name);
+            tf_copy_str(stage_names[v.iid], sizeof stage_names[v.iid], v.name);
         char desc[640];
-        copy_bytes(desc, sizeof desc, v.description);
+        tf_copy_str(desc, sizeof desc, v.description);
         const char *cd = strstr(desc, "clock_domain=");
         if (cd) {
             cd += strlen("clock_domain=");
@@ -310,8 +288,8 @@ static uint64_t collected_of(pb_bytes ev)
         if (!perfetto_protos_GpuRenderStageEvent_ExtraData_decode(&x, f.data, (size_t)f.value))
             continue;
         char name[64], value[32];
-        copy_bytes(name, sizeof name, x.name);
-        copy_bytes(value, sizeof value, x.value);
+        tf_copy_str(name, sizeof name, x.name);
+        tf_copy_str(value, sizeof value, x.value);
         if (strcmp(name, "collected_boottime_ns") == 0)
             return strtoull(value, NULL, 10);
     }
@@ -335,8 +313,8 @@ static void print_args(const char *stage, pb_bytes ev)
         if (!perfetto_protos_GpuRenderStageEvent_ExtraData_decode(&x, f.data, (size_t)f.value))
             continue;
         char name[128], value[256];
-        copy_bytes(name, sizeof name, x.name);
-        copy_bytes(value, sizeof value, x.value);
+        tf_copy_str(name, sizeof name, x.name);
+        tf_copy_str(value, sizeof value, x.value);
         for (char *c = value; *c; c++)
             *c = *c == ' ' ? '_' : *c;
         len += (size_t)snprintf(line + len, sizeof line - len, " %s=%s", name, value);
@@ -364,7 +342,7 @@ static void on_gpu_event(const perfetto_protos_TracePacket_view *p)
     perfetto_protos_GpuRenderStageEvent_view v;
     if (!perfetto_protos_GpuRenderStageEvent_decode(&v, p->gpu_render_stage_event.data,
                                                     p->gpu_render_stage_event.size)) {
-        fail("undecodable render stage event");
+        tf_fail("undecodable render stage event");
         return;
     }
     const uint32_t seq = p->trusted_packet_sequence_id;
@@ -376,23 +354,23 @@ static void on_gpu_event(const perfetto_protos_TracePacket_view *p)
     const stage_spec *q = find_spec(st, v.hw_queue_iid);
     const stage_spec *s = find_spec(st, v.stage_iid);
     if (!v.has_event_id)
-        fail("render stage event without event_id");
+        tf_fail("render stage event without event_id");
     if (!q || !s) {
         /* trace_processor drops an event whose hw queue is unknown. */
-        fail("event %" PRIu64 ": hw_queue_iid %" PRIu64 " / stage_iid %" PRIu64
-             " not interned on sequence %u",
-             v.event_id, v.hw_queue_iid, v.stage_iid, seq);
+        tf_fail("event %" PRIu64 ": hw_queue_iid %" PRIu64 " / stage_iid %" PRIu64
+                " not interned on sequence %u",
+                v.event_id, v.hw_queue_iid, v.stage_iid, seq);
         return;
     }
     if (!p->has_timestamp_clock_id || p->timestamp_clock_id < 128) {
-        fail("event %" PRIu64 " is not on a global clock", v.event_id);
+        tf_fail("event %" PRIu64 " is not on a global clock", v.event_id);
         return;
     }
     if (!q->clock_domain[0])
-        fail("hw queue %" PRIu64 " has no clock_domain= in its description", v.hw_queue_iid);
+        tf_fail("hw queue %" PRIu64 " has no clock_domain= in its description", v.hw_queue_iid);
     else if ((fnv1a32(q->clock_domain) | 0x80000000u) != p->timestamp_clock_id)
-        fail("clock id 0x%08x != FNV-1a(\"%s\") | 0x80000000", p->timestamp_clock_id,
-             q->clock_domain);
+        tf_fail("clock id 0x%08x != FNV-1a(\"%s\") | 0x80000000", p->timestamp_clock_id,
+                q->clock_domain);
 
     event e = {
         .seq = seq,
@@ -406,7 +384,7 @@ static void on_gpu_event(const perfetto_protos_TracePacket_view *p)
         .collected = collected_of(p->gpu_render_stage_event),
     };
     if (v.has_name)
-        copy_bytes(e.name, sizeof e.name, v.name);
+        tf_copy_str(e.name, sizeof e.name, v.name);
     if (opt_print_args) {
         char stage[64];
         snprintf(stage, sizeof stage, "%s", s->name);
@@ -459,7 +437,7 @@ static void on_packet(const uint8_t *data, size_t len)
 {
     perfetto_protos_TracePacket_view p;
     if (!perfetto_protos_TracePacket_decode(&p, data, len)) {
-        fail("undecodable packet");
+        tf_fail("undecodable packet");
         return;
     }
     const uint32_t seq = p.trusted_packet_sequence_id;
@@ -547,10 +525,10 @@ static uint64_t check_nesting(void)
             depth--;
         if (depth && e->ts + e->dur > stack[depth - 1]->ts + stack[depth - 1]->dur) {
             if (violations++ < 5)
-                fail("event at %" PRIu64 " (+%" PRIu64 ", stage %" PRIu64
-                     ") overlaps its parent at %" PRIu64 " (+%" PRIu64 ", stage %" PRIu64 ")",
-                     e->ts, e->dur, e->stage_iid, stack[depth - 1]->ts, stack[depth - 1]->dur,
-                     stack[depth - 1]->stage_iid);
+                tf_fail("event at %" PRIu64 " (+%" PRIu64 ", stage %" PRIu64
+                        ") overlaps its parent at %" PRIu64 " (+%" PRIu64 ", stage %" PRIu64 ")",
+                        e->ts, e->dur, e->stage_iid, stack[depth - 1]->ts, stack[depth - 1]->dur,
+                        stack[depth - 1]->stage_iid);
             continue;
         }
         stack[depth++] = e;
@@ -613,8 +591,8 @@ static void check_named(void)
         for (size_t i = 0; i < events.n; i++)
             got += !strcmp(events.v[i].name, opt_name[k].name);
         if (got != opt_name[k].count)
-            fail("%lld events named \"%s\", expected %lld", got, opt_name[k].name,
-                 opt_name[k].count);
+            tf_fail("%lld events named \"%s\", expected %lld", got, opt_name[k].name,
+                    opt_name[k].count);
     }
     for (int k = 0; k < opt_nwithin; k++) {
         const char *child = opt_within[k].child, *parent = opt_within[k].parent;
@@ -634,10 +612,10 @@ static void check_named(void)
             outside += !inside;
         }
         if (!children)
-            fail("no event matches \"%s\" (expected inside \"%s\")", child, parent);
+            tf_fail("no event matches \"%s\" (expected inside \"%s\")", child, parent);
         else if (outside)
-            fail("%zu of %zu events \"%s\" are not inside an event \"%s\"", outside, children,
-                 child, parent);
+            tf_fail("%zu of %zu events \"%s\" are not inside an event \"%s\"", outside, children,
+                    child, parent);
     }
 }
 
@@ -654,6 +632,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     const char *path = NULL;
+    tf_prog = "trace_check";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--expect-events") && i + 1 < argc) {
@@ -697,39 +676,17 @@ int main(int argc, char **argv)
     if (!path)
         return usage();
 
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "trace_check: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
-    if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "trace_check: %s: cannot read\n", path);
-        return 2;
-    }
-    fclose(f);
     seqs = calloc(MAX_SEQ, sizeof *seqs);
     if (!seqs)
         return 2;
 
-    pb_reader r;
-    pb_field fld;
-    pb_reader_init(&r, buf, (size_t)size);
-    while (pb_reader_next(&r, &fld)) {
-        if (fld.id == perfetto_protos_Trace_FIELD_packet && fld.wire_type == PB_WIRE_LEN)
-            on_packet(fld.data, (size_t)fld.value);
-    }
-    if (r.err != PB_OK) {
-        fprintf(stderr, "trace_check: %s: malformed trace\n", path);
+    uint8_t *buf = tf_read_packets(path, on_packet);
+    if (!buf)
         return 2;
-    }
 
     /* Counts. */
     if (opt_expect >= 0 && (long long)events.n != opt_expect)
-        fail("%zu render stage events, expected %lld", events.n, opt_expect);
+        tf_fail("%zu render stage events, expected %lld", events.n, opt_expect);
     for (int i = 0; i < opt_nstage; i++) {
         long long got = 0;
         for (int s = 0; s < 64; s++) {
@@ -737,18 +694,19 @@ int main(int argc, char **argv)
                 got = (long long)stage_counts[s];
         }
         if (got != opt_stage[i].count)
-            fail("%lld events of stage \"%s\", expected %lld", got, opt_stage[i].name,
-                 opt_stage[i].count);
+            tf_fail("%lld events of stage \"%s\", expected %lld", got, opt_stage[i].name,
+                    opt_stage[i].count);
     }
     if (opt_trace_stats && !trace_stats_seen)
-        fail("no TraceStats packet: the trace was not finished");
+        tf_fail("no TraceStats packet: the trace was not finished");
     if (clock_sync_failure)
-        fail("%" PRIu64 " events could not be converted (clock_sync_failure)", clock_sync_failure);
+        tf_fail("%" PRIu64 " events could not be converted (clock_sync_failure)",
+                clock_sync_failure);
     if (needs_state_skipped)
-        fail("%" PRIu64 " events without valid incremental state", needs_state_skipped);
+        tf_fail("%" PRIu64 " events without valid incremental state", needs_state_skipped);
     if (loss || dropped_markers)
-        fail("data loss: %" PRIu64 " in TraceStats, %" PRIu64 " previous_packet_dropped", loss,
-             dropped_markers);
+        tf_fail("data loss: %" PRIu64 " in TraceStats, %" PRIu64 " previous_packet_dropped", loss,
+                dropped_markers);
 
     /* CPU windows and labels. */
     qsort(submits.v, submits.n, sizeof *submits.v, by_id);
@@ -789,12 +747,12 @@ int main(int argc, char **argv)
         }
     }
     if (window_violation)
-        fail("events outside their submission's CPU window by up to %" PRIu64 " ns",
-             window_violation);
+        tf_fail("events outside their submission's CPU window by up to %" PRIu64 " ns",
+                window_violation);
     if (window_misses)
-        fail("%" PRIu64 " events without a vk_queue_submit / completion time", window_misses);
+        tf_fail("%" PRIu64 " events without a vk_queue_submit / completion time", window_misses);
     if (unnamed_labels)
-        fail("%" PRIu64 " label events without a name", unnamed_labels);
+        tf_fail("%" PRIu64 " label events without a name", unnamed_labels);
 
     uint64_t nesting = check_nesting();
     check_named();
@@ -807,7 +765,7 @@ int main(int argc, char **argv)
                 const snapshot *s = &clocks.v[c].snaps.v[i];
                 snapshots++;
                 if (!s->has_mono) {
-                    fail("device snapshot without MONOTONIC");
+                    tf_fail("device snapshot without MONOTONIC");
                     continue;
                 }
                 uint64_t d = absdiff(s->dev, s->mono);
@@ -816,8 +774,8 @@ int main(int argc, char **argv)
             }
         }
         if (max_snap_dev > opt_snap_tolerance)
-            fail("device snapshot differs from MONOTONIC by %" PRIu64 " ns (> %" PRIu64 ")",
-                 max_snap_dev, opt_snap_tolerance);
+            tf_fail("device snapshot differs from MONOTONIC by %" PRIu64 " ns (> %" PRIu64 ")",
+                    max_snap_dev, opt_snap_tolerance);
         for (size_t i = 0; i < events.n; i++) {
             const event *e = &events.v[i];
             int64_t off;
@@ -829,8 +787,8 @@ int main(int argc, char **argv)
                 max_conv_err = err;
         }
         if (max_conv_err > opt_tolerance)
-            fail("conversion error vs MONOTONIC truth %" PRIu64 " ns (> %" PRIu64 ")", max_conv_err,
-                 opt_tolerance);
+            tf_fail("conversion error vs MONOTONIC truth %" PRIu64 " ns (> %" PRIu64 ")",
+                    max_conv_err, opt_tolerance);
     } else {
         for (size_t c = 0; c < clocks.n; c++)
             snapshots += clocks.v[c].snaps.n;
@@ -852,5 +810,5 @@ int main(int argc, char **argv)
     if (clocks.n)
         printf("trace_check: clock 0x%08x\n", clocks.v[0].id);
     free(buf);
-    return failures ? 1 : 0;
+    return tf_failures ? 1 : 0;
 }
