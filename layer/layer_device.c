@@ -32,6 +32,25 @@ static void fill_device_dispatch(gt_device *dev)
 #undef GT_FILL
 
     const gt_instance *inst = dev->instance;
+    /* VK_EXT_debug_utils is an instance extension, and a layer below may
+     * hand out its device commands through vkGetInstanceProcAddr only: the
+     * Khronos validation layer (1.3.239) answers NULL to vkGetDeviceProcAddr
+     * for them, and the loader, at the top of the chain, takes them from
+     * vkGetInstanceProcAddr too (even when the application did not enable
+     * the extension, which the validation layer provides: libplacebo names
+     * its objects that way). Without this the names and labels the
+     * application gives would stop here (a hook with nothing to call
+     * returns, see GT_HOOK_ENTER in layer_hooks.c), under exactly the layer
+     * that reports objects by those names, and the label regions would go
+     * untimed. */
+#define GT_FILL_FROM_INSTANCE(name) \
+    if (!dev->vk.name)              \
+        dev->vk.name = (PFN_vk##name)inst->next_gipa(inst->handle, "vk" #name);
+    GT_FILL_FROM_INSTANCE(SetDebugUtilsObjectNameEXT)
+    GT_FILL_FROM_INSTANCE(CmdBeginDebugUtilsLabelEXT)
+    GT_FILL_FROM_INSTANCE(CmdEndDebugUtilsLabelEXT)
+    GT_FILL_FROM_INSTANCE(CmdInsertDebugUtilsLabelEXT)
+#undef GT_FILL_FROM_INSTANCE
     if (dev->calibrated_timestamps == GT_CALIBRATED_KHR) {
         dev->get_calibrated_timestamps = (PFN_vkGetCalibratedTimestampsEXT)dev->next_gdpa(
             dev->handle, "vkGetCalibratedTimestampsKHR");

@@ -114,10 +114,13 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gt_GetDeviceProcAddr(VkDevice de
         return NULL;
     if (!dev->disabled) {
         /* The device's own table, filled from the next entity's
-       * vkGetDeviceProcAddr: what this device has enabled. */
+       * vkGetDeviceProcAddr: what this device has enabled. The
+       * debug-utils entries may come from its vkGetInstanceProcAddr
+       * instead (fill_device_dispatch in layer_device.c); this lookup
+       * still answers as the next entity's vkGetDeviceProcAddr does. */
         const gt_hook *hook = gt_device_hook_find(name);
         if (hook)
-            return gt_hook_next(&dev->vk, hook) ? hook->fn : NULL;
+            return gt_hook_next(&dev->vk, hook) && dev->next_gdpa(device, name) ? hook->fn : NULL;
     }
     return dev->next_gdpa(device, name);
 }

@@ -295,6 +295,10 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL tls_GetDeviceProcAddr(VkDevice d
         return NULL;
     if (L->hidden && L->hidden(name))
         return NULL;
+    /* Instance-level hooks, device commands among them, are the layer's
+     * through vkGetInstanceProcAddr only (see tls_layer). */
+    if (find_hook(L->instance_hooks, L->n_instance_hooks, name))
+        return NULL;
     PFN_vkVoidFunction next = dev->gdpa(device, name);
     if (!next)
         return NULL;

@@ -67,7 +67,9 @@ struct tls_hook {
 typedef struct tls_layer tls_layer;
 struct tls_layer {
     /* Instance-level hooks are looked up through vkGetInstanceProcAddr
-     * only; device-level hooks through both. */
+     * only (vkGetDeviceProcAddr answers NULL for them, as the Khronos
+     * validation layer does for the VK_EXT_debug_utils device commands);
+     * device-level hooks through both. */
     const tls_hook *instance_hooks;
     size_t n_instance_hooks;
     const tls_hook *device_hooks;

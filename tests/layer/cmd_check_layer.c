@@ -20,11 +20,16 @@
  * It also counts what it saw. At the last vkDestroyInstance it prints to
  * stderr
  *
- *   cmdcheck: batches=B timestamps=T inside=I multiview=M resets=R violations=V
+ *   cmdcheck: batches=B timestamps=T inside=I multiview=M resets=R names=N
+ *             labels=L violations=V
  *
- * (inside: timestamps written inside render pass instances; multiview:
- * those taking more than one query), preceded by one "cmdcheck: violation:"
- * line per violation (the first 20). One lock: it is for small test
+ * (one line; inside: timestamps written inside render pass instances;
+ * multiview: those taking more than one query; names: object names given
+ * with vkSetDebugUtilsObjectNameEXT; labels: vkCmdBegin/End/Insert-
+ * DebugUtilsLabelEXT calls), preceded by one "cmdcheck: violation:" line
+ * per violation (the first 20). Like the Khronos validation layer
+ * (1.3.239), it hands out the VK_EXT_debug_utils device commands through
+ * vkGetInstanceProcAddr only: a layer above must take them from there. One lock: it is for small test
  * programs, not for speed. The loader plumbing is the test layers'
  * skeleton (tests/common/test_layer_skeleton.h).
  */
@@ -46,7 +51,7 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
-    unsigned long batches, timestamps, inside, multiview, resets, violations;
+    unsigned long batches, timestamps, inside, multiview, resets, names, labels, violations;
 } g_count;
 
 __attribute__((format(printf, 1, 2))) static void violation(const char *fmt, ...)
@@ -101,12 +106,20 @@ static void *xrealloc(void *p, size_t size)
     X(QueueSubmit2)           \
     X(QueueSubmit2KHR)
 
+/* VK_EXT_debug_utils: through vkGetInstanceProcAddr only (see the top). */
+#define CC_DEBUG_UTILS_HOOKS(X)   \
+    X(SetDebugUtilsObjectNameEXT) \
+    X(CmdBeginDebugUtilsLabelEXT) \
+    X(CmdEndDebugUtilsLabelEXT)   \
+    X(CmdInsertDebugUtilsLabelEXT)
+
 /* The next layer's functions for those. */
 typedef struct cc_device cc_device;
 struct cc_device {
     tls_device base;
 #define CC_MEMBER(name) PFN_vk##name name;
     CC_HOOKS(CC_MEMBER)
+    CC_DEBUG_UTILS_HOOKS(CC_MEMBER)
 #undef CC_MEMBER
 };
 
@@ -588,16 +601,60 @@ static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2KHR(VkQueue queue, uint32_t
     return device_of(queue)->QueueSubmit2KHR(queue, n, submits, fence);
 }
 
+/* ---- debug utils ------------------------------------------------------------------------- */
+
+static void count(unsigned long *counter)
+{
+    pthread_mutex_lock(&g_lock);
+    (*counter)++;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+cc_SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
+{
+    count(&g_count.names);
+    cc_device *d = device_of(device);
+    return d && d->SetDebugUtilsObjectNameEXT ? d->SetDebugUtilsObjectNameEXT(device, info)
+                                              : VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
+                                                                const VkDebugUtilsLabelEXT *label)
+{
+    count(&g_count.labels);
+    cc_device *d = device_of(cb);
+    if (d && d->CmdBeginDebugUtilsLabelEXT)
+        d->CmdBeginDebugUtilsLabelEXT(cb, label);
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
+{
+    count(&g_count.labels);
+    cc_device *d = device_of(cb);
+    if (d && d->CmdEndDebugUtilsLabelEXT)
+        d->CmdEndDebugUtilsLabelEXT(cb);
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_CmdInsertDebugUtilsLabelEXT(VkCommandBuffer cb,
+                                                                 const VkDebugUtilsLabelEXT *label)
+{
+    count(&g_count.labels);
+    cc_device *d = device_of(cb);
+    if (d && d->CmdInsertDebugUtilsLabelEXT)
+        d->CmdInsertDebugUtilsLabelEXT(cb, label);
+}
+
 /* ---- instance and device life ----------------------------------------------------------- */
 
 static void report(void)
 {
     pthread_mutex_lock(&g_lock);
     fprintf(stderr,
-            "cmdcheck: batches=%lu timestamps=%lu inside=%lu multiview=%lu resets=%lu "
-            "violations=%lu\n",
+            "cmdcheck: batches=%lu timestamps=%lu inside=%lu multiview=%lu resets=%lu names=%lu "
+            "labels=%lu violations=%lu\n",
             g_count.batches, g_count.timestamps, g_count.inside, g_count.multiview, g_count.resets,
-            g_count.violations);
+            g_count.names, g_count.labels, g_count.violations);
     for (size_t i = 0; i < g_nlogs; i++) {
         clear_log(&g_logs[i]);
         free(g_logs[i].ops);
@@ -624,16 +681,18 @@ static void cc_device_created(tls_device *base)
     cc_device *d = (cc_device *)base;
 #define CC_GET(name) d->name = (PFN_vk##name)base->gdpa(base->handle, "vk" #name);
     CC_HOOKS(CC_GET)
+    CC_DEBUG_UTILS_HOOKS(CC_GET)
 #undef CC_GET
 }
 
-static const tls_hook device_hooks[] = {
 #define CC_ENTRY(name) TLS_HOOK(cc_, name),
-    CC_HOOKS(CC_ENTRY)
+static const tls_hook device_hooks[] = { CC_HOOKS(CC_ENTRY) };
+static const tls_hook instance_hooks[] = { CC_DEBUG_UTILS_HOOKS(CC_ENTRY) };
 #undef CC_ENTRY
-};
 
 const tls_layer tls_the_layer = {
+    .instance_hooks = instance_hooks,
+    .n_instance_hooks = TLS_COUNT(instance_hooks),
     .device_hooks = device_hooks,
     .n_device_hooks = TLS_COUNT(device_hooks),
     .instance_size = sizeof(tls_instance),

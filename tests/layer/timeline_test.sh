@@ -136,6 +136,31 @@ workload-readback)
     done
     ;;
 
+workload-names-below)
+    # The debug-utils object names and labels the program gives reach the
+    # layers below ours, also one that hands those commands out through
+    # vkGetInstanceProcAddr only, as the Khronos validation layer (1.3.239)
+    # does and cmdcheck imitates: cmdcheck counts the same with and without
+    # the timing layer above it, and the label regions are timed. (Before
+    # the fix the timing layer passed none of them on.)
+    export GPUTRACE_OUTPUT="$trace"
+    export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR:$GT_CMDCHECK_DIR"
+    export VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_cmdcheck
+    run "$GT_WORKLOAD" --frames 3
+    base=$(sed -n 's/^cmdcheck: .* \(names=[0-9]* labels=[0-9]*\) .*/\1/p' "$tmp/err")
+    with_cmdcheck
+    run "$GT_WORKLOAD" --frames 3
+    ours=$(sed -n 's/^cmdcheck: .* \(names=[0-9]* labels=[0-9]*\) .*/\1/p' "$tmp/err")
+    echo "cmdcheck without the timing layer: $base; below it: $ours"
+    case $base in
+    "names=0 "* | *" labels=0" | "") fail "the workload gave no names or labels: $base" ;;
+    esac
+    [ "$ours" = "$base" ] || fail "below the timing layer cmdcheck saw $ours, without it $base"
+    cmdcheck_ok 0 0
+    check_trace --expect-events "$(summary_regions)" \
+        --device-is-monotonic --snapshot-tolerance-ns 1 --tolerance-ns 1000
+    ;;
+
 workload-threads)
     export GPUTRACE_OUTPUT="$trace"
     run "$GT_WORKLOAD" --frames 5 --threads 4 --queues 2
