@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -121,6 +122,133 @@ static bool copy_unseen(tl_collector *col, const tl_submission *sub, const tl_re
     return true;
 }
 
+/* ---- reading in bulk ------------------------------------------------------------------ */
+
+/* Whether `res` still needs its values from the driver. */
+static bool needs_driver_read(tl_device *td, tl_result *res)
+{
+    tl_recording *rec = res->rec;
+    pthread_mutex_lock(&rec->lock);
+    bool needs =
+        !res->collected && !res->bulk_read && res->values && rec->nslots && !tl_reads_copy(td, rec);
+    pthread_mutex_unlock(&rec->lock);
+    return needs;
+}
+
+static int cmp_bulk_chunk(const void *a, const void *b)
+{
+    const col_bulk_chunk *x = a, *y = b;
+    if (x->pool != y->pool)
+        return (uint64_t)x->pool < (uint64_t)y->pool ? -1 : 1;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Copies what one run read into the result owning `e`'s chunk. */
+static void take_chunk(tl_collector *col, const col_bulk_chunk *e, uint32_t run_first)
+{
+    col_bulk_result *b = &col->bulk_results[e->result];
+    tl_recording *rec = b->res->rec;
+    const uint32_t first_slot = e->chunk * TL_CHUNK_QUERIES;
+    uint32_t n = rec->nslots - first_slot;
+    if (n > TL_CHUNK_QUERIES)
+        n = TL_CHUNK_QUERIES;
+    pthread_mutex_lock(&rec->lock);
+    /* Collected meanwhile: a re-submission read it (prepare_reuse in
+     * timeline_submit.c) before resetting the queries; what this run read
+     * may already be the next execution's. */
+    if (!b->res->collected) {
+        memcpy(&b->res->values[2 * first_slot], &col->bulk_values[2 * (e->first - run_first)],
+               (size_t)n * 2 * sizeof(uint64_t));
+        b->chunks_left--;
+    }
+    pthread_mutex_unlock(&rec->lock);
+}
+
+/* GPUTRACE_QUERY_READBACK=bulk (tl_device.one_time_in_bulk): lavapipe
+ * makes every vkGetQueryPoolResults a wait for the whole device (an empty
+ * submission on its queue thread and a wait for it), so reading each
+ * submission's results (and, before that, polling its last timestamp)
+ * would cost two such round trips per submission. Once per pass instead,
+ * the chunks of every result still to be read are sorted by pool and query
+ * and read in runs of adjacent chunks, one call per run; a result whose
+ * every slot turned out available is then collected without a further call
+ * (sub_status, tl_result_read). One that did not fit, or with a slot not
+ * available, is read the usual way. Only chunks of listed submissions are
+ * read: on lavapipe those were submitted before the first call, which
+ * waits for them (reading a query lavapipe has not finished with would
+ * make it flush the queue's context from this thread). */
+static void read_in_bulk(tl_collector *col)
+{
+    tl_device *td = col->td;
+    gt_device *dev = td->gt;
+    if (!td->one_time_in_bulk)
+        return;
+    uint32_t nres = 0, nchunks = 0;
+    pthread_mutex_lock(&col->lock);
+    tl_submission *sub = col->head;
+    pthread_mutex_unlock(&col->lock);
+    while (sub) {
+        bool full = false;
+        for (uint32_t i = 0; i < sub->nresults && !full; i++) {
+            tl_result *res = &sub->results[i];
+            const tl_recording *rec = res->rec;
+            const uint32_t used = (rec->nslots + TL_CHUNK_QUERIES - 1) / TL_CHUNK_QUERIES;
+            if (!needs_driver_read(td, res))
+                continue;
+            full = nres == COL_BULK_RESULTS || nchunks + used > COL_BULK_CHUNKS;
+            if (full)
+                break;
+            for (uint32_t c = 0; c < used; c++) {
+                col->bulk_chunks[nchunks++] = (col_bulk_chunk){
+                    .pool = rec->chunks[c]->pool,
+                    .first = rec->chunks[c]->first,
+                    .result = nres,
+                    .chunk = c,
+                };
+            }
+            col->bulk_results[nres++] = (col_bulk_result){ .res = res, .chunks_left = used };
+        }
+        if (full)
+            break;
+        sub->bulk_listed = true;
+        pthread_mutex_lock(&col->lock);
+        sub = sub->next;
+        pthread_mutex_unlock(&col->lock);
+    }
+    if (!nres)
+        return;
+    qsort(col->bulk_chunks, nchunks, sizeof col->bulk_chunks[0], cmp_bulk_chunk);
+    for (uint32_t start = 0; start < nchunks;) {
+        /* A run: chunks of one pool, each right after the last. */
+        uint32_t end = start + 1;
+        while (end < nchunks && col->bulk_chunks[end].pool == col->bulk_chunks[start].pool &&
+               col->bulk_chunks[end].first == col->bulk_chunks[end - 1].first + TL_CHUNK_QUERIES)
+            end++;
+        const uint32_t first = col->bulk_chunks[start].first;
+        const uint32_t count = col->bulk_chunks[end - 1].first + TL_CHUNK_QUERIES - first;
+        VkResult r = dev->vk.GetQueryPoolResults(
+            dev->handle, col->bulk_chunks[start].pool, first, count,
+            (size_t)count * 2 * sizeof(uint64_t), col->bulk_values, 2 * sizeof(uint64_t),
+            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+        /* NOT_READY: chunks' unused queries, or work still running. */
+        if (r == VK_SUCCESS || r == VK_NOT_READY) {
+            for (uint32_t k = start; k < end; k++)
+                take_chunk(col, &col->bulk_chunks[k], first);
+        }
+        start = end;
+    }
+    for (uint32_t i = 0; i < nres; i++) {
+        tl_result *res = col->bulk_results[i].res;
+        tl_recording *rec = res->rec;
+        pthread_mutex_lock(&rec->lock);
+        bool all = !res->collected && col->bulk_results[i].chunks_left == 0;
+        for (uint32_t s = 0; all && s < rec->nslots; s++)
+            all = res->values[2 * s + 1] != 0;
+        res->bulk_read = all;
+        pthread_mutex_unlock(&rec->lock);
+    }
+}
+
 static VkResult sub_status(tl_collector *col, tl_submission *sub)
 {
     tl_device *td = col->td;
@@ -137,8 +265,9 @@ static VkResult sub_status(tl_collector *col, tl_submission *sub)
           * landing means all of it is complete. */
             if (!copy_landed(td, rec) && !copy_unseen(col, sub, rec))
                 r = VK_NOT_READY;
-        } else if (!res->collected) {
-            /* Collected early means the submitter knew it complete. */
+        } else if (!res->collected && !res->bulk_read) {
+            /* Collected early means the submitter knew it complete; read
+             * in bulk, that every slot (the last one too) was written. */
             const uint32_t slot = rec->regions[0].end;
             const tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];
             uint64_t v[2] = { 0, 0 };
@@ -210,7 +339,12 @@ static void collect_ready(tl_collector *col)
     };
     unsigned not_ready = 0;
     uint64_t served_at = gc_monotonic_ns();
+    read_in_bulk(col);
     while (sub) {
+        /* Past what the last bulk read could take: the next one, from here
+         * (what came before is unlinked by now, or not complete). */
+        if (td->one_time_in_bulk && !sub->bulk_listed)
+            read_in_bulk(col);
         VkResult st = sub_status(col, sub);
         pthread_mutex_lock(&col->lock);
         tl_submission *next = sub->next;

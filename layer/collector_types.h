@@ -42,6 +42,21 @@ struct tl_col_seq {
     ls_table *labels;
 };
 
+/* The collector's bulk read (collector.c, read_in_bulk): the results it
+ * reads in one pass, and one entry per query chunk they use. */
+#define COL_BULK_RESULTS 256u
+#define COL_BULK_CHUNKS  512u
+typedef struct col_bulk_result {
+    tl_result *res;
+    uint32_t chunks_left; /* not read yet in this pass */
+} col_bulk_result;
+typedef struct col_bulk_chunk {
+    VkQueryPool pool;
+    uint32_t first;  /* the chunk's first query in the pool */
+    uint32_t result; /* index into bulk_results */
+    uint32_t chunk;  /* index into the recording's chunks */
+} col_bulk_chunk;
+
 typedef struct tl_collector tl_collector;
 struct tl_collector {
     tl_device *td;
@@ -69,6 +84,9 @@ struct tl_collector {
     bool no_stall;                 /* the application waits for us: see never_stall() */
     uint64_t copy_probed_ns;       /* MONOTONIC of the last copy_unseen probe */
     tl_names_snapshot *names_snap; /* the names to emit (collector_sequence.c) */
+    col_bulk_result bulk_results[COL_BULK_RESULTS];
+    col_bulk_chunk bulk_chunks[COL_BULK_CHUNKS];
+    uint64_t bulk_values[2 * TL_CHUNK_QUERIES * TL_CHUNKS_PER_POOL]; /* one run's */
 };
 
 #endif

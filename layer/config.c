@@ -203,6 +203,7 @@ static void config_init(void)
         [GT_READBACK_AUTO] = "auto",
         [GT_READBACK_COPY] = "copy",
         [GT_READBACK_DRIVER] = "driver",
+        [GT_READBACK_BULK] = "bulk",
     };
     config.readback = (enum gt_readback_choice)env_choice("GPUTRACE_QUERY_READBACK", readbacks,
                                                           sizeof readbacks / sizeof readbacks[0],

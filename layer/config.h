@@ -31,6 +31,7 @@ enum gt_readback_choice {
     GT_READBACK_AUTO,   /* copy on drivers where a query read idles the device */
     GT_READBACK_COPY,   /* GPUTRACE_QUERY_READBACK=copy */
     GT_READBACK_DRIVER, /* GPUTRACE_QUERY_READBACK=driver: vkGetQueryPoolResults */
+    GT_READBACK_BULK,   /* =bulk: copy, but one-time-submit ones read in bulk */
 };
 
 typedef struct gt_config gt_config;

@@ -230,7 +230,10 @@ bool tl_device_ensure_started(tl_device *td)
                     td->props.deviceName,
                     td->clock_source == GC_SOURCE_CALIBRATED ? "calibrated timestamps"
                                                              : "bracket calibration",
-                    td->readback_copy ? "from mapped memory" : "with vkGetQueryPoolResults",
+                    td->one_time_in_bulk ? "from mapped memory (one-time-submit command buffers: "
+                                           "with vkGetQueryPoolResults, in bulk)"
+                    : td->readback_copy  ? "from mapped memory"
+                                         : "with vkGetQueryPoolResults",
                     td->clock_name, td->clock_id);
         } else {
             td->start_failed = true;
@@ -275,6 +278,7 @@ static bool readback_copy(const tl_device *td)
 {
     switch (gt_config_get()->readback) {
     case GT_READBACK_COPY:
+    case GT_READBACK_BULK:
         return true;
     case GT_READBACK_DRIVER:
         return false;
@@ -282,6 +286,25 @@ static bool readback_copy(const tl_device *td)
         break;
     }
     return td->llvmpipe;
+}
+
+/* GPUTRACE_QUERY_READBACK=bulk. lavapipe waits for the scene of a command
+ * buffer's last timestamp when its copy runs (its queue thread stalls on
+ * the rasterizer once per command buffer), where a command buffer that
+ * ends without the copy has that scene flushed without a wait. One-time-
+ * submit command buffers are never read on the submitting thread (they
+ * cannot be submitted again without being recorded anew), so the collector
+ * can read them with vkGetQueryPoolResults instead, a few calls per pass
+ * for all of them (collector.c, read_in_bulk). Command buffers submitted
+ * repeatedly keep the copy: re-submitting one whose results the collector
+ * has not read yet reads them on the application's thread, which must not
+ * wait for the device there. Not the default: on lavapipe, with any such
+ * read from our thread mpv under the validation layer reported a semaphore
+ * destroyed while in use at its exit, in every run (docs/layer.md,
+ * "Reading results"). */
+static bool one_time_in_bulk(void)
+{
+    return gt_config_get()->readback == GT_READBACK_BULK;
 }
 
 static void choose_clock(tl_device *td)
@@ -364,6 +387,7 @@ VkResult tl_device_create(gt_device *dev)
     td->llvmpipe = td->props.vendorID == VK_VENDOR_ID_MESA &&
                    strncmp(td->props.deviceName, "llvmpipe", 8) == 0;
     td->readback_copy = readback_copy(td);
+    td->one_time_in_bulk = one_time_in_bulk();
     read_uuid(td);
     choose_clock(td);
 

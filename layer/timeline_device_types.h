@@ -115,6 +115,9 @@ struct tl_device {
     VkQueueFamilyProperties *families;
     bool host_reset;
     bool readback_copy; /* results copied to mapped memory (timeline_record.c) */
+    /* Except one-time-submit command buffers, read by the collector in bulk
+    * (tl_recording_copy_results, collector.c read_in_bulk). */
+    bool one_time_in_bulk;
     /* The driver is lavapipe (llvmpipe): barriers before bottom-of-pipe
     * timestamps, top-of-pipe ones inside instances, re-submitted queries
     * reset on the queue while their reuse is not proven (stamp() in

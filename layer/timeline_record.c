@@ -436,6 +436,7 @@ void tl_record_begin(tl_device *td, tl_cb *tcb, const VkCommandBufferBeginInfo *
     rec->primary = tcb->primary;
     rec->family = tcb->pool ? tcb->pool->family : 0;
     rec->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    rec->one_time = (flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0;
     bool family_times =
         rec->family < td->nfamilies && td->families[rec->family].timestampValidBits != 0;
     rec->timing = family_times && !rec->simultaneous;

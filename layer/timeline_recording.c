@@ -142,6 +142,9 @@ void tl_recording_copy_results(tl_device *td, tl_recording *rec)
     if (!rec->nslots || rec->in_render_pass || rec->in_rendering || rec->multiview_stamps ||
         atomic_load_explicit(&td->copies_unseen, memory_order_relaxed))
         return;
+    /* Read by the collector instead (tl_device.one_time_in_bulk). */
+    if (rec->one_time && td->one_time_in_bulk)
+        return;
     /* vkCmdCopyQueryPoolResults needs a graphics or compute queue. */
     const VkQueueFlags family_flags =
         rec->family < td->nfamilies ? td->families[rec->family].queueFlags : 0;

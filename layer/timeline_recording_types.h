@@ -65,6 +65,7 @@ struct tl_recording {
     bool primary;
     bool timing;           /* timestamps are written into this recording */
     bool simultaneous;     /* VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT */
+    bool one_time;         /* VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT */
     bool exhausted;        /* ran out of slots: later regions untimed */
     bool copied;           /* copies its results into the chunks' buffers at its end */
     bool multiview_stamps; /* a timestamp of it spans several views' queries */

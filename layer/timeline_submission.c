@@ -22,6 +22,8 @@ void tl_result_read(tl_device *td, tl_result *res)
     gt_device *dev = td->gt;
     res->collected = true;
     res->ok = res->values != NULL;
+    if (res->ok && res->bulk_read)
+        return; /* the collector's bulk read filled them */
     if (res->ok && tl_reads_copy(td, rec)) {
         for (uint32_t c = 0; c < rec->nchunks; c++) {
             uint32_t first = c * TL_CHUNK_QUERIES;

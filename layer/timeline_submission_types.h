@@ -25,6 +25,9 @@ struct tl_result {
     uint32_t values_offset;
     bool collected;
     bool ok;
+    /* Every slot's value is in `values`, read by the collector's bulk read
+    * (collector.c, read_in_bulk): collecting it needs no driver call. */
+    bool bulk_read;
 };
 
 /* One submitted primary command buffer: results[first..first+count) are
@@ -74,6 +77,8 @@ struct tl_submission {
     /* Carries only reset_cb for a batch that is otherwise untimed: no
     * events, only completion. */
     bool carrier;
+    /* All its results were considered by a bulk read (collector.c). */
+    bool bulk_listed;
 };
 
 /* Whether `rec`'s results are read from the mapped copy. */

@@ -168,6 +168,9 @@ SETTINGS = [
              "(lavapipe), driver elsewhere."),
             ("copy", "Copy", "Each command buffer copies its queries into mapped memory."),
             ("driver", "Driver", "vkGetQueryPoolResults."),
+            ("bulk", "Bulk", "Copy, except one-time-submit command buffers, which the "
+             "collector reads with a few vkGetQueryPoolResults calls for all of them "
+             "(cheaper on lavapipe for many small submissions)."),
         ),
         "default": "auto",
     },

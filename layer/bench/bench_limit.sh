@@ -3,7 +3,7 @@
 # bench_limit.sh — VK_LAYER_GPUTRACE_timeline's cost against the limit: the
 # cost of its timestamps alone on this driver (issue #18).
 #
-# Four variants of gputrace-workload, on lavapipe:
+# The variants of gputrace-workload, on lavapipe:
 #   plain    no timestamps
 #   control  --app-timestamps: the program writes the timestamps the layer
 #            would write (same places, same lavapipe barriers, host query
@@ -13,6 +13,8 @@
 #   driver   the same with GPUTRACE_QUERY_READBACK=driver
 #   coarse   copy with GPUTRACE_LOW_OVERHEAD=1: command buffers and render
 #            passes only (the granularity of GpuRenderStagesConfig.low_overhead)
+#   bulk     GPUTRACE_QUERY_READBACK=bulk: no copy in one-time-submit command
+#            buffers (all of the workload's); the collector reads them in bulk
 # each on two workloads:
 #   workload     the default frame (3 submissions, 22 regions, 19 timestamps)
 #   submissions  --submissions-per-frame GT_LIMIT_TINY (default 100): tiny
@@ -20,7 +22,7 @@
 #
 #   BENCH layer_overhead_over_limit_workload      (copy - plain) / (control - plain)
 #   BENCH layer_overhead_over_limit_submissions   the same, submission-heavy
-#   BENCH ..._driver                              the same with driver readback
+#   BENCH ..._driver, ..._bulk                    the same with driver / bulk readback
 #   BENCH layer_limit_added_us_per_submission_*   (X - plain) / submissions
 #   BENCH layer_low_overhead_over_limit_*         (coarse - plain) / (control - plain):
 #                                                 the coarse layer against the
@@ -58,7 +60,7 @@ run() {
     [ "$1" = submissions ] && args=(--frames "$tiny_frames" --submissions-per-frame "$tiny")
     case $2 in
     control) args+=(--app-timestamps) ;;
-    copy | driver)
+    copy | driver | bulk)
         layer=(VK_LAYER_PATH="$GT_EXPLICIT_DIR" VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline
                GPUTRACE_OUTPUT="$tmp/trace.pftrace" GPUTRACE_QUERY_READBACK="$2") ;;
     coarse)
@@ -84,15 +86,16 @@ round_ratio() {
         awk '{ print ($8 - $2) / ($5 - $2) }' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-variants=(plain control copy driver coarse)
+variants=(plain control copy driver coarse bulk)
+nvar=${#variants[@]}
 echo "bench_limit.sh: $(uptime)"
 for c in workload submissions; do # warm-up (page cache, shader caches)
     for v in "${variants[@]}"; do run "$c" "$v" 0; done
-    rm -f "$tmp/$c".{plain,control,copy,driver,coarse}
+    rm -f "$tmp/$c".{plain,control,copy,driver,coarse,bulk}
 done
 for ((i = 0; i < reps; i++)); do
     for c in workload submissions; do
-        for ((k = 0; k < 5; k++)); do run "$c" "${variants[(i + k) % 5]}" "$i"; done
+        for ((k = 0; k < nvar; k++)); do run "$c" "${variants[(i + k) % nvar]}" "$i"; done
     done
 done
 echo "bench_limit.sh: $(uptime)"
@@ -106,18 +109,22 @@ for c in workload submissions; do
         -v yw="$(median "$tmp/$c.copy" 2)" -v yc="$(median "$tmp/$c.copy" 3)" \
         -v dw="$(median "$tmp/$c.driver" 2)" -v dc="$(median "$tmp/$c.driver" 3)" \
         -v lw="$(median "$tmp/$c.coarse" 2)" -v lc="$(median "$tmp/$c.coarse" 3)" \
-        -v ry="$(round_ratio "$c" copy)" -v rd="$(round_ratio "$c" driver)" 'BEGIN {
+        -v bw="$(median "$tmp/$c.bulk" 2)" -v bc="$(median "$tmp/$c.bulk" 3)" \
+        -v ry="$(round_ratio "$c" copy)" -v rd="$(round_ratio "$c" driver)" \
+        -v rb="$(round_ratio "$c" bulk)" 'BEGIN {
         printf "BENCH layer_overhead_over_limit_%s %.3f x\n", c, (yw - pw) / (cw - pw)
         printf "BENCH layer_overhead_over_limit_%s_driver %.3f x\n", c, (dw - pw) / (cw - pw)
+        printf "BENCH layer_overhead_over_limit_%s_bulk %.3f x\n", c, (bw - pw) / (cw - pw)
         printf "BENCH layer_limit_added_us_per_submission_%s_control %.1f us\n", c, (cw - pw) / subs * 1e6
         printf "BENCH layer_limit_added_us_per_submission_%s_copy %.1f us\n", c, (yw - pw) / subs * 1e6
         printf "BENCH layer_limit_added_us_per_submission_%s_driver %.1f us\n", c, (dw - pw) / subs * 1e6
+        printf "BENCH layer_limit_added_us_per_submission_%s_bulk %.1f us\n", c, (bw - pw) / subs * 1e6
         printf "BENCH layer_low_overhead_over_limit_%s %.3f x\n", c, (lw - pw) / (cw - pw)
         printf "BENCH layer_limit_added_us_per_submission_%s_coarse %.1f us\n", c, (lw - pw) / subs * 1e6
         printf "bench_limit.sh: %s, %d submissions, %d timestamps (%.2f per submission), medians of %d runs:\n", c, subs, stamps, stamps / subs, n
-        printf "bench_limit.sh:   wall s: plain %.3f control %.3f copy %.3f driver %.3f coarse %.3f\n", pw, cw, yw, dw, lw
-        printf "bench_limit.sh:   cpu s:  plain %.3f control %.3f copy %.3f driver %.3f coarse %.3f\n", pc, cc, yc, dc, lc
-        printf "bench_limit.sh:   wall, median of the per-round ratios: copy %.3f driver %.3f\n", ry, rd
-        printf "bench_limit.sh:   cpu (layer - plain) / (control - plain): copy %.3f driver %.3f\n", (yc - pc) / (cc - pc), (dc - pc) / (cc - pc)
+        printf "bench_limit.sh:   wall s: plain %.3f control %.3f copy %.3f driver %.3f coarse %.3f bulk %.3f\n", pw, cw, yw, dw, lw, bw
+        printf "bench_limit.sh:   cpu s:  plain %.3f control %.3f copy %.3f driver %.3f coarse %.3f bulk %.3f\n", pc, cc, yc, dc, lc, bc
+        printf "bench_limit.sh:   wall, median of the per-round ratios: copy %.3f driver %.3f bulk %.3f\n", ry, rd, rb
+        printf "bench_limit.sh:   cpu (layer - plain) / (control - plain): copy %.3f driver %.3f bulk %.3f\n", (yc - pc) / (cc - pc), (dc - pc) / (cc - pc), (bc - pc) / (cc - pc)
     }'
 done

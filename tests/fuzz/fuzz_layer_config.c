@@ -155,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     const gt_config *c = &config;
     if (c->backend > GT_BACKEND_NONE || c->clock_source > GT_CLOCK_SOURCE_BRACKET ||
-        c->readback > GT_READBACK_DRIVER)
+        c->readback > GT_READBACK_BULK)
         abort();
     if (c->clock_budget_ns < 1 || c->clock_budget_ns > 1000000000ull)
         abort();
