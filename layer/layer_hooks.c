@@ -41,12 +41,15 @@ static gt_device *device_of(const void *handle, const char *api)
  * handle of no known device and `absent` when `next` is NULL. The latter
  * happens when the application calls what vkGetInstanceProcAddr gave it for
  * a command its device (or instance) did not enable: that answer holds for
- * the instance, not for a device. The loader answers the debug-utils
- * commands for every instance, and libplacebo (mpv) records
- * vkCmdBeginDebugUtilsLabelEXT fetched that way without enabling
- * VK_EXT_debug_utils; the loader's terminator then does nothing, and so
- * does the hook: no timeline callback either, since nothing happened. Not
- * logged: it may happen for every command an application records.
+ * the instance, not for a device; then the hook does nothing, no timeline
+ * callback either, since nothing happened. Not logged: it may happen for
+ * every command an application records. (The debug-utils commands are the
+ * exception: the loader answers them for every instance, and the layer
+ * takes them from the next vkGetInstanceProcAddr as the loader does, see
+ * fill_device_dispatch in layer_device.c; so the labels libplacebo (mpv)
+ * records without enabling VK_EXT_debug_utils are timed and passed on,
+ * to a layer below that takes them or to the loader's terminator, which
+ * does nothing.)
  * For void hooks both return values are empty. */
 #define GT_HOOK_ENTER(handle, name, unknown, absent) \
     gt_device *dev = device_of(handle, "vk" #name);  \
