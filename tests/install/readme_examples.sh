@@ -49,7 +49,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gputrace-readme.XXXXXX")
 started=()
 cleanup() {
     local p
-    for p in "${started[@]}"; do kill "$p" 2> /dev/null || true; done
+    # What the blocks started through the tracebox shim, then our own.
+    for p in $(cat "$tmp/pids/"* 2> /dev/null) "${started[@]}"; do
+        kill "$p" 2> /dev/null || true
+    done
     [ -z "${GT_KEEP:-}" ] || cp -r "$tmp" "$GT_KEEP"
     rm -rf "$tmp"
 }
@@ -262,12 +265,15 @@ run_block() {
     [ "$block_rc" = 0 ] || fail "block $1 exited with $block_rc"
 }
 
-# regions: what the one my-vulkan-app run of the block counted.
-regions() {
-    local r
-    r=$(sed -n 's/^gputrace-workload: .*regions=\([0-9]*\).*/\1/p' "$block_dir.out" "$block_dir.err")
-    [ "$(echo "$r" | wc -w)" = 1 ] || fail "expected one summary line of my-vulkan-app, got '$r'"
-    echo "$r"
+# read_summary: r and submissions, what the one my-vulkan-app run of the
+# block counted (its summary line).
+read_summary() {
+    local line
+    line=$(grep -h '^gputrace-workload: frames=' "$block_dir.out" "$block_dir.err" || true)
+    [ "$(echo "$line" | grep -c .)" = 1 ] || fail "expected one summary line of my-vulkan-app, got '$line'"
+    r=$(echo "$line" | sed -n 's/.* regions=\([0-9]*\).*/\1/p')
+    submissions=$(echo "$line" | sed -n 's/.* submissions=\([0-9]*\).*/\1/p')
+    [ -n "$r" ] && [ -n "$submissions" ] || fail "unreadable summary line '$line'"
 }
 
 # check_trace FILE MIN [EXACT]: FILE passes the installed gputrace-check with
@@ -292,12 +298,12 @@ xvfb_display() {
 }
 
 check_block() {
-    local n=$1 first r
+    local n=$1 first
     first=$(head -n 1 "$tmp/blocks/$n.sh")
     case $first in
     'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=app.pftrace ./my-vulkan-app')
         run_block "$n"
-        r=$(regions)
+        read_summary
         check_trace "$block_dir/app.pftrace" "$r" "$r"
         grep -q '^verdict: pass' "$block_dir.out" || fail "gputrace-check printed no passing verdict"
         echo "ok: block $n: the installed layer traced my-vulkan-app by VK_INSTANCE_LAYERS, $stages stages = regions; gputrace-check passes"
@@ -307,7 +313,7 @@ check_block() {
         mkdir -p "$tmp/b$n"
         ln -s "$GT_BUILD_ROOT" "$tmp/b$n/build"
         run_block "$n" XDG_DATA_DIRS="$tmp/empty" LD_LIBRARY_PATH=
-        r=$(regions)
+        read_summary
         check_trace "$block_dir/app.pftrace" "$r" "$r"
         grep -q '^verdict: pass' "$block_dir.out" || fail "build/toolkit/gputrace-check printed no passing verdict"
         echo "ok: block $n: the build tree's layer traced my-vulkan-app, $stages stages = regions"
@@ -334,7 +340,7 @@ check_block() {
         ;;
     'GPUTRACE_ENABLE=1 GPUTRACE_OUTPUT=demo.pftrace ./my-vulkan-app')
         run_block "$n"
-        r=$(regions)
+        read_summary
         check_trace "$block_dir/demo.pftrace" "$r" "$r"
         [ "$(grep -c ' seq=' "$block_dir.out")" = 10 ] || fail "expected 10 packet lines from gputrace-dump | head"
         grep -m 1 ' seq=' "$block_dir.out" | grep -q ' seq=1 trace_uuid$' ||
@@ -346,7 +352,7 @@ check_block() {
         ;;
     'gputrace-service '*)
         run_block "$n" GT_AWAIT_SOCKET=1 GPUTRACE_STARTUP_WAIT_MS=5000
-        r=$(regions)
+        read_summary
         check_trace "$block_dir/trace.pftrace" "$r" "$r"
         echo "ok: block $n: gputrace-service recorded my-vulkan-app, $stages stages = regions"
         ;;
@@ -360,7 +366,7 @@ check_block() {
         ;;
     'cat > gputrace.cfg <<'*)
         run_block "$n" GT_AWAIT_SESSION=1 GPUTRACE_STARTUP_WAIT_MS=5000
-        r=$(regions)
+        read_summary
         check_trace "$block_dir/trace.pftrace" "$r" "$r"
         echo "ok: block $n: v58's traced and perfetto recorded my-vulkan-app, $stages stages = regions"
         ;;
@@ -375,9 +381,7 @@ check_block() {
         wait_until 30 test -S "$tmp/b$n.consumer" || fail "traced did not start: $(cat "$tmp/b$n.traced.log")"
         run_block "$n" GT_AWAIT_SESSION=1 GPUTRACE_STARTUP_WAIT_MS=5000
         kill "$traced_pid" 2> /dev/null || true
-        local submissions
-        submissions=$(sed -n 's/^gputrace-workload: .*submissions=\([0-9]*\).*/\1/p' "$block_dir.out")
-        r=$(regions)
+        read_summary
         check_trace "$block_dir/coarse.pftrace" "$submissions"
         [ "$stages" -lt "$r" ] || fail "low overhead: $stages stages, not fewer than the $r regions"
         "$dump_tool" -v "$block_dir/coarse.pftrace" > "$tmp/dump" 2>&1 || fail "gputrace-dump failed"
