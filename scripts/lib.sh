@@ -30,6 +30,12 @@ if [[ -z ${PERFETTO_BIN:-} && -d $GPUTRACE_ROOT/../shared/perfetto/bin ]]; then
   PERFETTO_BIN=$(cd "$GPUTRACE_ROOT/../shared/perfetto/bin" && pwd)
   export PERFETTO_BIN
 fi
+# Perfetto v58 (what `tracebox` runs today), the same way: the tests that
+# run README's tracebox examples SKIP without it.
+if [[ -z ${PERFETTO_V58_BIN:-} && -d $GPUTRACE_ROOT/../shared/perfetto/v58/bin ]]; then
+  PERFETTO_V58_BIN=$(cd "$GPUTRACE_ROOT/../shared/perfetto/v58/bin" && pwd)
+  export PERFETTO_V58_BIN
+fi
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "$*"; exit 1; }

@@ -24,7 +24,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: " WL_PROG " [--frames N] [--threads N] [--queues N] [--validate]\n"
             "       [--duration-ms N] [--work N] [--leak-exit]\n"
-            "       [--submissions-per-frame N] [--app-timestamps]\n"
+            "       [--submissions-per-frame N] [--app-timestamps] [--layer NAME]\n"
             "\n"
             "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
             "work on one Vulkan device without a window, checks the results, and prints\n"
@@ -52,6 +52,9 @@ static void usage(FILE *out)
             "                lavapipe barriers, host query reset), never read back: the\n"
             "                control of the layer benchmark (layer/bench/bench_limit.sh);\n"
             "                the summary line then ends with timestamps=T\n"
+            "  --layer NAME  name the layer NAME in VkInstanceCreateInfo::ppEnabledLayerNames,\n"
+            "                as an application that wants it does (besides validation's\n"
+            "                with --validate); fails when the loader has no such layer\n"
             "  --leak-exit   exit right after the summary line without destroying\n"
             "                anything (no vkDestroyDevice / vkDestroyInstance)\n"
             "  -h, --help    this text\n"
@@ -112,6 +115,7 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         { "work", required_argument, NULL, 'w' },
         { "submissions-per-frame", required_argument, NULL, 's' },
         { "app-timestamps", no_argument, NULL, 'a' },
+        { "layer", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -154,6 +158,9 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
             break;
         case 'a':
             opt->app_stamps = true;
+            break;
+        case 'L':
+            opt->layer = optarg;
             break;
         case 'h':
             usage(stdout);

@@ -37,7 +37,8 @@ struct wl_options {
     uint32_t work; /* --work: scales the GPU work of every dispatch and draw */
     uint32_t tiny; /* --submissions-per-frame */
     bool validate;
-    bool app_stamps; /* --app-timestamps */
+    bool app_stamps;   /* --app-timestamps */
+    const char *layer; /* --layer: named in ppEnabledLayerNames; NULL: none */
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */
