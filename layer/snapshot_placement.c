@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* snapshot_placement.c — see snapshot_placement.h. */
+#include "layer/snapshot_placement.h"
+
+#include <string.h>
+
+static uint64_t magnitude(int64_t v)
+{
+    return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+/* Nearest integer (no libm in the layer for one function). */
+static int64_t round_to_int(double v)
+{
+    return (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+}
+
+void sp_init(sp_state *st, uint64_t budget_ns)
+{
+    memset(st, 0, sizeof *st);
+    st->budget_ns = budget_ns ? budget_ns : 1;
+}
+
+static const sp_point *nth_newest(const sp_model *m, uint32_t back)
+{
+    return &m->readings[(m->newest + SP_HISTORY - back) % SP_HISTORY];
+}
+
+void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_ns)
+{
+    m->newest = m->count ? (m->newest + 1) % SP_HISTORY : 0;
+    m->readings[m->newest] = *reading;
+    m->uncertainty_ns[m->newest] = uncertainty_ns;
+    if (m->count < SP_HISTORY)
+        m->count++;
+    m->reading = *reading;
+    m->valid = true;
+    m->drift = 0.0;
+    m->raw_rate = 1.0;
+    if (m->count < 2)
+        return;
+    /* The newest reading at least a baseline older, or the oldest. */
+    uint32_t back = 1;
+    while (back + 1 < m->count &&
+           reading->boottime_ns - nth_newest(m, back)->boottime_ns < SP_DRIFT_BASELINE_NS)
+        back++;
+    const sp_point *old = nth_newest(m, back);
+    const double host = (double)(reading->boottime_ns - old->boottime_ns);
+    const double device = (double)(reading->device_ns - old->device_ns);
+    const double drift = (device - host) / host;
+    const double noise =
+        (double)(uncertainty_ns + m->uncertainty_ns[(m->newest + SP_HISTORY - back) % SP_HISTORY]) /
+        host;
+    m->drift = (drift < 0 ? -drift : drift) > noise ? drift : 0.0;
+    m->raw_rate = (double)(reading->monotonic_raw_ns - old->monotonic_raw_ns) / host;
+}
+
+/* `from` moved by `device` ns of device time at `rate` host ns per device
+ * ns (and `raw_rate` MONOTONIC_RAW ns per host ns). */
+static sp_point advance(const sp_point *from, uint64_t device_ns, double rate, double raw_rate)
+{
+    const double host = (double)(int64_t)(device_ns - from->device_ns) * rate;
+    const int64_t dh = round_to_int(host);
+    const int64_t draw = round_to_int(host * raw_rate);
+    sp_point p = {
+        .device_ns = device_ns,
+        .boottime_ns = from->boottime_ns + (uint64_t)dh,
+        .monotonic_ns = from->monotonic_ns + (uint64_t)dh,
+        .monotonic_raw_ns = from->monotonic_raw_ns + (uint64_t)draw,
+    };
+    return p;
+}
+
+sp_point sp_extrapolate(const sp_model *m, uint64_t device_ns)
+{
+    const double rate = 1.0 / (1.0 + m->drift);
+    if (device_ns >= m->reading.device_ns || m->count < 2)
+        return advance(&m->reading, device_ns, rate, m->raw_rate);
+    /* Between two readings: the line through them. */
+    for (uint32_t back = 1; back < m->count; back++) {
+        const sp_point *a = nth_newest(m, back), *b = nth_newest(m, back - 1);
+        if (device_ns < a->device_ns)
+            continue;
+        const double span = (double)(b->device_ns - a->device_ns);
+        const double host = (double)(b->boottime_ns - a->boottime_ns);
+        const double raw = (double)(b->monotonic_raw_ns - a->monotonic_raw_ns);
+        return advance(a, device_ns, host / span, host > 0 ? raw / host : 1.0);
+    }
+    /* Older than every reading kept. */
+    return advance(nth_newest(m, m->count - 1), device_ns, rate, m->raw_rate);
+}
+
+uint64_t sp_device_at(const sp_model *m, uint64_t boottime_ns)
+{
+    /* Near the newest reading in practice (submissions of the last few
+     * ms), so its line serves. */
+    const double host = (double)(int64_t)(boottime_ns - m->reading.boottime_ns);
+    const int64_t device = (int64_t)m->reading.device_ns + round_to_int(host * (1.0 + m->drift));
+    return device > 0 ? (uint64_t)device : 0;
+}
+
+/* The point at device instant `t` whose offset is `offset`: the model's
+ * host clocks at `t`, all moved by the same amount. */
+static sp_point point_with_offset(const sp_model *m, uint64_t t, int64_t offset)
+{
+    sp_point p = sp_extrapolate(m, t);
+    const uint64_t shift = (uint64_t)(offset - sp_offset(&p));
+    p.boottime_ns += shift;
+    p.monotonic_ns += shift;
+    p.monotonic_raw_ns += shift;
+    return p;
+}
+
+/* A snapshot after `prev` must move every clock forward, or a trace
+ * processor stops using the device clock (or rejects BOOTTIME, its trace
+ * clock). */
+static bool moves_forward(const sp_point *prev, const sp_point *p)
+{
+    return p->device_ns > prev->device_ns && p->boottime_ns > prev->boottime_ns &&
+           p->monotonic_ns > prev->monotonic_ns && p->monotonic_raw_ns > prev->monotonic_raw_ns;
+}
+
+/* Whether a snapshot at device instant `t` (with offset step `step`
+ * against the published one) keeps everything written so far (ending by
+ * `written_end`) apart from everything after it (starting at `first_new`
+ * or later): the later work is drawn moved by `step`. */
+static bool keeps_apart(uint64_t written_end, uint64_t first_new, int64_t step)
+{
+    if (step >= 0 || !written_end)
+        return true;
+    return first_new > written_end && first_new - written_end >= magnitude(step);
+}
+
+/* The largest error of the published offset over [start, end] against
+ * the model (linear in between, so the larger of the two ends). */
+static uint64_t published_error(const sp_state *st, const sp_model *m, uint64_t start, uint64_t end)
+{
+    const int64_t published = sp_offset(&st->published);
+    const sp_point at_start = sp_extrapolate(m, start), at_end = sp_extrapolate(m, end);
+    const uint64_t error_start = magnitude(sp_offset(&at_start) - published);
+    const uint64_t error_end = magnitude(sp_offset(&at_end) - published);
+    return error_start > error_end ? error_start : error_end;
+}
+
+bool sp_wants(const sp_state *st, const sp_model *m, uint64_t start, uint64_t end)
+{
+    if (!m->valid)
+        return false;
+    if (!st->have_published || st->reading_unpublished)
+        return true;
+    if (m->drift == 0.0 && sp_offset(&m->reading) == sp_offset(&st->published))
+        return false; /* nothing can have moved */
+    return published_error(st, m, start, end > start ? end : start) > st->budget_ns / 4;
+}
+
+enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const sp_window *w,
+                                   sp_point *out)
+{
+    if (!m->valid)
+        return SP_KEEP;
+    if (!st->have_published) {
+        *out = m->reading;
+        return SP_AT_READING;
+    }
+    const uint64_t start = w->next_start;
+    const uint64_t end = w->next_end > start ? w->next_end : start;
+    const uint64_t mid = start + (end - start) / 2;
+    const int64_t published = sp_offset(&st->published);
+    const uint64_t error = published_error(st, m, start, end);
+    if (!st->reading_unpublished && error <= st->budget_ns / 4)
+        return SP_KEEP;
+
+    const sp_point at_mid = sp_extrapolate(m, mid);
+    const int64_t offset = sp_offset(&at_mid);
+    const int64_t step = offset - published;
+    const uint64_t lowest =
+        w->written_end > st->published.device_ns ? w->written_end : st->published.device_ns;
+    /* As late as is safe: nearest the reading, which is newer still. */
+    const uint64_t gap_end = w->horizon < start ? w->horizon : start;
+    if (gap_end > lowest && keeps_apart(w->written_end, gap_end, step)) {
+        sp_point p = point_with_offset(m, gap_end, offset);
+        if (moves_forward(&st->published, &p)) {
+            *out = p;
+            return SP_IN_GAP;
+        }
+    }
+    /* No safe gap. Waiting costs accuracy; past half the budget the
+     * submission (and other unwritten work) is kept whole at least: only
+     * its order against work already written may move, by the step. */
+    if (error > st->budget_ns / 2 && gap_end > st->published.device_ns) {
+        sp_point p = point_with_offset(m, gap_end, offset);
+        if (moves_forward(&st->published, &p)) {
+            *out = p;
+            return SP_FORCED;
+        }
+    }
+    return SP_KEEP;
+}
+
+enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t written_end,
+                            sp_point *out)
+{
+    if (!m->valid)
+        return SP_KEEP;
+    const sp_point *r = &m->reading;
+    if (!st->have_published) {
+        *out = *r;
+        return SP_AT_READING;
+    }
+    if (!st->reading_unpublished || r->device_ns <= written_end)
+        return SP_KEEP;
+    const int64_t step = sp_offset(r) - sp_offset(&st->published);
+    if (!keeps_apart(written_end, r->device_ns, step) || !moves_forward(&st->published, r))
+        return SP_KEEP;
+    *out = *r;
+    return SP_AT_READING;
+}
+
+void sp_published(sp_state *st, const sp_model *m, enum sp_where where, const sp_point *p)
+{
+    if (where == SP_KEEP)
+        return;
+    if (st->have_published) {
+        const uint64_t step = magnitude(sp_offset(p) - sp_offset(&st->published));
+        if (step > st->max_step_ns)
+            st->max_step_ns = step;
+        if (where == SP_FORCED && step > st->max_forced_step_ns)
+            st->max_forced_step_ns = step;
+    }
+    const uint64_t distance = magnitude((int64_t)(p->device_ns - m->reading.device_ns));
+    if (distance > st->max_extrapolation_ns)
+        st->max_extrapolation_ns = distance;
+    st->published = *p;
+    st->have_published = true;
+    st->reading_unpublished = false;
+    st->count[where]++;
+}
