@@ -42,10 +42,10 @@ void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_
     /* The newest reading at least a baseline older, or the oldest. */
     uint32_t back = 1;
     while (back + 1 < m->count &&
-           reading->boottime_ns - nth_newest(m, back)->boottime_ns < SP_DRIFT_BASELINE_NS)
+           reading->monotonic_ns - nth_newest(m, back)->monotonic_ns < SP_DRIFT_BASELINE_NS)
         back++;
     const sp_point *old = nth_newest(m, back);
-    const double host = (double)(reading->boottime_ns - old->boottime_ns);
+    const double host = (double)(reading->monotonic_ns - old->monotonic_ns);
     const double device = (double)(reading->device_ns - old->device_ns);
     const double drift = (device - host) / host;
     const double noise =
@@ -55,19 +55,17 @@ void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_
     m->raw_rate = (double)(reading->monotonic_raw_ns - old->monotonic_raw_ns) / host;
 }
 
-/* `from` moved by `device` ns of device time at `rate` host ns per device
- * ns (and `raw_rate` MONOTONIC_RAW ns per host ns). */
-static sp_point advance(const sp_point *from, uint64_t device_ns, double rate, double raw_rate)
+/* The model's point at `device_ns` on the line through `from` with `rate`
+ * MONOTONIC ns per device ns. */
+static sp_point on_line(const sp_model *m, const sp_point *from, uint64_t device_ns, double rate)
 {
-    const double host = (double)(int64_t)(device_ns - from->device_ns) * rate;
-    const int64_t dh = round_to_int(host);
-    const int64_t draw = round_to_int(host * raw_rate);
-    sp_point p = {
-        .device_ns = device_ns,
-        .boottime_ns = from->boottime_ns + (uint64_t)dh,
-        .monotonic_ns = from->monotonic_ns + (uint64_t)dh,
-        .monotonic_raw_ns = from->monotonic_raw_ns + (uint64_t)draw,
-    };
+    const sp_point *r = &m->reading;
+    const int64_t dm = round_to_int((double)(int64_t)(device_ns - from->device_ns) * rate);
+    sp_point p = { .device_ns = device_ns, .monotonic_ns = from->monotonic_ns + (uint64_t)dm };
+    p.boottime_ns = p.monotonic_ns + (r->boottime_ns - r->monotonic_ns);
+    p.monotonic_raw_ns =
+        r->monotonic_raw_ns +
+        (uint64_t)round_to_int((double)(int64_t)(p.monotonic_ns - r->monotonic_ns) * m->raw_rate);
     return p;
 }
 
@@ -75,27 +73,28 @@ sp_point sp_extrapolate(const sp_model *m, uint64_t device_ns)
 {
     const double rate = 1.0 / (1.0 + m->drift);
     if (device_ns >= m->reading.device_ns || m->count < 2)
-        return advance(&m->reading, device_ns, rate, m->raw_rate);
+        return on_line(m, &m->reading, device_ns, rate);
     /* Between two readings: the line through them. */
     for (uint32_t back = 1; back < m->count; back++) {
         const sp_point *a = nth_newest(m, back), *b = nth_newest(m, back - 1);
         if (device_ns < a->device_ns)
             continue;
-        const double span = (double)(b->device_ns - a->device_ns);
-        const double host = (double)(b->boottime_ns - a->boottime_ns);
-        const double raw = (double)(b->monotonic_raw_ns - a->monotonic_raw_ns);
-        return advance(a, device_ns, host / span, host > 0 ? raw / host : 1.0);
+        return on_line(m, a, device_ns,
+                       (double)(b->monotonic_ns - a->monotonic_ns) /
+                           (double)(b->device_ns - a->device_ns));
     }
     /* Older than every reading kept. */
-    return advance(nth_newest(m, m->count - 1), device_ns, rate, m->raw_rate);
+    return on_line(m, nth_newest(m, m->count - 1), device_ns, rate);
 }
 
 uint64_t sp_device_at(const sp_model *m, uint64_t boottime_ns)
 {
     /* Near the newest reading in practice (submissions of the last few
      * ms), so its line serves. */
-    const double host = (double)(int64_t)(boottime_ns - m->reading.boottime_ns);
-    const int64_t device = (int64_t)m->reading.device_ns + round_to_int(host * (1.0 + m->drift));
+    const sp_point *r = &m->reading;
+    const uint64_t monotonic = boottime_ns - (r->boottime_ns - r->monotonic_ns);
+    const double host = (double)(int64_t)(monotonic - r->monotonic_ns);
+    const int64_t device = (int64_t)r->device_ns + round_to_int(host * (1.0 + m->drift));
     return device > 0 ? (uint64_t)device : 0;
 }
 

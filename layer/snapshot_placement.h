@@ -49,20 +49,26 @@ struct sp_point {
  * reading) is ~1 ppm, over a second ~0.05 ppm. */
 #define SP_DRIFT_BASELINE_NS (1000ull * 1000 * 1000)
 
-/* The device clock as the calibrations measured it: piecewise linear
- * between readings, extended beyond the newest (and before the oldest)
- * with the measured drift. */
+/* The device clock as the calibrations measured it. A calibration reads
+ * the device clock against MONOTONIC (vkGetCalibratedTimestamps); BOOTTIME
+ * and MONOTONIC_RAW are MONOTONIC plus offsets the host measured beside
+ * it. So the model is the line device -> MONOTONIC, piecewise between
+ * readings and extended beyond them with the measured drift, plus the
+ * newest reading's BOOTTIME and MONOTONIC_RAW offsets (BOOTTIME moves
+ * against MONOTONIC only with suspend; RAW at the measured rate). On
+ * lavapipe, whose device clock is MONOTONIC, every point of the model
+ * keeps device == MONOTONIC. */
 typedef struct sp_model sp_model;
 struct sp_model {
     sp_point readings[SP_HISTORY]; /* a ring, device and host times increasing */
     uint64_t uncertainty_ns[SP_HISTORY];
     uint32_t count, newest; /* entries, and the index of the newest */
     sp_point reading;       /* the newest, for convenience */
-    /* d(device) / d(BOOTTIME) - 1 over the baseline, where the readings'
+    /* d(device) / d(MONOTONIC) - 1 over the baseline, where the readings'
      * uncertainty lets it be told from zero (0 otherwise: extrapolating
      * with noise would add error, not remove it). */
     double drift;
-    /* d(MONOTONIC_RAW) / d(BOOTTIME) over the same readings (NTP slews one
+    /* d(MONOTONIC_RAW) / d(MONOTONIC) over the same readings (NTP slews one
      * and not the other); 1 until there are two. */
     double raw_rate;
     bool valid;
