@@ -580,6 +580,7 @@ static void *collector_main(void *arg)
             struct timespec ts = { 0, (long)(COL_MIN_SPAN_NS - since) };
             nanosleep(&ts, NULL);
         }
+        col->closing = true;
         seq_calibrate(col);
     }
     seq_release_writer(col);

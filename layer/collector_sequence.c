@@ -101,7 +101,8 @@ void seq_reading_accepted(tl_collector *col)
     sp_point out;
     if (col->placement.have_published && work_unwritten(col, NULL))
         return; /* at the next gap (seq_process_work) */
-    enum sp_where where = sp_at_reading(&col->placement, &col->clock_model, col->written_end, &out);
+    enum sp_where where =
+        sp_at_reading(&col->placement, &col->clock_model, col->written_end, col->closing, &out);
     if (where != SP_KEEP)
         publish(col, where, &out);
 }

@@ -83,6 +83,7 @@ struct tl_collector {
     sp_model clock_model;
     sp_state placement;
     uint64_t written_end;
+    bool closing; /* the last calibration, after the last events */
     tl_col_seq seqs[TL_SESSION_SLOTS];
     uint32_t nwriters; /* seqs with a writer */
     uint64_t event_id; /* one per event, the same in every sequence */

@@ -69,22 +69,38 @@ static sp_point on_line(const sp_model *m, const sp_point *from, uint64_t device
     return p;
 }
 
+/* The kept reading nearest to `device_ns` (ties: the newer). */
+static uint32_t nearest(const sp_model *m, uint64_t device_ns)
+{
+    uint32_t best = 0;
+    uint64_t best_distance = UINT64_MAX;
+    for (uint32_t back = 0; back < m->count; back++) {
+        const sp_point *r = nth_newest(m, back);
+        const uint64_t d = magnitude((int64_t)(device_ns - r->device_ns));
+        if (d < best_distance) {
+            best = back;
+            best_distance = d;
+        }
+        if (r->device_ns < device_ns)
+            break; /* older ones are farther still */
+    }
+    return best;
+}
+
 sp_point sp_extrapolate(const sp_model *m, uint64_t device_ns)
 {
-    const double rate = 1.0 / (1.0 + m->drift);
-    if (device_ns >= m->reading.device_ns || m->count < 2)
-        return on_line(m, &m->reading, device_ns, rate);
-    /* Between two readings: the line through them. */
-    for (uint32_t back = 1; back < m->count; back++) {
-        const sp_point *a = nth_newest(m, back), *b = nth_newest(m, back - 1);
-        if (device_ns < a->device_ns)
-            continue;
-        return on_line(m, a, device_ns,
-                       (double)(b->monotonic_ns - a->monotonic_ns) /
-                           (double)(b->device_ns - a->device_ns));
-    }
-    /* Older than every reading kept. */
-    return on_line(m, nth_newest(m, m->count - 1), device_ns, rate);
+    /* From the nearest reading with the drift: the line through two
+     * neighbouring readings would carry their noise into its slope (two
+     * bracket readings a few ms apart, +-300 us each, give a slope of
+     * percent), while the drift comes from a baseline of a second. */
+    return on_line(m, nth_newest(m, nearest(m, device_ns)), device_ns, 1.0 / (1.0 + m->drift));
+}
+
+uint64_t sp_uncertainty(const sp_model *m, uint64_t device_ns)
+{
+    return m->count
+               ? m->uncertainty_ns[(m->newest + SP_HISTORY - nearest(m, device_ns)) % SP_HISTORY]
+               : 0;
 }
 
 uint64_t sp_device_at(const sp_model *m, uint64_t boottime_ns)
@@ -141,15 +157,37 @@ static uint64_t published_error(const sp_state *st, const sp_model *m, uint64_t 
     return error_start > error_end ? error_start : error_end;
 }
 
-bool sp_wants(const sp_state *st, const sp_model *m, uint64_t start, uint64_t end)
+/* How far the model and the published snapshot may disagree from noise
+ * alone: their readings' uncertainties. */
+static uint64_t noise_at(const sp_state *st, const sp_model *m, uint64_t device_ns)
+{
+    return st->published_uncertainty_ns + sp_uncertainty(m, device_ns);
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+bool sp_wants(sp_state *st, const sp_model *m, uint64_t start, uint64_t end)
 {
     if (!m->valid)
         return false;
-    if (!st->have_published || st->reading_unpublished)
+    if (!st->have_published)
         return true;
-    if (m->drift == 0.0 && sp_offset(&m->reading) == sp_offset(&st->published))
+    if (!st->reading_unpublished && m->drift == 0.0)
         return false; /* nothing can have moved */
-    return published_error(st, m, start, end > start ? end : start) > st->budget_ns / 4;
+    end = end > start ? end : start;
+    const uint64_t error = published_error(st, m, start, end);
+    const uint64_t noise = noise_at(st, m, start + (end - start) / 2);
+    if (st->reading_unpublished && error <= noise) {
+        /* The calibration confirms the published offset: a snapshot
+         * would only carry noise into the trace (two noisy snapshots a
+         * few ms apart read as a large drift). */
+        st->reading_unpublished = false;
+        return false;
+    }
+    return error > (st->reading_unpublished ? noise : max_u64(st->budget_ns / 4, noise));
 }
 
 enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const sp_window *w,
@@ -166,7 +204,8 @@ enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const 
     const uint64_t mid = start + (end - start) / 2;
     const int64_t published = sp_offset(&st->published);
     const uint64_t error = published_error(st, m, start, end);
-    if (!st->reading_unpublished && error <= st->budget_ns / 4)
+    const uint64_t noise = noise_at(st, m, mid);
+    if (error <= (st->reading_unpublished ? noise : max_u64(st->budget_ns / 4, noise)))
         return SP_KEEP;
 
     const sp_point at_mid = sp_extrapolate(m, mid);
@@ -186,7 +225,7 @@ enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const 
     /* No safe gap. Waiting costs accuracy; past half the budget the
      * submission (and other unwritten work) is kept whole at least: only
      * its order against work already written may move, by the step. */
-    if (error > st->budget_ns / 2 && gap_end > st->published.device_ns) {
+    if (error > max_u64(st->budget_ns / 2, noise) && gap_end > st->published.device_ns) {
         sp_point p = point_with_offset(m, gap_end, offset);
         if (moves_forward(&st->published, &p)) {
             *out = p;
@@ -196,7 +235,7 @@ enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const 
     return SP_KEEP;
 }
 
-enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t written_end,
+enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t written_end, bool last,
                             sp_point *out)
 {
     if (!m->valid)
@@ -209,6 +248,10 @@ enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t writ
     if (!st->reading_unpublished || r->device_ns <= written_end)
         return SP_KEEP;
     const int64_t step = sp_offset(r) - sp_offset(&st->published);
+    /* Within noise it would only add noise; but the last one closes the
+     * trace, so its readers measure the drift over the whole run. */
+    if (!last && magnitude(step) <= noise_at(st, m, r->device_ns))
+        return SP_KEEP;
     if (!keeps_apart(written_end, r->device_ns, step) || !moves_forward(&st->published, r))
         return SP_KEEP;
     *out = *r;
@@ -230,6 +273,7 @@ void sp_published(sp_state *st, const sp_model *m, enum sp_where where, const sp
     if (distance > st->max_extrapolation_ns)
         st->max_extrapolation_ns = distance;
     st->published = *p;
+    st->published_uncertainty_ns = sp_uncertainty(m, p->device_ns);
     st->have_published = true;
     st->reading_unpublished = false;
     st->count[where]++;

@@ -52,8 +52,8 @@ struct sp_point {
 /* The device clock as the calibrations measured it. A calibration reads
  * the device clock against MONOTONIC (vkGetCalibratedTimestamps); BOOTTIME
  * and MONOTONIC_RAW are MONOTONIC plus offsets the host measured beside
- * it. So the model is the line device -> MONOTONIC, piecewise between
- * readings and extended beyond them with the measured drift, plus the
+ * it. So the model is device -> MONOTONIC from the reading nearest in
+ * device time, extended with the drift measured over a baseline, plus the
  * newest reading's BOOTTIME and MONOTONIC_RAW offsets (BOOTTIME moves
  * against MONOTONIC only with suspend; RAW at the measured rate). On
  * lavapipe, whose device clock is MONOTONIC, every point of the model
@@ -79,9 +79,13 @@ struct sp_model {
  * move every clock forward (gc_accept sees to it). */
 void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_ns);
 
-/* The model at another device instant: between the readings around it,
- * or extended with the drift beyond them. */
+/* The model at another device instant: the nearest reading extended with
+ * the drift. */
 sp_point sp_extrapolate(const sp_model *m, uint64_t device_ns);
+
+/* How far that may be off from noise alone: the nearest reading's
+ * uncertainty. */
+uint64_t sp_uncertainty(const sp_model *m, uint64_t device_ns);
 
 /* The device instant of a BOOTTIME, through the model. */
 uint64_t sp_device_at(const sp_model *m, uint64_t boottime_ns);
@@ -114,6 +118,7 @@ enum sp_where {
 typedef struct sp_state sp_state;
 struct sp_state {
     sp_point published; /* the last snapshot written */
+    uint64_t published_uncertainty_ns;
     bool have_published;
     bool reading_unpublished; /* a calibration newer than `published` */
     uint64_t budget_ns;
@@ -133,9 +138,11 @@ static inline void sp_reading_accepted(sp_state *st)
 }
 
 /* Whether a snapshot is wanted before writing a submission whose events
- * span [start, end]: a calibration is waiting, or the published offset
- * would convert it with more than a quarter of the budget's error. */
-bool sp_wants(const sp_state *st, const sp_model *m, uint64_t start, uint64_t end);
+ * span [start, end]: the published offset is off the model by more than
+ * the two readings' noise and a calibration is waiting, or by more than a
+ * quarter of the budget. A waiting calibration found within noise of the
+ * published offset is taken as confirming it (cleared). */
+bool sp_wants(sp_state *st, const sp_model *m, uint64_t start, uint64_t end);
 
 /* Before writing the submission described by `w`: whether to publish a
  * snapshot first, and which (`out`). The snapshot's offset is the model's
@@ -146,10 +153,11 @@ enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const 
                                    sp_point *out);
 
 /* When the device is idle (nothing submitted and not yet written):
- * whether the model's reading itself can be published. Also the very
- * first snapshot, which every later event converts through whatever its
- * place. */
-enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t written_end,
+ * whether the model's reading itself can be published (not when it only
+ * differs within noise, unless it is the `last`, which closes the trace).
+ * Also the very first snapshot, which every later event converts through
+ * whatever its place. */
+enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t written_end, bool last,
                             sp_point *out);
 
 /* Records what was published (`where` from one of the two above). */
