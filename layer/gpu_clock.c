@@ -275,7 +275,7 @@ bool gc_accept(gc_clock *c, const gc_reading *r, uint64_t now_ns)
         }
         c->interval_ns = next;
     } else {
-        c->interval_ns = GC_INTERVAL_MIN_NS;
+        c->interval_ns = GC_INTERVAL_FIRST_NS;
     }
     c->last = *r;
     c->have_last = true;

@@ -233,13 +233,16 @@ static void accept_measures_drift(void **state)
         &(gc_reading){
             .device_ns = 5, .boottime_ns = t0, .monotonic_ns = t0, .monotonic_raw_ns = t0 },
         0));
-    assert_int_equal(c.interval_ns, GC_INTERVAL_MIN_NS);
+    assert_int_equal(c.interval_ns, GC_INTERVAL_FIRST_NS);
     /* Device 20 ppm fast over 1 s: wants 50 ms. */
     gc_reading r = reading(t0 + s, 5 + s + 20000, 1);
     assert_true(gc_accept(&c, &r, 0));
     assert_true(c.drift > 19.9e-6 && c.drift < 20.1e-6);
-    /* budget / (drift - what the deviations could fake): just over 50 ms. */
-    assert_true(c.interval_ns >= GC_INTERVAL_MIN_NS && c.interval_ns < GC_INTERVAL_MIN_NS + 10000);
+    /* budget / (drift - what the deviations could fake), no longer than
+     * what the worst drift they allow keeps within the budget: 50 ms,
+     * give or take what a ns of deviation moves it. */
+    assert_true(c.interval_ns > GC_INTERVAL_MIN_NS - GC_INTERVAL_MIN_NS / 1000 &&
+                c.interval_ns < GC_INTERVAL_MIN_NS + 10000);
     /* Going backwards is refused. */
     gc_reading back = reading(t0 + 2 * s, 4, 1);
     assert_false(gc_accept(&c, &back, 0));
@@ -257,15 +260,18 @@ static void accept_ignores_noise(void **state)
     uint64_t boot = 1000 * ms, dev = 7 * ms;
     gc_reading r = reading(boot, dev, 30);
     assert_true(gc_accept(&c, &r, 0));
-    /* Readings that differ only within their deviation: interval doubles. */
+    /* Readings that differ only within their deviation: interval doubles
+     * (from the short first one to the shortest regular one at once). */
     uint64_t prev = c.interval_ns;
+    assert_int_equal(prev, GC_INTERVAL_FIRST_NS);
     for (int i = 0; i < 10; i++) {
         boot += prev;
         dev += prev + (i % 2 ? 25 : -25);
         r = reading(boot, dev, 30);
         assert_true(gc_accept(&c, &r, 0));
-        assert_true(c.interval_ns ==
-                    (2 * prev < GC_INTERVAL_MAX_NS ? 2 * prev : GC_INTERVAL_MAX_NS));
+        uint64_t want = 2 * prev < GC_INTERVAL_MAX_NS ? 2 * prev : GC_INTERVAL_MAX_NS;
+        want = want > GC_INTERVAL_MIN_NS ? want : GC_INTERVAL_MIN_NS;
+        assert_true(c.interval_ns == want);
         prev = c.interval_ns;
     }
     assert_int_equal(c.interval_ns, GC_INTERVAL_MAX_NS);
