@@ -8,7 +8,7 @@ GPUTRACE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPUTRACE_PACKAGES=(
   build-essential g++ meson ninja-build pkg-config
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
-  libglib2.0-dev libdrm-dev libcmocka-dev zlib1g-dev
+  libglib2.0-dev libdrm-dev libcmocka-dev zlib1g-dev libzstd-dev
   protobuf-compiler libprotobuf-dev
   # The house style's formatter (tests/style).
   clang-format

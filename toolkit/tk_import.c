@@ -189,7 +189,8 @@ typedef struct pkt {
     bool incremental_state_cleared;
     bool previous_packet_dropped;
     uint64_t timestamp;
-    pb_bytes snapshot, stats, gpu, vk, interned, defaults, compressed, ftrace_stats, ftrace_events;
+    pb_bytes snapshot, stats, gpu, vk, interned, defaults, compressed, zstd, ftrace_stats,
+        ftrace_events;
 } pkt;
 
 #define LEN_FIELD(bit, dst)           \
@@ -253,8 +254,7 @@ static PB_ALWAYS_INLINE bool decode_packet(const uint8_t *data, size_t len, pkt 
         case TK_PKT_FTRACE_EVENTS:
             LEN_FIELD(H_FTRACE_EVENTS, ftrace_events);
         case TK_TP_ZSTD_COMPRESSED_PACKETS:
-            p->has |= H_ZSTD;
-            break;
+            LEN_FIELD(H_ZSTD, zstd);
         case TK_TP_SERVICE_EVENT:
             p->has |= H_SERVICE;
             break;
@@ -349,22 +349,22 @@ static bool inflate_cb(void *ctx, const uint8_t *data, size_t len, uint64_t offs
     return process_packet(ctx, data, len, offset);
 }
 
-/* compressed_packets: the packets inside are imported in place, each
- * through process_packet (one level deep only). */
-static bool import_compressed(tk_checker *c, const pkt *p, uint64_t offset)
+/* compressed_packets / zstd_compressed_packets: the packets inside are
+ * imported in place, each through process_packet (one level deep only). */
+static bool import_compressed(tk_checker *c, tk_codec codec, pb_bytes data, uint64_t offset)
 {
     if (c->inflating) {
-        tk_import_stop(c, true,
-                       "offset %" PRIu64 ": compressed_packets nested inside "
-                       "compressed_packets",
-                       offset);
+        tk_import_stop(c, true, "offset %" PRIu64 ": %s nested inside compressed packets", offset,
+                       tk_codec_field(codec));
         return false;
     }
-    tk_stats_add(&c->st, TK_STAT_compressed_packets, 1);
+    tk_stats_add(
+        &c->st,
+        codec == TK_CODEC_ZSTD ? TK_STAT_zstd_compressed_packets : TK_STAT_compressed_packets, 1);
     uint64_t inflated = 0;
     c->inflating = true;
-    tk_read_status st = tk_inflate_packets(c->z, p->compressed.data, p->compressed.size, offset,
-                                           inflate_cb, c, &inflated);
+    tk_read_status st =
+        tk_decompress_packets(c->z, codec, data.data, data.size, offset, inflate_cb, c, &inflated);
     c->inflating = false;
     tk_stats_add(&c->st, TK_STAT_compressed_bytes_inflated, (int64_t)inflated);
     if (st == TK_READ_ERR_ABORTED)
@@ -549,8 +549,11 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
         return false;
     }
 
+    /* As upstream: deflate when a packet has both. */
     if (PB_UNLIKELY(p.has & H_COMPRESSED))
-        return import_compressed(c, &p, offset);
+        return import_compressed(c, TK_CODEC_DEFLATE, p.compressed, offset);
+    if (PB_UNLIKELY(p.has & H_ZSTD))
+        return import_compressed(c, TK_CODEC_ZSTD, p.zstd, offset);
 
     tk_machine *m = &c->m[0];
     if (PB_UNLIKELY(p.has & H_MACHINE)) {
@@ -564,8 +567,6 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
         }
     }
     c->packets++;
-    if (PB_UNLIKELY(p.has & H_ZSTD))
-        tk_stats_add(&c->st, TK_STAT_zstd_compressed_packets, 1);
 
     const uint32_t seq_id = (p.has & H_SEQ) ? p.seq_id : 0;
     tk_seq_state *s = get_seq(c, m, seq_id);

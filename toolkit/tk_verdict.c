@@ -439,11 +439,6 @@ tk_result *tk_checker_finish(tk_checker *c)
             (unfinished && vl.v[i].code == TK_V_gpu_events_missing))
             vl.v[i].severity = TK_SEV_DATA_LOSS;
 
-    if (stat_total(c, TK_STAT_zstd_compressed_packets) > 0)
-        tk_verdict_add(&vl, TK_V_zstd_unsupported,
-                       "%" PRId64 " zstd_compressed_packets field(s) not expanded (trace_processor "
-                       "v47 does not either)",
-                       stat_total(c, TK_STAT_zstd_compressed_packets));
     if (stat_total(c, TK_STAT_state_limit_hits) > 0)
         tk_verdict_add(&vl, TK_V_state_limit_reached,
                        "memory bounds reached %" PRId64 " time(s) (%s); results may be incomplete",
