@@ -326,19 +326,25 @@ static void count_failed_clock(tk_machine *m, int64_t id)
         m->failed[*v].count++;
         return;
     }
-    if (m->n_failed >= TK_MAX_FAILED_CLOCKS)
+    if (m->n_failed >= TK_MAX_FAILED_CLOCKS) {
+        m->failed_unlisted++;
         return;
+    }
     if (m->n_failed == m->cap_failed) {
         uint32_t ncap = m->cap_failed ? m->cap_failed * 2 : 8;
         tk_failed_clock *nf = realloc(m->failed, ncap * sizeof *nf);
-        if (!nf)
+        if (!nf) {
+            m->failed_unlisted++;
             return;
+        }
         m->failed = nf;
         m->cap_failed = ncap;
     }
     bool ins;
-    if (!tk_map_insert(&m->failed_index, (uint64_t)id, m->n_failed, &ins))
+    if (!tk_map_insert(&m->failed_index, (uint64_t)id, m->n_failed, &ins)) {
+        m->failed_unlisted++;
         return;
+    }
     m->failed[m->n_failed++] = (tk_failed_clock){ id, 1 };
 }
 
@@ -386,16 +392,22 @@ static void import_sequence_state(tk_checker *c, tk_seq_state *s, const pkt *p, 
                          (flags & TK_SEQ_INCREMENTAL_STATE_CLEARED);
     const bool dropped = (p->has & H_PPD) && p->previous_packet_dropped;
 
+    /* Without a sequence id: one tokenizer error in v47, a stat of its own
+     * for each case in v58. */
     if (cleared) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_incremental_state_cleared_missing_sequence_id, 1);
+        } else {
             clear_incremental_state(s);
+        }
     } else if (dropped) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_previous_packet_dropped_missing_sequence_id, 1);
+        } else {
             s->incr_valid = false;
+        }
     }
     if (dropped)
         tk_stats_add(&c->st, TK_STAT_previous_packet_dropped, 1);
@@ -415,18 +427,23 @@ static void import_sequence_state(tk_checker *c, tk_seq_state *s, const pkt *p, 
     }
 
     if (p->has & H_DEFAULTS) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_trace_packet_defaults_missing_sequence_id, 1);
+        } else {
             tk_import_defaults(s, p->defaults);
+        }
     }
     if (p->has & H_INTERNED) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else if (!s->incr_valid)
+            tk_stats_add(&c->st, TK_STAT_interned_data_missing_sequence_id, 1);
+        } else if (!s->incr_valid) {
             tk_stats_add(&c->st, TK_STAT_tokenizer_skipped_packets, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_interned_data_skipped_incremental_state_invalid, 1);
+        } else {
             tk_import_interned(c, s, p->interned);
+        }
     }
 }
 
@@ -442,8 +459,11 @@ static bool has_needed_state(tk_checker *c, tk_seq_state *s, uint32_t seq_id, ui
                        offset);
         return false; /* c->stop is set */
     }
+    s->needs_state++;
     if (!s->incr_valid) {
+        s->needs_state_skipped++;
         tk_stats_add(&c->st, TK_STAT_tokenizer_skipped_packets, 1);
+        tk_stats_add(&c->st, TK_STAT_packet_skipped_seq_needs_incremental_state_invalid, 1);
         if (s->ever_cleared) {
             tk_stats_add(&c->st, TK_STAT_incremental_state_skipped_after_loss, 1);
             if (!c->first_lost_state_seq)
@@ -521,6 +541,10 @@ static ts_outcome packet_trace_time(tk_checker *c, tk_machine *m, const tk_seq_s
                     c->worst_ooo_ns = lag;
             }
         }
+        /* v58's sorter drops a packet whose trace time is negative (v47
+         * keeps it). */
+        if (PB_UNLIKELY(ts < 0))
+            tk_stats_add(&c->st, TK_STAT_trace_sorter_negative_timestamp_dropped, 1);
         if (!m->has_pushed || ts > m->max_pushed_ts)
             m->max_pushed_ts = ts;
         m->has_pushed = true;
