@@ -235,14 +235,23 @@ static VkResult open_cross(pr_device *d)
     return VK_SUCCESS;
 }
 
-/* The families, and the queue create infos of those that write timestamps. */
-static uint32_t plan_queues(pr_device *d, VkDeviceQueueCreateInfo *qci, const float *priorities)
+/* The families, and the queue create infos of those that write timestamps
+ * (with `common_only`, of those that also do graphics, compute or transfer
+ * work). */
+static uint32_t plan_queues(pr_device *d, VkDeviceQueueCreateInfo *qci, const float *priorities,
+                            bool common_only)
 {
+    const VkQueueFlags common =
+        VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
     uint32_t n = 0;
+    d->facts.queues = 0;
+    d->facts.device_bits = 0;
     for (uint32_t i = 0; i < d->nfamilies; i++) {
         pr_family *f = &d->families[i];
         f->index = i;
-        if (!f->props.timestampValidBits || !f->props.queueCount)
+        f->nqueues = 0;
+        if (!f->props.timestampValidBits || !f->props.queueCount ||
+            (common_only && !(f->props.queueFlags & common)))
             continue;
         f->nqueues =
             f->props.queueCount < PR_FAMILY_QUEUES ? f->props.queueCount : PR_FAMILY_QUEUES;
@@ -257,6 +266,46 @@ static uint32_t plan_queues(pr_device *d, VkDeviceQueueCreateInfo *qci, const fl
         };
     }
     return n;
+}
+
+/* vkCreateDevice with the queues of every timestamp-writing family; where
+ * that fails and some family does only other work (video, optical flow:
+ * they may want their own extensions), once more without those. */
+static VkResult create_device(pr_device *d, bool core12, char *err, size_t errlen)
+{
+    static const float priorities[PR_FAMILY_QUEUES] = { 1, 1, 1, 1 };
+    VkDeviceQueueCreateInfo *qci = calloc(d->nfamilies ? d->nfamilies : 1, sizeof *qci);
+    if (!qci)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    VkPhysicalDeviceVulkan12Features enable = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .hostQueryReset = d->host_reset,
+        .timelineSemaphore = d->timeline,
+    };
+    VkDeviceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = core12 ? &enable : NULL,
+        .pQueueCreateInfos = qci,
+        .enabledExtensionCount = d->calibration_ext ? 1 : 0,
+        .ppEnabledExtensionNames = &d->calibration_ext,
+    };
+    VkResult r = VK_ERROR_INITIALIZATION_FAILED;
+    uint32_t all = 0;
+    for (int common_only = 0; common_only < 2 && r != VK_SUCCESS; common_only++) {
+        info.queueCreateInfoCount = plan_queues(d, qci, priorities, common_only);
+        if (common_only && info.queueCreateInfoCount == all)
+            break; /* no family left out: nothing new to try */
+        all = info.queueCreateInfoCount;
+        if (!info.queueCreateInfoCount) {
+            snprintf(err, errlen, "no queue family writes timestamps (timestampValidBits 0)");
+            break;
+        }
+        r = vkCreateDevice(d->phys, &info, NULL, &d->dev);
+        if (r != VK_SUCCESS)
+            snprintf(err, errlen, "vkCreateDevice: %s (%d)", pr_result_name(r), (int)r);
+    }
+    free(qci);
+    return r;
 }
 
 bool pr_device_open(pr_device *d, VkInstance instance, VkPhysicalDevice phys, uint32_t index,
@@ -284,40 +333,16 @@ bool pr_device_open(pr_device *d, VkInstance instance, VkPhysicalDevice phys, ui
     vkGetPhysicalDeviceQueueFamilyProperties(phys, &d->nfamilies, NULL);
     d->families = calloc(d->nfamilies ? d->nfamilies : 1, sizeof *d->families);
     VkQueueFamilyProperties *props = calloc(d->nfamilies ? d->nfamilies : 1, sizeof *props);
-    VkDeviceQueueCreateInfo *qci = calloc(d->nfamilies ? d->nfamilies : 1, sizeof *qci);
-    if (!d->families || !props || !qci) {
+    if (!d->families || !props) {
         free(props);
-        free(qci);
         return fail(err, errlen, "out of memory", VK_ERROR_OUT_OF_HOST_MEMORY);
     }
     vkGetPhysicalDeviceQueueFamilyProperties(phys, &d->nfamilies, props);
     for (uint32_t i = 0; i < d->nfamilies; i++)
         d->families[i].props = props[i];
     free(props);
-    static const float priorities[PR_FAMILY_QUEUES] = { 1, 1, 1, 1 };
-    const uint32_t nqci = plan_queues(d, qci, priorities);
-    if (!nqci) {
-        free(qci);
-        snprintf(err, errlen, "no queue family writes timestamps (timestampValidBits 0)");
+    if (create_device(d, core12, err, errlen) != VK_SUCCESS)
         return false;
-    }
-    VkPhysicalDeviceVulkan12Features enable = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-        .hostQueryReset = d->host_reset,
-        .timelineSemaphore = d->timeline,
-    };
-    const VkDeviceCreateInfo info = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .pNext = core12 ? &enable : NULL,
-        .queueCreateInfoCount = nqci,
-        .pQueueCreateInfos = qci,
-        .enabledExtensionCount = d->calibration_ext ? 1 : 0,
-        .ppEnabledExtensionNames = &d->calibration_ext,
-    };
-    VkResult r = vkCreateDevice(phys, &info, NULL, &d->dev);
-    free(qci);
-    if (r != VK_SUCCESS)
-        return fail(err, errlen, "vkCreateDevice", r);
     if (calibrate_fn)
         d->calibrate = (PFN_vkGetCalibratedTimestampsEXT)vkGetDeviceProcAddr(d->dev, calibrate_fn);
     d->facts.calibrated = d->calibrate != NULL;
@@ -329,6 +354,7 @@ bool pr_device_open(pr_device *d, VkInstance instance, VkPhysicalDevice phys, ui
             (PFN_vkSignalSemaphore)vkGetDeviceProcAddr(d->dev, "vkSignalSemaphore");
     d->timeline = d->signal_semaphore != NULL;
 
+    VkResult r;
     if ((r = open_shared(d)) != VK_SUCCESS)
         return fail(err, errlen, "fence or semaphore", r);
     for (uint32_t i = 0; i < d->nfamilies; i++) {
