@@ -53,6 +53,18 @@ void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_
         host;
     m->drift = (drift < 0 ? -drift : drift) > noise ? drift : 0.0;
     m->raw_rate = (double)(reading->monotonic_raw_ns - old->monotonic_raw_ns) / host;
+    if (back >= 2) {
+        /* The reading before this one against the line from the baseline's
+         * reading to this one: how far readings scatter about a line, with
+         * the drift (however large) taken out. */
+        const sp_point *prev = nth_newest(m, 1);
+        const double along = (double)(prev->device_ns - old->device_ns) / device;
+        const double line =
+            (double)sp_offset(old) + along * (double)(sp_offset(reading) - sp_offset(old));
+        const double off = (double)sp_offset(prev) - line;
+        m->scatter_ns[m->scatter_count % SP_SCATTER] = (uint64_t)(off < 0 ? -off : off);
+        m->scatter_count++;
+    }
 }
 
 /* The model's point at `device_ns` on the line through `from` with `rate`
@@ -98,6 +110,13 @@ sp_point sp_extrapolate(const sp_model *m, uint64_t device_ns)
 
 uint64_t sp_uncertainty(const sp_model *m, uint64_t device_ns)
 {
+    if (m->scatter_count >= SP_SCATTER_MIN) {
+        const uint32_t n = m->scatter_count < SP_SCATTER ? m->scatter_count : SP_SCATTER;
+        uint64_t worst = 0;
+        for (uint32_t i = 0; i < n; i++)
+            worst = m->scatter_ns[i] > worst ? m->scatter_ns[i] : worst;
+        return worst;
+    }
     return m->count
                ? m->uncertainty_ns[(m->newest + SP_HISTORY - nearest(m, device_ns)) % SP_HISTORY]
                : 0;

@@ -69,7 +69,10 @@ if command -v ldd > /dev/null; then
 else
     ln -sf "$here"/lib/*.so* "$work/libs/"
 fi
-LD_LIBRARY_PATH="$work/libs"
+# In front of the machine's own path, never instead of it: a driver's
+# libraries may be found only through it (NVIDIA's containers keep
+# libGLX_nvidia, which its ICD manifest names bare, in /usr/local/nvidia).
+LD_LIBRARY_PATH="$work/libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
 
 # ---- the report ------------------------------------------------------------------------------
