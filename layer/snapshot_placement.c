@@ -47,12 +47,6 @@ void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_
     const sp_point *old = nth_newest(m, back);
     const double host = (double)(reading->monotonic_ns - old->monotonic_ns);
     const double device = (double)(reading->device_ns - old->device_ns);
-    const double drift = (device - host) / host;
-    const double noise =
-        (double)(uncertainty_ns + m->uncertainty_ns[(m->newest + SP_HISTORY - back) % SP_HISTORY]) /
-        host;
-    m->drift = (drift < 0 ? -drift : drift) > noise ? drift : 0.0;
-    m->raw_rate = (double)(reading->monotonic_raw_ns - old->monotonic_raw_ns) / host;
     if (back >= 2) {
         /* The reading before this one against the line from the baseline's
          * reading to this one: how far readings scatter about a line, with
@@ -65,6 +59,17 @@ void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_
         m->scatter_ns[m->scatter_count % SP_SCATTER] = (uint64_t)(off < 0 ? -off : off);
         m->scatter_count++;
     }
+    const double drift = (device - host) / host;
+    /* What the two readings' noise could fake (as they scatter once that
+     * is known, else as they report). */
+    const double noise =
+        m->scatter_count >= SP_SCATTER_MIN
+            ? 2.0 * (double)sp_uncertainty(m, reading->device_ns) / host
+            : (double)(uncertainty_ns +
+                       m->uncertainty_ns[(m->newest + SP_HISTORY - back) % SP_HISTORY]) /
+                  host;
+    m->drift = (drift < 0 ? -drift : drift) > noise ? drift : 0.0;
+    m->raw_rate = (double)(reading->monotonic_raw_ns - old->monotonic_raw_ns) / host;
 }
 
 /* The model's point at `device_ns` on the line through `from` with `rate`
@@ -178,9 +183,11 @@ static uint64_t published_error(const sp_state *st, const sp_model *m, uint64_t 
 
 /* How far the model and the published snapshot may disagree from noise
  * alone: their readings' uncertainties. */
-static uint64_t noise_at(const sp_state *st, const sp_model *m, uint64_t device_ns)
+static uint64_t noise_at(const sp_model *m, uint64_t device_ns)
 {
-    return st->published_uncertainty_ns + sp_uncertainty(m, device_ns);
+    /* The published offset came from the same readings: their noise
+     * twice (as it stands now, not as it was believed when published). */
+    return 2 * sp_uncertainty(m, device_ns);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -198,7 +205,7 @@ bool sp_wants(sp_state *st, const sp_model *m, uint64_t start, uint64_t end)
         return false; /* nothing can have moved */
     end = end > start ? end : start;
     const uint64_t error = published_error(st, m, start, end);
-    const uint64_t noise = noise_at(st, m, start + (end - start) / 2);
+    const uint64_t noise = noise_at(m, start + (end - start) / 2);
     if (st->reading_unpublished && error <= noise) {
         /* The calibration confirms the published offset: a snapshot
          * would only carry noise into the trace (two noisy snapshots a
@@ -223,7 +230,7 @@ enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const 
     const uint64_t mid = start + (end - start) / 2;
     const int64_t published = sp_offset(&st->published);
     const uint64_t error = published_error(st, m, start, end);
-    const uint64_t noise = noise_at(st, m, mid);
+    const uint64_t noise = noise_at(m, mid);
     if (error <= (st->reading_unpublished ? noise : max_u64(st->budget_ns / 4, noise)))
         return SP_KEEP;
 
@@ -269,7 +276,7 @@ enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t writ
     const int64_t step = sp_offset(r) - sp_offset(&st->published);
     /* Within noise it would only add noise; but the last one closes the
      * trace, so its readers measure the drift over the whole run. */
-    if (!last && magnitude(step) <= noise_at(st, m, r->device_ns))
+    if (!last && magnitude(step) <= noise_at(m, r->device_ns))
         return SP_KEEP;
     if (!keeps_apart(written_end, r->device_ns, step) || !moves_forward(&st->published, r))
         return SP_KEEP;
@@ -292,7 +299,6 @@ void sp_published(sp_state *st, const sp_model *m, enum sp_where where, const sp
     if (distance > st->max_extrapolation_ns)
         st->max_extrapolation_ns = distance;
     st->published = *p;
-    st->published_uncertainty_ns = sp_uncertainty(m, p->device_ns);
     st->have_published = true;
     st->reading_unpublished = false;
     st->count[where]++;

@@ -130,7 +130,6 @@ enum sp_where {
 typedef struct sp_state sp_state;
 struct sp_state {
     sp_point published; /* the last snapshot written */
-    uint64_t published_uncertainty_ns;
     bool have_published;
     bool reading_unpublished; /* a calibration newer than `published` */
     uint64_t budget_ns;
