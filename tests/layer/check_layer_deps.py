@@ -5,10 +5,13 @@ direction only (docs/layer.md, "Dependency direction").
 
     check_layer_deps.py LAYER_SRC_DIR [OBJECT_DIR [NM]]
 
-A module is foo.c together with foo.h (either may be missing). Three checks:
+A module is foo.c together with foo.h (either may be missing), named by
+its path under layer/ without the extension ("collector", or
+"flows/flow_sync" for a sub-folder's). The library's sub-folders are its
+concerns (flows/, memory/); bench/ is not part of it. Three checks:
 
-1. Include graph: the quoted includes of "layer/..." in layer/*.c and
-   layer/*.h, folded onto modules, have no cycle.
+1. Include graph: the quoted includes of "layer/..." in layer/ and its
+   sub-folders' *.c and *.h, folded onto modules, have no cycle.
 2. Call graph: every undefined symbol of one object file in OBJECT_DIR
    (the layer library's objects, `nm`) is resolved to the object that
    defines it; folded onto modules, that graph has no cycle either.
@@ -34,16 +37,33 @@ PLUMBING = {
     "layer_instance",  # instance chaining, enumeration, introspection
     "layer_device",  # device chaining
     "layer_hooks",  # device-level hooks calling timeline.h
+    "layer_hooks_objects",  # the same for memory objects, semaphores, waits
     "layer_lookup",  # handle -> gt_instance / gt_device
     "layer_info",  # the layer's name and versions
     "device_setup",  # the amended vkCreateDevice
 }
 
-INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"layer/([^"/]+)"', re.MULTILINE)
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"layer/([^"]+)"', re.MULTILINE)
+
+# Folders under layer/ that are not the library.
+NOT_LIBRARY = {"bench"}
 
 
 def module_of(path):
-    return os.path.splitext(os.path.basename(path))[0]
+    """A source's module: its path under layer/ without the extension."""
+    return os.path.splitext(path)[0]
+
+
+def library_sources(src_dir, patterns=("*.c", "*.h")):
+    """Paths of the library's sources, relative to src_dir."""
+    found = []
+    for pattern in patterns:
+        found += glob.glob(os.path.join(src_dir, pattern))
+        for sub in sorted(os.listdir(src_dir)):
+            full = os.path.join(src_dir, sub)
+            if os.path.isdir(full) and sub not in NOT_LIBRARY:
+                found += glob.glob(os.path.join(full, pattern))
+    return sorted(os.path.relpath(p, src_dir) for p in found)
 
 
 def find_cycles(graph):
@@ -131,34 +151,37 @@ def cycle_in(graph, start, members):
 def include_graph(src_dir):
     graph = {}
     edges = {}
-    files = sorted(glob.glob(os.path.join(src_dir, "*.c")) + glob.glob(os.path.join(src_dir, "*.h")))
+    files = library_sources(src_dir)
     if not files:
         sys.exit(f"check_layer_deps: no layer sources in {src_dir}")
     for path in files:
         mod = module_of(path)
         graph.setdefault(mod, set())
-        with open(path, encoding="utf-8") as f:
+        with open(os.path.join(src_dir, path), encoding="utf-8") as f:
             text = f.read()
         for inc in INCLUDE_RE.findall(text):
             target = module_of(inc)
             if target != mod:
                 graph[mod].add(target)
-                edges.setdefault((mod, target), os.path.basename(path) + " includes layer/" + inc)
+                edges.setdefault((mod, target), path + " includes layer/" + inc)
     return graph, edges
 
 
 def call_graph(src_dir, obj_dir, nm):
-    # Only objects of sources that exist: a build directory keeps the
-    # objects of files that were removed or renamed since.
+    # Meson names a sub-folder's object after its path, '/' made '_'
+    # (flows/flow_sync.c -> flows_flow_sync.c.o). Only objects of sources
+    # that exist: a build directory keeps the objects of files that were
+    # removed or renamed since.
+    by_object = {src.replace("/", "_") + ".o": module_of(src)
+                 for src in library_sources(src_dir, ("*.c",))}
     objects = sorted(o for o in glob.glob(os.path.join(obj_dir, "*.c.o"))
-                     if os.path.exists(os.path.join(src_dir, os.path.basename(o)[:-2])))
+                     if os.path.basename(o) in by_object)
     if not objects:
         sys.exit(f"check_layer_deps: no object files in {obj_dir}")
     defined = {}
     undefined = {}
     for obj in objects:
-        # foo.c.o -> foo
-        mod = module_of(module_of(obj))
+        mod = by_object[os.path.basename(obj)]
         out = subprocess.run([nm, "-P", obj], check=True, capture_output=True, text=True).stdout
         for line in out.splitlines():
             fields = line.split()
@@ -169,7 +192,7 @@ def call_graph(src_dir, obj_dir, nm):
                 undefined.setdefault(mod, set()).add(name)
             elif kind.isupper() and kind not in ("N",):
                 defined.setdefault(name, mod)
-    graph = {module_of(module_of(o)): set() for o in objects}
+    graph = {by_object[os.path.basename(o)]: set() for o in objects}
     edges = {}
     for mod, names in undefined.items():
         for name in sorted(names):
