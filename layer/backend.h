@@ -8,8 +8,9 @@
  *                     from creation to destruction;
  *   backend_system.c  the Perfetto producer connected to traced
  *                     (tracing/ipc/producer.h): tracing while sessions of
- *                     traced run our data source "gpu.renderstages", each
- *                     instance with its own writers.
+ *                     traced run our data sources "gpu.renderstages" and
+ *                     "vulkan.memory_tracker", each instance with its own
+ *                     writers.
  *
  * A backend tells the session when writers may be created (started) and
  * when every writer must be released (stopping); both may be called from a
@@ -24,17 +25,20 @@
 
 #include "tracing/trace_writer.h"
 
-#define TL_DATA_SOURCE_NAME "gpu.renderstages"
-#define TL_PRODUCER_NAME    "gputrace"
+#define TL_DATA_SOURCE_NAME        "gpu.renderstages"
+#define TL_MEMORY_DATA_SOURCE_NAME "vulkan.memory_tracker"
+#define TL_PRODUCER_NAME           "gputrace"
 
 typedef struct tl_backend tl_backend;
 
-/* What an instance's session asks of the layer (its data source config:
- * GpuRenderStagesConfig for a system backend, settings for the embedded
- * one). */
+/* What an instance's session asks of the layer (which data source, and its
+ * config: GpuRenderStagesConfig / VulkanMemoryConfig for a system backend,
+ * settings for the embedded one). */
 typedef struct tl_ds_options tl_ds_options;
 struct tl_ds_options {
-    bool low_overhead; /* command buffers and render passes only */
+    bool stages;       /* GPU render stages and what goes with them */
+    bool low_overhead; /* of those, command buffers and render passes only */
+    bool memory;       /* VulkanMemoryEvents and the heaps' counters */
 };
 
 /* What a backend calls back into the session. */

@@ -287,7 +287,11 @@ tl_backend *tl_backend_inproc_create(const char *path, const tl_backend_events *
         gt_info("in-process backend: writing %s", written);
     if (gt_config_get()->signal_wait_ms)
         install_signal_handlers(b->be, gt_config_get()->signal_wait_ms);
-    const tl_ds_options options = { .low_overhead = gt_config_get()->low_overhead };
+    const tl_ds_options options = {
+        .stages = true,
+        .low_overhead = gt_config_get()->low_overhead,
+        .memory = gt_config_get()->memory,
+    };
     events->started(events->ctx, INPROC_INSTANCE, &options);
     return &b->base;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* backend_system.c — the system backend: a Perfetto producer ("gputrace")
- * offering the data source "gpu.renderstages" to traced. The layer traces
- * while instances of the data source run: each tracing session that asks
- * for it gets its own instance, served at the same time as the others
- * (session.c gives each a slot of writers), with the options of its
- * DataSourceConfig.gpu_renderstages_config.
+ * offering the data sources "gpu.renderstages" (GPU stages, the CPU-side
+ * submits and waits) and "vulkan.memory_tracker" (VulkanMemoryEvents) to
+ * traced. The layer traces while instances of them run: each tracing
+ * session that asks for one gets its own instance, served at the same time
+ * as the others (session.c gives each a slot of writers), with the options
+ * of its DataSourceConfig.gpu_renderstages_config or
+ * vulkan_memory_config.
  *
  * Built only when the tracing library provides the producer
  * (GT_HAVE_SYSTEM_BACKEND, set by layer/meson.build); otherwise
@@ -30,6 +32,11 @@ struct system_backend {
     tl_backend_events events;
     /* Instances started and not stopped (producer thread's callbacks). */
     atomic_uint running;
+    /* What the memory data source's callbacks get (instance ids are the
+     * service's, unique across both data sources). */
+    struct memory_ds {
+        system_backend *backend;
+    } memory;
 };
 
 /* The options of GpuRenderStagesConfig (DataSourceConfig field 133) that
@@ -37,7 +44,7 @@ struct system_backend {
 static void parse_options(const ipc_producer_ds_config *cfg, tl_ds_options *out)
 {
     static atomic_bool told_loadstore, told_metrics;
-    *out = (tl_ds_options){ 0 };
+    *out = (tl_ds_options){ .stages = true };
     perfetto_protos_DataSourceConfig_view dsc;
     perfetto_protos_GpuRenderStagesConfig_view gpu;
     if (!cfg->raw || !perfetto_protos_DataSourceConfig_decode(&dsc, cfg->raw, cfg->raw_size) ||
@@ -55,6 +62,29 @@ static void parse_options(const ipc_producer_ds_config *cfg, tl_ds_options *out)
                 gpu.trace_metrics_count);
 }
 
+/* VulkanMemoryConfig (DataSourceConfig field 112): device memory unless
+ * the session turned it off; driver (host) memory is not tracked. */
+static bool parse_memory_options(const ipc_producer_ds_config *cfg)
+{
+    static atomic_bool told_driver;
+    perfetto_protos_DataSourceConfig_view dsc;
+    perfetto_protos_VulkanMemoryConfig_view mem;
+    if (!cfg->raw || !perfetto_protos_DataSourceConfig_decode(&dsc, cfg->raw, cfg->raw_size) ||
+        !dsc.has_vulkan_memory_config ||
+        !perfetto_protos_VulkanMemoryConfig_decode(&mem, dsc.vulkan_memory_config.data,
+                                                   dsc.vulkan_memory_config.size))
+        return true;
+    if (mem.track_driver_memory_usage && !atomic_exchange(&told_driver, true))
+        gt_info("vulkan_memory_config.track_driver_memory_usage is not supported (host memory "
+                "the driver allocates is not tracked); ignored");
+    if (mem.has_track_device_memory_usage && !mem.track_device_memory_usage) {
+        gt_info("vulkan_memory_config.track_device_memory_usage is off: this session gets no "
+                "memory events");
+        return false;
+    }
+    return true;
+}
+
 static void ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
 {
     system_backend *b = user;
@@ -62,6 +92,27 @@ static void ds_start(void *user, uint64_t instance, const ipc_producer_ds_config
     parse_options(cfg, &options);
     atomic_fetch_add(&b->running, 1);
     b->events.started(b->events.ctx, instance, &options);
+}
+
+static void memory_ds_start(void *user, uint64_t instance, const ipc_producer_ds_config *cfg)
+{
+    system_backend *b = ((struct memory_ds *)user)->backend;
+    const tl_ds_options options = { .memory = parse_memory_options(cfg) };
+    atomic_fetch_add(&b->running, 1);
+    b->events.started(b->events.ctx, instance, &options);
+}
+
+static void memory_ds_stop(void *user, uint64_t instance)
+{
+    system_backend *b = ((struct memory_ds *)user)->backend;
+    b->events.stopping(b->events.ctx, instance);
+    atomic_fetch_sub(&b->running, 1);
+}
+
+static void memory_ds_clear(void *user, uint64_t instance)
+{
+    system_backend *b = ((struct memory_ds *)user)->backend;
+    b->events.clear_incremental_state(b->events.ctx, instance);
 }
 
 /* The producer calls this only for an instance it started. */
@@ -142,17 +193,27 @@ tl_backend *tl_backend_system_create(const tl_backend_events *events)
     b->base.ops = &system_ops;
     b->events = *events;
     atomic_init(&b->running, 0);
-    const ipc_producer_data_source ds = {
-        .name = TL_DATA_SOURCE_NAME,
-        .user = b,
-        .on_start = ds_start,
-        .on_stop = ds_stop,
-        .on_clear_incremental_state = ds_clear,
+    b->memory.backend = b;
+    const ipc_producer_data_source ds[] = {
+        {
+            .name = TL_DATA_SOURCE_NAME,
+            .user = b,
+            .on_start = ds_start,
+            .on_stop = ds_stop,
+            .on_clear_incremental_state = ds_clear,
+        },
+        {
+            .name = TL_MEMORY_DATA_SOURCE_NAME,
+            .user = &b->memory,
+            .on_start = memory_ds_start,
+            .on_stop = memory_ds_stop,
+            .on_clear_incremental_state = memory_ds_clear,
+        },
     };
     const ipc_producer_config cfg = {
         .name = TL_PRODUCER_NAME,
-        .data_sources = &ds,
-        .num_data_sources = 1,
+        .data_sources = ds,
+        .num_data_sources = sizeof ds / sizeof ds[0],
         /* The collector writes in bursts after each completion, thousands
        * of events at once from a busy device: Perfetto's default 256 KiB
        * filled (and dropped, counted) under load before the producer

@@ -40,6 +40,7 @@ static const char *const known_settings[] = {
     "buffer_kb",
     "signal_wait_ms",
     "low_overhead",
+    "memory",
     "log",
     "log_file",
 };
@@ -215,6 +216,7 @@ static void config_init(void)
     config.buffer_kb = (uint32_t)env_u64("GPUTRACE_BUFFER_KB", 64, 1u << 20, 32768);
     config.signal_wait_ms = (uint32_t)env_u64("GPUTRACE_SIGNAL_WAIT_MS", 0, 60000, 2000);
     config.low_overhead = env_bool("GPUTRACE_LOW_OVERHEAD", false);
+    config.memory = env_bool("GPUTRACE_MEMORY", false);
     config.clock_source = (enum gt_clock_source_choice)env_choice(
         "GPUTRACE_CLOCK_SOURCE", clock_sources, sizeof clock_sources / sizeof clock_sources[0],
         GT_CLOCK_SOURCE_AUTO);

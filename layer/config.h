@@ -77,6 +77,11 @@ struct gt_config {
     * only, as GpuRenderStagesConfig.low_overhead asks of a system
     * backend's session (default off). */
     bool low_overhead;
+    /* GPUTRACE_MEMORY=1: the embedded backend's session also gets the
+     * memory events (VulkanMemoryEvent and the heaps' counters), as a
+     * system backend's session running "vulkan.memory_tracker" does
+     * (default off). */
+    bool memory;
 };
 
 /* The process-wide settings. Fixed by the first call of this or of

@@ -15,6 +15,7 @@
 #include "tracing/util/util_time.h"
 
 atomic_bool tl_session_tracing_flag;
+atomic_bool tl_session_memory_flag;
 atomic_uint tl_session_generation_counter;
 atomic_bool tl_session_low_overhead_flag;
 
@@ -52,6 +53,7 @@ struct session_slot {
     _Atomic uint32_t gen;
     _Atomic uint64_t instance;
     _Atomic bool low_overhead;
+    _Atomic bool stages, memory; /* what it gets (session.h) */
     /* Packets its released writers lost because shared memory was full
     * (dropped before reaching it, or cut off in it), logged and reset when
     * it stops. */
@@ -91,6 +93,7 @@ static void atfork_child(void)
     static tl_backend *volatile abandoned; /* kept reachable, never used */
     forked_child = true;
     atomic_store(&tl_session_tracing_flag, false);
+    atomic_store(&tl_session_memory_flag, false);
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
         atomic_store(&slots[i].active, false);
         atomic_fetch_add(&slots[i].gen, 1);
@@ -129,6 +132,38 @@ uint32_t tl_session_active_slots(void)
     return mask;
 }
 
+uint32_t tl_session_stage_slots(void)
+{
+    uint32_t mask = 0;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (tl_session_slot_times(i))
+            mask |= 1u << i;
+    return mask;
+}
+
+uint32_t tl_session_memory_slots(void)
+{
+    uint32_t mask = 0;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (tl_session_slot_memory(i))
+            mask |= 1u << i;
+    return mask;
+}
+
+bool tl_session_slot_times(unsigned slot)
+{
+    return slot < TL_SESSION_SLOTS &&
+           atomic_load_explicit(&slots[slot].active, memory_order_acquire) &&
+           atomic_load_explicit(&slots[slot].stages, memory_order_relaxed);
+}
+
+bool tl_session_slot_memory(unsigned slot)
+{
+    return slot < TL_SESSION_SLOTS &&
+           atomic_load_explicit(&slots[slot].active, memory_order_acquire) &&
+           atomic_load_explicit(&slots[slot].memory, memory_order_relaxed);
+}
+
 uint32_t tl_session_slot_generation(unsigned slot)
 {
     return slot < TL_SESSION_SLOTS ? atomic_load_explicit(&slots[slot].gen, memory_order_acquire)
@@ -137,7 +172,8 @@ uint32_t tl_session_slot_generation(unsigned slot)
 
 bool tl_session_slot_wants(unsigned slot, unsigned stage)
 {
-    if (slot >= TL_SESSION_SLOTS)
+    if (slot >= TL_SESSION_SLOTS ||
+        !atomic_load_explicit(&slots[slot].stages, memory_order_relaxed))
         return false;
     return tl_stage_is_coarse(stage) ||
            !atomic_load_explicit(&slots[slot].low_overhead, memory_order_relaxed);
@@ -147,9 +183,12 @@ bool tl_session_slot_wants(unsigned slot, unsigned stage)
  * change. */
 static void publish_slots(void)
 {
-    bool any = false, all_low = true;
+    bool any = false, all_low = true, memory = false;
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
         if (!atomic_load(&slots[i].active))
+            continue;
+        memory = memory || atomic_load(&slots[i].memory);
+        if (!atomic_load(&slots[i].stages))
             continue;
         any = true;
         all_low = all_low && atomic_load(&slots[i].low_overhead);
@@ -157,6 +196,7 @@ static void publish_slots(void)
     atomic_store(&tl_session_low_overhead_flag, any && all_low);
     atomic_fetch_add(&tl_session_generation_counter, 1);
     atomic_store(&tl_session_tracing_flag, any);
+    atomic_store(&tl_session_memory_flag, memory);
 }
 
 /* After every writer of the slot was released. */
@@ -189,23 +229,34 @@ static void on_started(void *ctx, uint64_t instance, const tl_ds_options *option
         pthread_mutex_unlock(&session.slots_lock);
         if (free_slot < 0)
             gt_warn("%s instance %llu not served: already %u sessions trace this process",
-                    TL_DATA_SOURCE_NAME, (unsigned long long)instance, TL_SESSION_SLOTS);
+                    options && !options->stages ? TL_MEMORY_DATA_SOURCE_NAME : TL_DATA_SOURCE_NAME,
+                    (unsigned long long)instance, TL_SESSION_SLOTS);
         return;
     }
     session_slot *sl = &slots[free_slot];
     atomic_store(&sl->instance, instance);
     atomic_store(&sl->low_overhead, options && options->low_overhead);
+    atomic_store(&sl->stages, !options || options->stages);
+    atomic_store(&sl->memory, options && options->memory);
     atomic_store(&sl->lost_packets, 0);
     atomic_store(&slot_started_ns[free_slot], util_clock_ns(CLOCK_BOOTTIME));
     atomic_fetch_add(&sl->gen, 1);
     atomic_store(&sl->active, true);
     publish_slots();
     pthread_mutex_unlock(&session.slots_lock);
-    gt_info("tracing started (data source %s, instance %llu, slot %d%s)", TL_DATA_SOURCE_NAME,
-            (unsigned long long)instance, free_slot,
+    const bool stages = !options || options->stages, memory = options && options->memory;
+    gt_info("tracing started (data source %s, instance %llu, slot %d%s%s)",
+            stages ? TL_DATA_SOURCE_NAME : TL_MEMORY_DATA_SOURCE_NAME, (unsigned long long)instance,
+            free_slot,
             options && options->low_overhead ? ", low overhead: command buffers and render "
                                                "passes only"
-                                             : "");
+                                             : "",
+            stages && memory ? ", with memory events" : "");
+    pthread_mutex_lock(&session.clients_lock);
+    for (tl_session_client *c = session.clients; c; c = c->next)
+        if (c->started)
+            c->started(c, (unsigned)free_slot);
+    pthread_mutex_unlock(&session.clients_lock);
 }
 
 /* Clients release the writers of every slot whose generation changed.
@@ -335,9 +386,9 @@ static void begin_session(void)
                     tl_backend_system_available() ? "producer could not start"
                                                   : "not built with the Perfetto producer");
         else
-            gt_info("system backend: producer %s, data source %s, socket of traced or "
+            gt_info("system backend: producer %s, data sources %s and %s, socket of traced or "
                     "gputrace-service",
-                    TL_PRODUCER_NAME, TL_DATA_SOURCE_NAME);
+                    TL_PRODUCER_NAME, TL_DATA_SOURCE_NAME, TL_MEMORY_DATA_SOURCE_NAME);
         break;
     case GT_BACKEND_NONE:
     case GT_BACKEND_AUTO:

@@ -9,8 +9,10 @@
  * that never get there. A later session in the same process (instance
  * created again) writes to "<GPUTRACE_OUTPUT>.<n>", never over the first.
  *
- * Hot path: tl_session_tracing() is one relaxed atomic load; hooks test it
- * first and pass the call through when it is false.
+ * Hot path: tl_session_tracing() (some session wants the GPU stages) and
+ * tl_session_memory() (some session wants memory events) are one relaxed
+ * atomic load each; hooks test them first and pass the call through when
+ * false.
  *
  * Several tracing sessions at once. A system backend's service may run our
  * data source in several tracing sessions at the same time (each its own
@@ -26,6 +28,11 @@
  * bumps its generation, so a writer remembers which tracing period of
  * which slot it belongs to; any start or stop also bumps the global
  * generation (one load tells a holder whether to look at the slots).
+ *
+ * What a slot gets: a data source instance of "gpu.renderstages" gets the
+ * GPU stages, the CPU-side submits and waits (tl_session_slot_times); one
+ * of "vulkan.memory_tracker" the memory events (tl_session_slot_memory);
+ * the embedded backend's one slot both (the latter with GPUTRACE_MEMORY).
  *
  * What is timed: a session may ask for command buffers and render pass /
  * dynamic rendering instances only (GpuRenderStagesConfig.low_overhead, or
@@ -49,6 +56,7 @@
 #define TL_SESSION_SLOTS 8u
 
 extern atomic_bool tl_session_tracing_flag;
+extern atomic_bool tl_session_memory_flag;
 extern atomic_uint tl_session_generation_counter;
 /* Set while at least one session runs and every running one asked for
  * low overhead. */
@@ -57,6 +65,12 @@ extern atomic_bool tl_session_low_overhead_flag;
 static inline bool tl_session_tracing(void)
 {
     return atomic_load_explicit(&tl_session_tracing_flag, memory_order_relaxed);
+}
+
+/* Whether some running session wants memory events. */
+static inline bool tl_session_memory(void)
+{
+    return atomic_load_explicit(&tl_session_memory_flag, memory_order_relaxed);
 }
 
 /* The current tracing period; 0 before the first one. */
@@ -83,8 +97,15 @@ static inline bool tl_session_times_stage(unsigned stage)
            !atomic_load_explicit(&tl_session_low_overhead_flag, memory_order_relaxed);
 }
 
-/* The running slots, one bit each. */
+/* The running slots, one bit each: all of them, those that get the GPU
+ * stages, those that get memory events. */
 uint32_t tl_session_active_slots(void);
+uint32_t tl_session_stage_slots(void);
+uint32_t tl_session_memory_slots(void);
+/* Whether the session in `slot` gets GPU stages and CPU-side submits /
+ * memory events. */
+bool tl_session_slot_times(unsigned slot);
+bool tl_session_slot_memory(unsigned slot);
 /* The current tracing period of `slot` (0 before its first). */
 uint32_t tl_session_slot_generation(unsigned slot);
 /* Whether the session in `slot` gets events of `stage`. */
@@ -100,6 +121,11 @@ struct tl_session_client {
     void (*stop)(tl_session_client *client, bool exiting);
     /* Interned data must be emitted again on the sequences of `slot`. */
     void (*clear_incremental_state)(tl_session_client *client, unsigned slot);
+    /* Optional: `slot` started (after its writers can be made), from
+     * whatever thread starts it; called with no session lock a hook
+     * takes. Lets an idle device write what a new session needs at once
+     * (the memory snapshot). */
+    void (*started)(tl_session_client *client, unsigned slot);
 };
 
 /* vkCreateInstance / vkDestroyInstance of an active layer instance. The

@@ -124,6 +124,16 @@ SETTINGS = [
         "default": False,
     },
     {
+        "key": "memory",
+        "env": "GPUTRACE_MEMORY",
+        "label": "Memory events",
+        "description": "In-process backend: also write Vulkan memory events (allocations, "
+        "buffers and images created, bound and destroyed, with the heaps' totals as counters), "
+        "like a Perfetto session running the data source vulkan.memory_tracker.",
+        "type": "BOOL",
+        "default": False,
+    },
+    {
         "key": "startup_wait_ms",
         "env": "GPUTRACE_STARTUP_WAIT_MS",
         "label": "Service start-up wait",
