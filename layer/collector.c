@@ -22,6 +22,7 @@
 #include "layer/collector_types.h"
 #include "layer/config.h"
 #include "layer/log.h"
+#include "layer/memory/mem_sequence.h"
 #include "layer/timeline_query.h"
 #include "layer/timeline_submission.h"
 #include "layer/timeline_util.h"
@@ -309,12 +310,15 @@ static bool proves_earlier_work_over(const tl_submission *sub)
 static void serve_session(tl_collector *col)
 {
     seq_update_writer(col);
+    /* Memory events have sequences of their own (memory/mem_sequence.h). */
+    msq_serve(col->td->memory);
     pthread_mutex_lock(&col->lock);
     if (col->release_req != col->release_ack) {
         uint32_t req = col->release_req;
         pthread_mutex_unlock(&col->lock);
         /* The writers of the sessions that stopped; the others go on. */
         seq_release_stale(col);
+        msq_release_stale(col->td->memory);
         pthread_mutex_lock(&col->lock);
         col->release_ack = req;
         pthread_cond_broadcast(&col->ack_cond);
@@ -492,6 +496,7 @@ static void drain_at_exit(tl_collector *col)
     gt_device *dev = col->td->gt;
     const uint64_t deadline = gc_monotonic_ns() + COL_EXIT_DRAIN_NS;
     seq_never_stall(col);
+    msq_serve(col->td->memory);
     for (;;) {
         collect_ready(col);
         pthread_mutex_lock(&col->lock);
@@ -584,6 +589,7 @@ static void *collector_main(void *arg)
         seq_calibrate(col);
     }
     seq_release_writer(col);
+    msq_release_all(td->memory);
     if (atomic_load(&col->dropped_subs))
         gt_warn("gpu %u: %" PRIu64 " submissions (%" PRIu64 " regions) were not timed: the "
                 "collector's backlog was full (GPUTRACE_MAX_PENDING_SUBMISSIONS=%u)",
@@ -611,6 +617,13 @@ static void *collector_main(void *arg)
 }
 
 /* ---- public ------------------------------------------------------------------------ */
+
+/* A block of memory records filled up (memory/mem_sequence.h): called on an
+ * application thread under the memory lock. */
+static void wake_for_memory(void *ctx)
+{
+    col_nudge(ctx);
+}
 
 tl_collector *col_create(tl_device *td)
 {
@@ -644,7 +657,11 @@ tl_collector *col_create(tl_device *td)
     pthread_cond_init(&col->wake_cond, &ca);
     pthread_cond_init(&col->ack_cond, &ca);
     pthread_condattr_destroy(&ca);
+    if (td->memory)
+        msq_attach(td->memory, wake_for_memory, col);
     if (pthread_create(&col->thread, NULL, collector_main, col) != 0) {
+        if (td->memory)
+            msq_detach(td->memory);
         pthread_cond_destroy(&col->wake_cond);
         pthread_cond_destroy(&col->ack_cond);
         pthread_mutex_destroy(&col->lock);
@@ -693,6 +710,10 @@ void col_destroy(tl_collector *col, bool exiting)
         sub = next;
     }
     seq_finish(col);
+    if (td->memory) {
+        msq_detach(td->memory);
+        msq_finish(td->memory);
+    }
     pthread_cond_destroy(&col->wake_cond);
     pthread_cond_destroy(&col->ack_cond);
     pthread_mutex_destroy(&col->lock);

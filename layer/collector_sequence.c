@@ -7,6 +7,8 @@
 
 #include "layer/emit.h"
 #include "layer/emit_context.h"
+#include "layer/flows/event_ids.h"
+#include "layer/flows/flow_sync.h"
 #include "layer/log.h"
 #include "layer/process_info.h"
 #include "layer/timeline_meta.h"
@@ -223,7 +225,9 @@ static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
 void seq_update_writer(tl_collector *col)
 {
     seq_release_stale(col);
-    uint32_t active = tl_session_active_slots();
+    /* Memory-only sessions get their events on the memory module's own
+     * sequence (memory/mem_sequence.h), none of these. */
+    uint32_t active = tl_session_stage_slots();
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
         if ((active & (1u << i)) && !col->seqs[i].writer)
             start_seq(col, i, tl_session_slot_generation(i));
@@ -413,6 +417,9 @@ void seq_finish(tl_collector *col)
     col->names_snap = NULL;
 }
 
+/* Stages a stage's event_wait_ids name at most. */
+#define SEQ_WAIT_IDS 16u
+
 typedef struct emit_ctx emit_ctx;
 struct emit_ctx {
     tl_collector *col;
@@ -420,6 +427,12 @@ struct emit_ctx {
     uint32_t cursor, end;
     uint64_t collected_boottime_ns;
     tl_meta_scratch *meta; /* one event's stage arguments at a time */
+    /* Flows: the id the vkQueueSubmit slice named for the submitted
+     * primary being written (0: none), and what its batch waited for; both
+     * go to its first stage written (its "Command buffer" stage). */
+    uint64_t reserved_id;
+    uint64_t waits[SEQ_WAIT_IDS];
+    uint32_t nwaits;
 };
 
 static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r, uint64_t start,
@@ -432,7 +445,9 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
     em_stage_event ev = {
         .timestamp = start,
         .clock_id = td->clock_id,
-        .event_id = ++col->event_id,
+        .event_id = x->reserved_id ? x->reserved_id : eid_take(1),
+        .wait_ids = x->waits,
+        .nwait_ids = x->nwaits,
         .duration = end > start ? end - start : 0,
         .hw_queue_iid = TL_QUEUE_IID_BASE + x->sub->queue->slot,
         .stage_iid = r->stage,
@@ -459,6 +474,8 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
         s->events++;
         check_loss(s);
     }
+    x->reserved_id = 0;
+    x->nwaits = 0;
     col->events_emitted++;
     if (end > col->written_end)
         col->written_end = end;
@@ -640,11 +657,15 @@ void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
     for (uint32_t i = 0; i < sub->nentries; i++) {
         x.cursor = sub->entries[i].first;
         x.end = sub->entries[i].first + sub->entries[i].count;
+        x.reserved_id = sub->flow.first_id && i < sub->flow.nids ? sub->flow.first_id + i : 0;
+        x.nwaits = fs_entry_waits(td->flows, &sub->flow, i, x.waits, SEQ_WAIT_IDS);
         emit_recording(&x);
     }
     if (have_span) {
         const tl_region r = { .stage = TL_STAGE_SUBMISSION, .api = "vkQueueSubmit" };
         const tl_recording fake = { .cb = sub->span_app_cb };
+        x.reserved_id = sub->flow.span_id;
+        x.nwaits = fs_entry_waits(td->flows, &sub->flow, FS_SPAN, x.waits, SEQ_WAIT_IDS);
         emit_event(&x, &fake, &r, to_device_ns(col, sub->queue, span[0]),
                    to_device_ns(col, sub->queue, span[2]));
     }

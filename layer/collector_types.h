@@ -86,7 +86,6 @@ struct tl_collector {
     bool closing; /* the last calibration, after the last events */
     tl_col_seq seqs[TL_SESSION_SLOTS];
     uint32_t nwriters; /* seqs with a writer */
-    uint64_t event_id; /* one per event, the same in every sequence */
     uint64_t events_emitted, events_unconverted;
     bool stop_seen;                /* draining: take what calibration there is */
     bool no_stall;                 /* the application waits for us: see never_stall() */

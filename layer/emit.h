@@ -68,6 +68,8 @@ struct em_stage_event {
     uint64_t collected_boottime_ns; /* 0: none */
     const em_arg *args;             /* extra arguments, or NULL */
     uint32_t nargs;
+    const uint64_t *wait_ids; /* event_ids of the stages it waited for (flows) */
+    uint32_t nwait_ids;
 };
 void em_render_stage(tw_writer *tw, const em_stage_event *e);
 

@@ -121,7 +121,7 @@ void emc_thread_track(tw_writer *tw, uint64_t timestamp, uint64_t uuid, uint64_t
 }
 
 void emc_submit_slice(tw_writer *tw, uint64_t begin, uint64_t end, uint64_t track_uuid,
-                      uint32_t submission_id)
+                      uint32_t submission_id, const fe_submitted *flow)
 {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
@@ -136,6 +136,7 @@ void emc_submit_slice(tw_writer *tw, uint64_t begin, uint64_t end, uint64_t trac
     perfetto_protos_DebugAnnotation_set_name(&arg, "submission_id");
     perfetto_protos_DebugAnnotation_set_uint_value(&arg, submission_id);
     perfetto_protos_DebugAnnotation_end(&arg);
+    fe_correlation(&ev, flow, NULL, 0);
     perfetto_protos_TrackEvent_end(&ev);
     tw_end_packet(tw);
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "layer/flows/flow_emit.h"
 #include "tracing/trace_writer.h"
 
 /* One GpuInfo.Gpu.extra_info entry. */
@@ -52,8 +53,10 @@ void emc_thread_track(tw_writer *tw, uint64_t timestamp, uint64_t uuid, uint64_t
                       int32_t pid, int32_t tid, const char *name);
 
 /* A "vkQueueSubmit" slice from `begin` to `end` (BOOTTIME) on the thread's
- * track, with the submission's number as argument: two TrackEvents. */
+ * track, with the submission's number as argument: two TrackEvents; the
+ * first names the stages it submitted (`flow`, may be NULL), see
+ * flows/flow_emit.h. */
 void emc_submit_slice(tw_writer *tw, uint64_t begin, uint64_t end, uint64_t track_uuid,
-                      uint32_t submission_id);
+                      uint32_t submission_id, const fe_submitted *flow);
 
 #endif

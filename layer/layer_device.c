@@ -68,6 +68,7 @@ static const char *device_lacks(const gt_device *dev)
     if (!dev->vk.name) \
         return "vk" #name;
     GT_DEVICE_HOOKS_REQUIRED(GT_LACKS)
+    GT_OBJECT_HOOKS_REQUIRED(GT_LACKS)
     GT_DEVICE_CALLS_REQUIRED(GT_LACKS)
 #undef GT_LACKS
     return NULL;

@@ -52,18 +52,20 @@
     X(GetPhysicalDeviceQueueFamilyProperties) \
     X(GetPhysicalDeviceMemoryProperties)
 
-#define GT_INSTANCE_CALLS_OPTIONAL(X)  \
-    X(GetPhysicalDeviceProperties2)    \
-    X(GetPhysicalDeviceProperties2KHR) \
-    X(GetPhysicalDeviceFeatures2)      \
-    X(GetPhysicalDeviceFeatures2KHR)   \
+#define GT_INSTANCE_CALLS_OPTIONAL(X)        \
+    X(GetPhysicalDeviceProperties2)          \
+    X(GetPhysicalDeviceProperties2KHR)       \
+    X(GetPhysicalDeviceFeatures2)            \
+    X(GetPhysicalDeviceFeatures2KHR)         \
+    X(GetPhysicalDeviceMemoryProperties2)    \
+    X(GetPhysicalDeviceMemoryProperties2KHR) \
     X(GetPhysicalDeviceCalibrateableTimeDomainsEXT)
 
 #define GT_INSTANCE_HOOKS(X) GT_INSTANCE_HOOKS_REQUIRED(X) GT_INSTANCE_HOOKS_OPTIONAL(X)
 #define GT_INSTANCE_CALLS(X) GT_INSTANCE_CALLS_REQUIRED(X) GT_INSTANCE_CALLS_OPTIONAL(X)
 
 /* Device-level functions layer_hooks.c intercepts: the timeline's hook
- * points. vkDestroyDevice (layer_device.c) and vkGetDeviceProcAddr
+ * points (GT_DEVICE_HOOKS: these and GT_OBJECT_HOOKS below). vkDestroyDevice (layer_device.c) and vkGetDeviceProcAddr
  * (layer_interface.c) are always returned. */
 #define GT_DEVICE_HOOKS_REQUIRED(X) \
     X(GetDeviceQueue)               \
@@ -155,6 +157,34 @@
     X(CmdDrawMeshTasksIndirectEXT)    \
     X(CmdDrawMeshTasksIndirectCountEXT)
 
+/* Device-level functions layer_hooks_objects.c intercepts: memory, buffers
+ * and images (memory events), semaphores, fences and host waits (flows). */
+#define GT_OBJECT_HOOKS_REQUIRED(X) \
+    X(WaitForFences)                \
+    X(DestroyFence)                 \
+    X(CreateSemaphore)              \
+    X(DestroySemaphore)             \
+    X(AllocateMemory)               \
+    X(FreeMemory)                   \
+    X(MapMemory)                    \
+    X(UnmapMemory)                  \
+    X(CreateBuffer)                 \
+    X(DestroyBuffer)                \
+    X(CreateImage)                  \
+    X(DestroyImage)                 \
+    X(BindBufferMemory)             \
+    X(BindImageMemory)
+
+#define GT_OBJECT_HOOKS_OPTIONAL(X) \
+    X(WaitSemaphores)               \
+    X(WaitSemaphoresKHR)            \
+    X(SignalSemaphore)              \
+    X(SignalSemaphoreKHR)           \
+    X(BindBufferMemory2)            \
+    X(BindBufferMemory2KHR)         \
+    X(BindImageMemory2)             \
+    X(BindImageMemory2KHR)
+
 /* Device-level functions the layer (and the timing code) calls on its own
  * behalf. */
 #define GT_DEVICE_CALLS_REQUIRED(X) \
@@ -165,30 +195,29 @@
     X(CmdResetQueryPool)            \
     X(CmdWriteTimestamp)            \
     X(CreateFence)                  \
-    X(DestroyFence)                 \
-    X(WaitForFences)                \
     X(ResetFences)                  \
     X(GetFenceStatus)               \
-    X(CreateBuffer)                 \
-    X(DestroyBuffer)                \
     X(GetBufferMemoryRequirements)  \
-    X(AllocateMemory)               \
-    X(FreeMemory)                   \
-    X(BindBufferMemory)             \
-    X(MapMemory)                    \
+    X(GetImageMemoryRequirements)   \
     X(CmdCopyQueryPoolResults)      \
     X(FlushMappedMemoryRanges)      \
     X(InvalidateMappedMemoryRanges)
 
-#define GT_DEVICE_CALLS_OPTIONAL(X) \
-    X(ResetQueryPool)               \
-    X(ResetQueryPoolEXT)            \
-    X(CmdWriteTimestamp2)           \
-    X(CmdWriteTimestamp2KHR)        \
-    X(GetCalibratedTimestampsEXT)
+#define GT_DEVICE_CALLS_OPTIONAL(X)   \
+    X(ResetQueryPool)                 \
+    X(ResetQueryPoolEXT)              \
+    X(CmdWriteTimestamp2)             \
+    X(CmdWriteTimestamp2KHR)          \
+    X(GetCalibratedTimestampsEXT)     \
+    X(GetImageMemoryRequirements2)    \
+    X(GetImageMemoryRequirements2KHR) \
+    X(GetSemaphoreCounterValue)       \
+    X(GetSemaphoreCounterValueKHR)
 
-#define GT_DEVICE_HOOKS(X) GT_DEVICE_HOOKS_REQUIRED(X) GT_DEVICE_HOOKS_OPTIONAL(X)
-#define GT_DEVICE_CALLS(X) GT_DEVICE_CALLS_REQUIRED(X) GT_DEVICE_CALLS_OPTIONAL(X)
+#define GT_DEVICE_COMMAND_HOOKS(X) GT_DEVICE_HOOKS_REQUIRED(X) GT_DEVICE_HOOKS_OPTIONAL(X)
+#define GT_OBJECT_HOOKS(X)         GT_OBJECT_HOOKS_REQUIRED(X) GT_OBJECT_HOOKS_OPTIONAL(X)
+#define GT_DEVICE_HOOKS(X)         GT_DEVICE_COMMAND_HOOKS(X) GT_OBJECT_HOOKS(X)
+#define GT_DEVICE_CALLS(X)         GT_DEVICE_CALLS_REQUIRED(X) GT_DEVICE_CALLS_OPTIONAL(X)
 
 #define GT_DISPATCH_MEMBER(name) PFN_vk##name name;
 

@@ -3,61 +3,20 @@
  *
  * Each hook finds the gt_device from the handle's dispatch key, tells the
  * timeline (timeline.h) what is happening and calls the next entity. The
- * hooks hold no state of their own; the list of hooks is GT_DEVICE_HOOKS in
- * layer_dispatch.h, and a name listed there without a gt_<name> here does
- * not compile.
+ * hooks hold no state of their own; the list of hooks is
+ * GT_DEVICE_COMMAND_HOOKS in layer_dispatch.h, and a name listed there
+ * without a gt_<name> here does not compile.
  *
- * Every hook starts with GT_HOOK_ENTER, which is also the only place a hook
- * reads its next pointer: the rule that a hook never calls a NULL next
- * pointer lives in one macro.
+ * Every hook starts with GT_HOOK_ENTER (layer_hooks.h), which is also the
+ * only place a hook reads its next pointer: the rule that a hook never
+ * calls a NULL next pointer lives in one macro. The hooks of memory
+ * objects, semaphores, fences and host waits are in layer_hooks_objects.c.
  */
 #include <stddef.h>
 #include <string.h>
 
 #include "layer/layer_hooks.h"
-#include "layer/layer_lookup.h"
-#include "layer/log.h"
 #include "layer/timeline.h"
-
-/* What a VkResult hook returns when the next entity has no such command on
- * this device (see GT_HOOK_ENTER). No result code means "not enabled"; this
- * one names the cause, is an error every caller treats as failure, and
- * cannot be mistaken for a lost device. */
-#define GT_RESULT_ABSENT VK_ERROR_EXTENSION_NOT_PRESENT
-
-/* The handle came from a device we never saw created: only possible with a
- * broken application or loader. Log it and fail the call rather than
- * crash in the application's process. */
-static gt_device *device_of(const void *handle, const char *api)
-{
-    gt_device *dev = gt_device_get(handle);
-    if (!dev)
-        gt_error("%s: handle %p belongs to no device known to the layer", api, handle);
-    return dev;
-}
-
-/* Opens a hook for vk<name> on `handle`: declares `dev` and `next` (the
- * next entity's vk<name> for this device), or returns `unknown` for a
- * handle of no known device and `absent` when `next` is NULL. The latter
- * happens when the application calls what vkGetInstanceProcAddr gave it for
- * a command its device (or instance) did not enable: that answer holds for
- * the instance, not for a device; then the hook does nothing, no timeline
- * callback either, since nothing happened. Not logged: it may happen for
- * every command an application records. (The debug-utils commands are the
- * exception: the loader answers them for every instance, and the layer
- * takes them from the next vkGetInstanceProcAddr as the loader does, see
- * fill_device_dispatch in layer_device.c; so the labels libplacebo (mpv)
- * records without enabling VK_EXT_debug_utils are timed and passed on,
- * to a layer below that takes them or to the loader's terminator, which
- * does nothing.)
- * For void hooks both return values are empty. */
-#define GT_HOOK_ENTER(handle, name, unknown, absent) \
-    gt_device *dev = device_of(handle, "vk" #name);  \
-    if (!dev)                                        \
-        return unknown;                              \
-    const PFN_vk##name next = dev->vk.name;          \
-    if (!next)                                       \
-        return absent;
 
 /* ---- queues ----------------------------------------------------------- */
 
@@ -127,18 +86,24 @@ static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueSubmit2KHR(VkQueue queue, uint32_t
 static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueWaitIdle(VkQueue queue)
 {
     GT_HOOK_ENTER(queue, QueueWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (dev->disabled)
+        return next(queue);
+    const uint64_t begin = tl_wait_begin(dev);
     VkResult res = next(queue);
-    if (!dev->disabled && res == VK_SUCCESS)
-        tl_queue_idle(dev, queue);
+    if (res == VK_SUCCESS)
+        tl_queue_idle(dev, begin, queue);
     return res;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL gt_DeviceWaitIdle(VkDevice device)
 {
     GT_HOOK_ENTER(device, DeviceWaitIdle, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (dev->disabled)
+        return next(device);
+    const uint64_t begin = tl_wait_begin(dev);
     VkResult res = next(device);
-    if (!dev->disabled && res == VK_SUCCESS)
-        tl_device_idle(dev);
+    if (res == VK_SUCCESS)
+        tl_device_idle(dev, begin);
     return res;
 }
 
@@ -559,10 +524,7 @@ gt_DebugMarkerSetObjectNameEXT(VkDevice device, const VkDebugMarkerObjectNameInf
 
 /* ---- lookup ----------------------------------------------------------- */
 
-#define GT_HOOK_ENTRY(name) \
-    { "vk" #name, (PFN_vkVoidFunction)gt_##name, offsetof(gt_device_dispatch, name) },
-
-static const gt_hook device_hooks[] = { GT_DEVICE_HOOKS(GT_HOOK_ENTRY) };
+static const gt_hook device_hooks[] = { GT_DEVICE_COMMAND_HOOKS(GT_HOOK_ENTRY) };
 
 const gt_hook *gt_device_hook_find(const char *name)
 {
@@ -572,5 +534,5 @@ const gt_hook *gt_device_hook_find(const char *name)
         if (strcmp(device_hooks[i].name, name) == 0)
             return &device_hooks[i];
     }
-    return NULL;
+    return gt_object_hook_find(name);
 }

@@ -5,7 +5,8 @@
  * This header is the one joint between the loader plumbing and the
  * feature: layer_instance.c, layer_device.c and layer_hooks.c call down the
  * chain and call these around it; timeline_entry.c and timeline_device.c
- * implement them. The feature calls nothing in the plumbing files (the
+ * implement them (flows/flow_entry.c and memory/mem_entry.c those of
+ * cause and effect and of memory). The feature calls nothing in the plumbing files (the
  * layer-deps test holds it to that): what it needs from the plumbing
  * arrives as data in gt_instance / gt_device (objects.h). Nothing here is
  * called when the layer is disabled (GPUTRACE_DISABLE=1).
@@ -58,10 +59,48 @@ struct tl_submit {
 void tl_queue_submit_pre(gt_device *dev, VkQueue queue, const tl_submit *submit);
 void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit, VkResult result);
 
+/* Host waits (vkWaitForFences, vkWaitSemaphores(KHR), vkQueueWaitIdle,
+ * vkDeviceWaitIdle): tl_wait_begin before the call down gives CLOCK_BOOTTIME
+ * while a session traces, else 0; after the call returned (`result`) the
+ * matching call below gets it, and does nothing for 0. The wait becomes a
+ * slice on the calling thread naming the GPU work it waited for. */
+uint64_t tl_wait_begin(gt_device *dev);
+void tl_fences_waited(gt_device *dev, uint64_t begin, uint32_t count, const VkFence *fences,
+                      VkBool32 wait_all, uint64_t timeout, VkResult result);
+void tl_semaphores_waited(gt_device *dev, uint64_t begin, const char *api,
+                          const VkSemaphoreWaitInfo *info, uint64_t timeout, VkResult result);
 /* All work on the queue / device completed (the calls succeeded): a point
  * where results can be collected without waiting. */
-void tl_queue_idle(gt_device *dev, VkQueue queue);
-void tl_device_idle(gt_device *dev);
+void tl_queue_idle(gt_device *dev, uint64_t begin, VkQueue queue);
+void tl_device_idle(gt_device *dev, uint64_t begin);
+
+/* Semaphores and fences, whose signals flows follow: created (after the
+ * call succeeded) and about to be destroyed, tracing or not (a semaphore's
+ * type is told only at its creation); vkSignalSemaphore(KHR) succeeded. */
+void tl_semaphore_created(gt_device *dev, VkSemaphore semaphore, const VkSemaphoreCreateInfo *info);
+void tl_semaphore_destroy(gt_device *dev, VkSemaphore semaphore);
+void tl_semaphore_signaled(gt_device *dev, const VkSemaphoreSignalInfo *info);
+void tl_fence_destroy(gt_device *dev, VkFence fence);
+
+/* Device memory, buffers and images (memory/mem_entry.c): after a
+ * successful allocation, creation, bind or map; before a free, destroy or
+ * unmap (the handle may be VK_NULL_HANDLE, then nothing happens). Called
+ * tracing or not: the layer keeps the objects alive so that a session
+ * starting later first gets them. `api` names the entry point. */
+void tl_memory_allocated(gt_device *dev, VkDeviceMemory memory, const VkMemoryAllocateInfo *info);
+void tl_memory_free(gt_device *dev, VkDeviceMemory memory);
+void tl_memory_mapped(gt_device *dev, VkDeviceMemory memory, VkDeviceSize offset,
+                      VkDeviceSize size);
+void tl_memory_unmap(gt_device *dev, VkDeviceMemory memory);
+void tl_buffer_created(gt_device *dev, VkBuffer buffer, const VkBufferCreateInfo *info);
+void tl_buffer_destroy(gt_device *dev, VkBuffer buffer);
+void tl_image_created(gt_device *dev, VkImage image, const VkImageCreateInfo *info);
+void tl_image_destroy(gt_device *dev, VkImage image);
+/* Binds: the *2 forms' arrays (one call each), all of which succeeded. */
+void tl_buffers_bound(gt_device *dev, const char *api, uint32_t count,
+                      const VkBindBufferMemoryInfo *infos);
+void tl_images_bound(gt_device *dev, const char *api, uint32_t count,
+                     const VkBindImageMemoryInfo *infos);
 
 /* Command pools and buffers. Destroying or resetting a pool implicitly
  * frees / resets all of its command buffers. */

@@ -19,6 +19,9 @@ static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
 {
     const pi_process *p = pi_process_get();
     if (!t->process) {
+        /* Where this writer's sequence (re)starts: its slices may carry
+         * GpuCorrelation, which Perfetto v47 knows only from this. */
+        fe_extension_descriptor(w);
         emc_process_track(w, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len);
         if (p->cmdline_len)
             emc_process_tree(w, ts, p->pid, p->ppid, p->cmdline, p->cmdline_len);
@@ -36,22 +39,28 @@ static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
     emc_thread_track(w, ts, pi_thread_uuid(tid), p->uuid, p->pid, tid, name);
 }
 
-void tl_context_submit(tl_queue *q, unsigned slot, uint32_t gen, tw_writer *w, uint64_t begin,
-                       uint64_t end, uint32_t submission_id)
+uint64_t tl_context_describe(tl_queue_tracks *t, bool cleared, uint32_t gen, tw_writer *w,
+                             uint64_t ts)
 {
-    tl_queue_tracks *t = &q->tracks[slot];
-    const unsigned bit = 1u << slot;
-    const bool cleared = atomic_load_explicit(&q->redescribe, memory_order_relaxed) & bit;
-    if (cleared)
-        atomic_fetch_and(&q->redescribe, ~bit);
     if (cleared || t->writer != w || t->gen != gen) {
         memset(t, 0, sizeof *t);
         t->writer = w;
         t->gen = gen;
     }
     const int32_t tid = pi_thread_id();
-    describe(t, w, begin, tid);
-    emc_submit_slice(w, begin, end, pi_thread_uuid(tid), submission_id);
+    describe(t, w, ts, tid);
+    return pi_thread_uuid(tid);
+}
+
+void tl_context_submit(tl_queue *q, unsigned slot, uint32_t gen, tw_writer *w, uint64_t begin,
+                       uint64_t end, uint32_t submission_id, const fe_submitted *flow)
+{
+    const unsigned bit = 1u << slot;
+    const bool cleared = atomic_load_explicit(&q->redescribe, memory_order_relaxed) & bit;
+    if (cleared)
+        atomic_fetch_and(&q->redescribe, ~bit);
+    const uint64_t track = tl_context_describe(&q->tracks[slot], cleared, gen, w, begin);
+    emc_submit_slice(w, begin, end, track, submission_id, flow);
 }
 
 void tl_context_clear(tl_device *td, unsigned slot)

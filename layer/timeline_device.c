@@ -11,8 +11,12 @@
 
 #include "layer/collector.h"
 #include "layer/config.h"
+#include "layer/flows/flow_sync.h"
+#include "layer/flows/host_waits.h"
 #include "layer/gpu_identity.h"
 #include "layer/log.h"
+#include "layer/memory/mem_device.h"
+#include "layer/memory/mem_sequence.h"
 #include "layer/timeline.h"
 #include "layer/timeline_context.h"
 #include "layer/timeline_lookup.h"
@@ -201,6 +205,7 @@ static void client_stop(tl_session_client *client, bool exiting)
     uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
         tl_queue_release_stale_writers(td->queues[i]);
+    hwait_release_stale(td->waits);
 }
 
 static void client_clear(tl_session_client *client, unsigned slot)
@@ -209,6 +214,19 @@ static void client_clear(tl_session_client *client, unsigned slot)
     if (atomic_load(&td->started) && td->collector)
         col_clear_incremental_state(td->collector, slot);
     tl_context_clear(td, slot);
+    hwait_clear(td->waits, slot);
+    msq_clear_incremental_state(td->memory, slot);
+}
+
+/* A session wanting memory events gets the live objects at once, even from
+ * a device that does nothing meanwhile: its collector writes them. */
+static void client_started(tl_session_client *client, unsigned slot)
+{
+    tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
+    if (!td->memory || !tl_session_slot_memory(slot))
+        return;
+    if (tl_device_ensure_started(td))
+        col_nudge(td->collector);
 }
 
 /* ---- device --------------------------------------------------------------------- */
@@ -397,9 +415,13 @@ VkResult tl_device_create(gt_device *dev)
     ht_init(&td->cbs, &dev->alloc);
     ht_init(&td->pools, &dev->alloc);
     td->names = tl_names_create(&dev->alloc);
+    td->flows = fs_create(&dev->alloc);
+    td->waits = hwait_create(&dev->alloc);
+    td->memory = mem_create(dev, td->ordinal, td->pid, td->names);
     tl_queries_init(&td->queries);
     td->client.stop = client_stop;
     td->client.clear_incremental_state = client_clear;
+    td->client.started = client_started;
     dev->timeline = td;
 
     /* May begin the session (first device of the process). */
@@ -420,6 +442,8 @@ void tl_device_destroy(gt_device *dev)
     if (td->collector)
         col_destroy(td->collector, false);
     td->collector = NULL;
+    hwait_destroy(td->waits);
+    td->waits = NULL;
 
     uint32_t n = atomic_load(&td->nqueues);
     for (uint32_t i = 0; i < n; i++) {
@@ -457,6 +481,8 @@ void tl_device_destroy(gt_device *dev)
     tl_free(td, td->families);
     gi_finish(&td->identity, &dev->alloc);
     tl_names_destroy(td->names);
+    fs_destroy(td->flows);
+    mem_destroy(td->memory);
     dev->timeline = NULL;
     gt_free(&dev->alloc, td);
 }

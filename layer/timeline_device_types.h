@@ -26,6 +26,9 @@
 #include "tracing/trace_writer.h"
 
 typedef struct tl_submission tl_submission;
+typedef struct fs_table fs_table;
+typedef struct hwait_writers hwait_writers;
+typedef struct mem_device mem_device;
 
 #define TL_MAX_QUEUES 64u
 #define TL_POOL_KEEP  256u /* finished recordings / submissions kept for reuse */
@@ -172,6 +175,12 @@ struct tl_device {
     /* The application's names for its objects (object_names.h); NULL when
     * out of memory at device creation: nothing is named then. */
     tl_object_names *names;
+    /* Flows (flows/flow_sync.h): what signals what; host waits' writers
+     * (flows/host_waits.h); memory (memory/mem_device.h). NULL when out
+     * of memory at device creation: no flows, waits or memory events. */
+    fs_table *flows;
+    hwait_writers *waits;
+    mem_device *memory;
     /* Recordings alive; while non-zero the hooks work even when not tracing,
     * so query state stays valid for re-submissions. */
     atomic_uint live_recordings;

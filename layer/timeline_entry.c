@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* timeline_entry.c — most of the timeline.h hook points (the command pool,
- * command buffer and queue ones are in timeline_device.c): the cheap
- * "nothing to do" checks, then the work in timeline_*.c.
+ * command buffer and queue ones are in timeline_device.c, the waits and
+ * semaphores in flows/flow_entry.c, memory in memory/mem_entry.c): the
+ * cheap "nothing to do" checks, then the work in timeline_*.c.
  *
  * When no session traces (no GPUTRACE_OUTPUT and no traced, or
  * GPUTRACE_BACKEND=none), every recorded command costs one relaxed atomic
@@ -10,8 +11,8 @@
  * after it stops, so their queries stay consistent until they are
  * re-recorded or freed.
  */
-#include "layer/collector.h"
 #include "layer/log.h"
+#include "layer/memory/mem_device.h"
 #include "layer/timeline.h"
 #include "layer/timeline_device.h"
 #include "layer/timeline_lookup.h"
@@ -54,8 +55,11 @@ VkResult tl_device_init(gt_device *dev)
 void tl_object_named(gt_device *dev, VkObjectType type, uint64_t handle, const char *name)
 {
     tl_device *td = tl_device_of(dev);
-    if (td && td->names && type != VK_OBJECT_TYPE_UNKNOWN)
+    if (td && td->names && type != VK_OBJECT_TYPE_UNKNOWN) {
         tl_names_set(td->names, type, handle, name, gc_boottime_ns());
+        /* Memory events carry their objects' names (memory/mem_device.h). */
+        mem_named(td->memory, type, handle);
+    }
 }
 
 void tl_object_marker_named(gt_device *dev, VkDebugReportObjectTypeEXT type, uint64_t handle,
@@ -116,21 +120,6 @@ void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit
     tl_device *td = tl_device_of(dev);
     if (active(td))
         tl_submit_post(td, queue, submit, result);
-}
-
-void tl_queue_idle(gt_device *dev, VkQueue queue)
-{
-    (void)queue;
-    tl_device *td = tl_device_of(dev);
-    if (td && atomic_load_explicit(&td->started, memory_order_acquire))
-        col_nudge(td->collector);
-}
-
-void tl_device_idle(gt_device *dev)
-{
-    tl_device *td = tl_device_of(dev);
-    if (td && atomic_load_explicit(&td->started, memory_order_acquire))
-        col_nudge(td->collector);
 }
 
 void tl_cmd_begin(gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)

@@ -84,7 +84,10 @@ tl_submission *tl_submission_new(tl_device *td)
     uint64_t *values = sub->values;
     uint32_t entries_cap = sub->entries_cap, results_cap = sub->results_cap;
     uint32_t values_cap = sub->values_cap;
+    fs_submission flow = sub->flow;
     memset(sub, 0, sizeof *sub);
+    sub->flow = flow;
+    fs_submission_reset(&sub->flow);
     sub->entries = entries;
     sub->results = results;
     sub->values = values;
@@ -131,6 +134,7 @@ void tl_submission_free(tl_device *td, tl_submission *sub)
     tl_free(td, sub->results);
     tl_free(td, sub->entries);
     tl_free(td, sub->values);
+    fs_submission_free(&td->gt->alloc, &sub->flow);
     tl_free(td, sub);
 }
 
@@ -142,6 +146,7 @@ void tl_submissions_finish(tl_device *td)
         tl_free(td, sub->results);
         tl_free(td, sub->entries);
         tl_free(td, sub->values);
+        fs_submission_free(&td->gt->alloc, &sub->flow);
         tl_free(td, sub);
     }
     td->nfree_submissions = 0;

@@ -13,6 +13,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include "layer/flows/flow_sync.h"
 #include "layer/gpu_clock.h"
 #include "layer/timeline_device_types.h"
 #include "layer/timeline_query_types.h"
@@ -82,6 +83,8 @@ struct tl_submission {
     bool carrier;
     /* All its results were considered by a bulk read (collector.c). */
     bool bulk_listed;
+    /* Its stages' event ids and the waits they carry (flows). */
+    fs_submission flow;
 };
 
 /* Whether `rec`'s results are read from the mapped copy. */

@@ -40,7 +40,9 @@
  * The CPU side: a VulkanApiEvent.vk_queue_submit packet on the queue's own
  * trace writer, written on the submitting thread (under the queue's
  * external synchronisation; the queue's writer lock only guards against the
- * session ending meanwhile), at BOOTTIME with the call's duration.
+ * session ending meanwhile), at BOOTTIME with the call's duration, and a
+ * vkQueueSubmit slice on the thread's track naming the event ids its
+ * command buffers' stages will have (reserved here, flows/flow_sync.h).
  */
 #include <string.h>
 #include <sys/syscall.h>
@@ -50,6 +52,7 @@
 
 #include "layer/collector.h"
 #include "layer/emit.h"
+#include "layer/flows/flow_sync.h"
 #include "layer/log.h"
 #include "layer/timeline_context.h"
 #include "layer/timeline_device.h"
@@ -61,6 +64,8 @@
 #include "layer/timeline_util.h"
 
 typedef struct reset_plan reset_plan;
+
+_Static_assert(FS_MAX_QUEUES >= TL_MAX_QUEUES, "flow_sync.c must know every queue");
 
 static int32_t thread_id(void)
 {
@@ -339,6 +344,9 @@ void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
             for (uint32_t j = 0; j < s->commandBufferInfoCount; j++)
                 add_command_buffer(td, &plan, sub, s->pCommandBufferInfos[j].commandBuffer);
         }
+        /* Which stages begin and end each batch (its waits and signals). */
+        if (sub)
+            fs_batch_end(&td->gt->alloc, &sub->flow, sub->nentries);
     }
     finish_plan(td, &plan);
     if (plan.cb && !sub) {
@@ -378,10 +386,13 @@ void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
     q->pending = sub;
 }
 
-static void write_submit_event(tl_device *td, tl_queue *q, const tl_submit *submit, uint32_t id,
-                               uint64_t start, uint64_t end)
+static void write_submit_event(tl_device *td, tl_queue *q, const tl_submit *submit,
+                               const tl_submission *sub, uint64_t start, uint64_t end)
 {
-    /* Every running session gets the event on its own sequence. */
+    const uint32_t id = sub->id;
+    const fe_submitted flow = { sub->flow.first_id, sub->flow.nids, sub->flow.span_id };
+    /* Every running session that gets the GPU stages gets the event on its
+     * own sequence. */
     pthread_mutex_lock(&q->writer_lock);
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
         const uint32_t gen = tl_session_slot_generation(i);
@@ -390,8 +401,9 @@ static void write_submit_event(tl_device *td, tl_queue *q, const tl_submit *subm
             q->writer[i] = NULL;
         }
         if (!q->writer[i] && q->writer_gen[i] != gen) {
-            /* One attempt per tracing period (NULL while the slot is off). */
-            q->writer[i] = tl_session_new_writer(i, gen);
+            /* One attempt per tracing period (NULL while the slot is off,
+             * or gets memory events only). */
+            q->writer[i] = tl_session_slot_times(i) ? tl_session_new_writer(i, gen) : NULL;
             q->writer_gen[i] = gen;
         }
         if (q->writer[i]) {
@@ -403,7 +415,7 @@ static void write_submit_event(tl_device *td, tl_queue *q, const tl_submit *subm
             em_queue_submit(q->writer[i], start, 0, td->pid, thread_id(),
                             (uint64_t)(uintptr_t)q->handle, submit->count, submit->submits,
                             submit->submits2, id);
-            tl_context_submit(q, i, gen, q->writer[i], start, end, id);
+            tl_context_submit(q, i, gen, q->writer[i], start, end, id, &flow);
         }
     }
     pthread_mutex_unlock(&q->writer_lock);
@@ -452,10 +464,15 @@ static void post_submission(tl_device *td, tl_queue *q, const tl_submit *submit,
     q->pending = NULL;
     const uint64_t end = gc_boottime_ns();
     const bool ok = result == VK_SUCCESS;
-    if (!ok)
+    if (!ok) {
         drop_results(sub); /* nothing of it ran */
-    else if (!sub->carrier)
-        write_submit_event(td, q, submit, sub->id, q->pre_boottime_ns, end);
+    } else if (!sub->carrier) {
+        /* Before the slice that names them and before the collector has
+         * the submission. */
+        fs_submitted(td->flows, &td->gt->alloc, &sub->flow, q->slot, submit, sub->nentries,
+                     sub->span_cbs[0] != VK_NULL_HANDLE);
+        write_submit_event(td, q, submit, sub, q->pre_boottime_ns, end);
+    }
 
     /* Something to collect, or an own command buffer already in flight:
     * our fence goes behind the application's work. */

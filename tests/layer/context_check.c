@@ -9,12 +9,15 @@
  *   stage_gpu_id N              one line per distinct gpu_id of render stages
  *   process pid=P name=N cmdline=A|B|C   per process TrackDescriptor
  *   thread pid=P tid=T name=N   per thread TrackDescriptor
- *   context_check: gpu_info_packets=N submits=N slices=N ...
+ *   context_check: gpu_info_packets=N submits=N slices=N wait_slices=N ...
  *
  * and fails (exit 1) when: a render stage's gpu_id has no GpuInfo entry;
  * a TrackEvent names a track no descriptor declared before it, or a thread
- * track of another process; slices do not pair up (begin then end) per
- * track; the number of vkQueueSubmit slices differs from the number of
+ * track of another process; a slice is named other than vkQueueSubmit or
+ * a host wait (vkWaitForFences, vkWaitSemaphores(KHR), vkQueueWaitIdle,
+ * vkDeviceWaitIdle: flows, written by another writer than the submits, so
+ * paired apart); slices do not pair up (begin then end) per track; the
+ * number of vkQueueSubmit slices differs from the number of
  * vk_queue_submit events; a vk_queue_submit's tid has no thread
  * descriptor. Exit 2: usage or unreadable input.
  */
@@ -33,7 +36,8 @@ typedef struct track track;
 struct track {
     uint64_t uuid;
     int32_t pid, tid; /* tid 0: a process track */
-    int open;         /* slices begun and not ended */
+    int open;         /* submit slices begun and not ended */
+    int open_waits;   /* host-wait slices begun and not ended */
 };
 static track tracks[MAX_ITEMS];
 static size_t ntracks;
@@ -43,7 +47,7 @@ static int32_t stage_gpu_ids[MAX_ITEMS];
 static size_t nstage_gpu_ids;
 static int32_t submit_tids[MAX_ITEMS];
 static size_t nsubmit_tids;
-static uint64_t gpu_info_packets, ngpus, submits, slices, process_trees;
+static uint64_t gpu_info_packets, ngpus, submits, slices, wait_slices, process_trees;
 static char gpu_lines[64][2048];
 
 static track *find_track(uint64_t uuid)
@@ -177,7 +181,26 @@ static void on_descriptor(pb_bytes b)
     }
 }
 
-static void on_track_event(pb_bytes b)
+/* What the last slice begun on each sequence was (an end carries no
+ * name; sequences interleave in the file). */
+static struct {
+    uint32_t seq;
+    bool wait;
+} last_begin[MAX_ITEMS];
+static size_t nlast_begin;
+
+static bool *begun_wait(uint32_t seq)
+{
+    for (size_t i = 0; i < nlast_begin; i++)
+        if (last_begin[i].seq == seq)
+            return &last_begin[i].wait;
+    if (nlast_begin == MAX_ITEMS)
+        return NULL;
+    last_begin[nlast_begin].seq = seq;
+    return &last_begin[nlast_begin++].wait;
+}
+
+static void on_track_event(pb_bytes b, uint32_t seq)
 {
     perfetto_protos_TrackEvent_view e;
     if (!perfetto_protos_TrackEvent_decode(&e, b.data, b.size))
@@ -188,15 +211,36 @@ static void on_track_event(pb_bytes b)
                 e.track_uuid);
         return;
     }
+    static const char *const waits[] = { "vkWaitForFences", "vkWaitSemaphores",
+                                         "vkWaitSemaphoresKHR", "vkQueueWaitIdle",
+                                         "vkDeviceWaitIdle" };
     if (e.type == perfetto_protos_TrackEvent_Type_TYPE_SLICE_BEGIN) {
         char name[64];
         tf_copy_str(name, sizeof name, e.name);
+        bool wait = false;
+        for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
+            wait = wait || !strcmp(name, waits[i]);
+        bool *kind = begun_wait(seq);
+        if (kind)
+            *kind = wait;
+        if (wait) {
+            if (t->open_waits++)
+                tf_fail("wait slices overlap on thread %d", t->tid);
+            wait_slices++;
+            return;
+        }
         if (strcmp(name, "vkQueueSubmit"))
             tf_fail("slice named \"%s\"", name);
         if (t->open++)
             tf_fail("slices overlap on thread %d", t->tid);
         slices++;
     } else if (e.type == perfetto_protos_TrackEvent_Type_TYPE_SLICE_END) {
+        const bool *kind = begun_wait(seq);
+        if (kind && *kind) {
+            if (t->open_waits-- != 1)
+                tf_fail("wait slice end without begin on thread %d", t->tid);
+            return;
+        }
         if (t->open-- != 1)
             tf_fail("slice end without begin on thread %d", t->tid);
     }
@@ -236,7 +280,7 @@ static void on_packet(const uint8_t *data, size_t len)
     if (p.has_track_descriptor)
         on_descriptor(p.track_descriptor);
     if (p.has_track_event)
-        on_track_event(p.track_event);
+        on_track_event(p.track_event, p.trusted_packet_sequence_id);
     if (p.has_vulkan_api_event)
         on_api_event(p.vulkan_api_event);
     if (p.has_process_tree)
@@ -282,7 +326,7 @@ int main(int argc, char **argv)
             tf_fail("thread %d submits but has no thread descriptor", submit_tids[i]);
     }
     for (size_t t = 0; t < ntracks; t++) {
-        if (tracks[t].open)
+        if (tracks[t].open || tracks[t].open_waits)
             tf_fail("thread %d: a slice never ends", tracks[t].tid);
     }
     if (slices != submits)
@@ -290,8 +334,9 @@ int main(int argc, char **argv)
                 submits);
     printf("context_check: gpu_info_packets=%" PRIu64 " gpus=%" PRIu64 " queues=%zu "
            "tracks=%zu process_trees=%" PRIu64 " submits=%" PRIu64 " slices=%" PRIu64
-           " tf_failures=%d\n",
-           gpu_info_packets, ngpus, nqueues, ntracks, process_trees, submits, slices, tf_failures);
+           " wait_slices=%" PRIu64 " tf_failures=%d\n",
+           gpu_info_packets, ngpus, nqueues, ntracks, process_trees, submits, slices, wait_slices,
+           tf_failures);
     free(buf);
     return tf_failures ? 1 : 0;
 }

@@ -416,7 +416,17 @@ static void print_names(const char *what, const names *l)
     X(ResetQueryPoolEXT, 0)                \
     X(GetCalibratedTimestampsEXT, 0)       \
     X(CmdWriteTimestamp2, 13)              \
-    X(CmdWriteTimestamp2KHR, 0)
+    X(CmdWriteTimestamp2KHR, 0)            \
+    X(BindBufferMemory2, 11)               \
+    X(BindBufferMemory2KHR, 0)             \
+    X(BindImageMemory2, 11)                \
+    X(BindImageMemory2KHR, 0)              \
+    X(CreateSemaphore, 10)                 \
+    X(DestroySemaphore, 10)                \
+    X(SignalSemaphore, 12)                 \
+    X(SignalSemaphoreKHR, 0)               \
+    X(WaitSemaphores, 12)                  \
+    X(WaitSemaphoresKHR, 0)
 
 enum fn_id {
 #define X(name, since) FN_##name,
@@ -739,6 +749,8 @@ static bool query_instance(void)
             VK_KHR_DRAW_INDIRECT_COUNT_EXTENSION_NAME,
             VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME,
             VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME,
+            VK_KHR_BIND_MEMORY_2_EXTENSION_NAME,
+            VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,
         };
         for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
             add_if(&device_exts, avail, navail, wanted[i]);
@@ -784,6 +796,11 @@ static bool create_device(void)
     VkPhysicalDeviceVulkan12Features v12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
         .drawIndirectCount = draw_indirect_count,
+        .timelineSemaphore = VK_TRUE,
+    };
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
+        .timelineSemaphore = VK_TRUE,
     };
     VkPhysicalDeviceSynchronization2Features sync2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES,
@@ -817,6 +834,8 @@ static bool create_device(void)
             PREPEND(dynamic);
         if (has(&device_exts, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME))
             PREPEND(host_reset);
+        if (has(&device_exts, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME))
+            PREPEND(timeline);
     }
     bool use_features2 = chain_head != NULL;
     if (use_features2) {
@@ -2078,6 +2097,110 @@ static void submit_all(objects *o)
     RCALL(DeviceWaitIdle, device);
 }
 
+/* A small buffer and image bound through vkBind*Memory2 (`khr`: the KHR
+ * aliases), then gone again: the layer follows memory objects. */
+static void bind2(bool khr)
+{
+    const VkBufferCreateInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = 256,
+        .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+    };
+    const VkImageCreateInfo ii = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+        .imageType = VK_IMAGE_TYPE_2D,
+        .format = VK_FORMAT_R8G8B8A8_UNORM,
+        .extent = { 4, 4, 1 },
+        .mipLevels = 1,
+        .arrayLayers = 1,
+        .samples = VK_SAMPLE_COUNT_1_BIT,
+        .tiling = VK_IMAGE_TILING_OPTIMAL,
+        .usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+    };
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkImage image = VK_NULL_HANDLE;
+    VkDeviceMemory bmem = VK_NULL_HANDLE, imem = VK_NULL_HANDLE;
+    VkMemoryRequirements req = { 0 };
+    if (RCALL(CreateBuffer, device, &bi, NULL, &buffer) == VK_SUCCESS) {
+        VCALL(GetBufferMemoryRequirements, device, buffer, &req);
+        VkMemoryAllocateInfo alloc = {
+            .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+            .allocationSize = req.size,
+            .memoryTypeIndex = (uint32_t)memory_type(req.memoryTypeBits, 0),
+        };
+        if (RCALL(AllocateMemory, device, &alloc, NULL, &bmem) == VK_SUCCESS) {
+            const VkBindBufferMemoryInfo bind = { VK_STRUCTURE_TYPE_BIND_BUFFER_MEMORY_INFO, NULL,
+                                                  buffer, bmem, 0 };
+            if (khr)
+                RCALL(BindBufferMemory2KHR, device, 1, &bind);
+            else
+                RCALL(BindBufferMemory2, device, 1, &bind);
+        }
+    }
+    if (RCALL(CreateImage, device, &ii, NULL, &image) == VK_SUCCESS) {
+        VCALL(GetImageMemoryRequirements, device, image, &req);
+        VkMemoryAllocateInfo alloc = {
+            .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+            .allocationSize = req.size,
+            .memoryTypeIndex = (uint32_t)memory_type(req.memoryTypeBits, 0),
+        };
+        if (RCALL(AllocateMemory, device, &alloc, NULL, &imem) == VK_SUCCESS) {
+            const VkBindImageMemoryInfo bind = { VK_STRUCTURE_TYPE_BIND_IMAGE_MEMORY_INFO, NULL,
+                                                 image, imem, 0 };
+            if (khr)
+                RCALL(BindImageMemory2KHR, device, 1, &bind);
+            else
+                RCALL(BindImageMemory2, device, 1, &bind);
+        }
+    }
+    VCALL(DestroyImage, device, image, NULL);
+    VCALL(FreeMemory, device, imem, NULL);
+    VCALL(DestroyBuffer, device, buffer, NULL);
+    VCALL(FreeMemory, device, bmem, NULL);
+}
+
+/* Semaphores: a binary one made and destroyed; where the device has
+ * timeline semaphores (core at 1.3, VK_KHR_timeline_semaphore at 1.0), one
+ * signalled by the host and waited for through both forms of the calls:
+ * the layer follows what signals what (flows). */
+static void semaphores(void)
+{
+    const VkSemaphoreCreateInfo binary = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO };
+    VkSemaphore s = VK_NULL_HANDLE;
+    if (RCALL(CreateSemaphore, device, &binary, NULL, &s) == VK_SUCCESS)
+        VCALL(DestroySemaphore, device, s, NULL);
+    if (cfg.api < VK_API_VERSION_1_3 &&
+        !has(&device_exts, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME))
+        return;
+    const VkSemaphoreTypeCreateInfo type = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+    };
+    const VkSemaphoreCreateInfo info = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+                                         .pNext = &type };
+    s = VK_NULL_HANDLE;
+    if (RCALL(CreateSemaphore, device, &info, NULL, &s) != VK_SUCCESS)
+        return;
+    for (uint64_t v = 1; v <= 2; v++) {
+        const VkSemaphoreSignalInfo signal = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                               .semaphore = s,
+                                               .value = v };
+        const VkSemaphoreWaitInfo wait = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                           .semaphoreCount = 1,
+                                           .pSemaphores = &s,
+                                           .pValues = &v };
+        const uint64_t second = 1000000000ull;
+        if (v == 1) {
+            RCALL(SignalSemaphore, device, &signal);
+            RCALL(WaitSemaphores, device, &wait, second);
+        } else {
+            RCALL(SignalSemaphoreKHR, device, &signal);
+            RCALL(WaitSemaphoresKHR, device, &wait, second);
+        }
+    }
+    VCALL(DestroySemaphore, device, s, NULL);
+}
+
 static bool run_work(effects *fx)
 {
     objects o;
@@ -2111,6 +2234,9 @@ static bool run_work(effects *fx)
             .pObjectName = "probe buffer",
         };
         RCALL(DebugMarkerSetObjectNameEXT, device, &marker_name);
+        bind2(false);
+        bind2(true);
+        semaphores();
         record_main(&o);
         submit_all(&o);
         for (int s = 0; s < S_COUNT; s++)

@@ -28,10 +28,12 @@ MAX_FUNCTION_LINES = 120
 C_EXTENSIONS = ('.c', '.h', '.cc')
 # Generated next to the one target that includes them (tests and benchmarks
 # of the code generator, the Vulkan command list of the dispatch probe, the
-# VkFormat names of the layer).
+# VkFormat names of the layer, the descriptor of gpu_track_event.proto the
+# layer writes into traces).
 LOCAL_GENERATED = {
     'pbtest.pbc.h', 'pbtest3.pbc.h', 'pbtest_dep.pbc.h', 'pbtest.pb.h',
     'pb_bench.pbc.h', 'pb_bench.pb.h', 'vk_command_names.h', 'vk_format_names.h',
+    'gpu_track_event_descriptor.h',
 }
 # Headers the build generates, named from the build root.
 GENERATED_PREFIXES = ('protos/perfetto/', 'shaders/')
