@@ -197,7 +197,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL tls_CreateDevice(VkPhysicalDevice pd,
     PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->handle, "vkCreateDevice");
     if (!create)
         return VK_ERROR_INITIALIZATION_FAILED;
-    VkResult r = create(pd, info, alloc, out);
+    VkResult r = create(pd, L->amend_device_create ? L->amend_device_create(inst, pd, info) : info,
+                        alloc, out);
     if (r != VK_SUCCESS)
         return r;
 

@@ -95,6 +95,11 @@ struct tls_layer {
     /* True for a function name the layer withholds (NULL from both
      * vkGet*ProcAddr). */
     bool (*hidden)(const char *name);
+    /* Before vkCreateDevice goes down the chain: the create info to pass
+     * instead of `info` (the layer's own copy, valid until
+     * device_created), or `info` itself. */
+    const VkDeviceCreateInfo *(*amend_device_create)(tls_instance *inst, VkPhysicalDevice pd,
+                                                     const VkDeviceCreateInfo *info);
 };
 
 /* Defined by the layer. */

@@ -32,6 +32,10 @@
  * vkGetInstanceProcAddr only: a layer above must take them from there. One lock: it is for small test
  * programs, not for speed. The loader plumbing is the test layers'
  * skeleton (tests/common/test_layer_skeleton.h).
+ *
+ * With GPUTRACE_CMDCHECK_QUEUES=N it also offers N queues in family 0
+ * where the driver has fewer (cmd_check_queues.h): lavapipe's one queue
+ * becomes several, for tests of work across queues.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -45,6 +49,7 @@
 #include <vulkan/vulkan.h>
 
 #include "tests/common/test_layer_skeleton.h"
+#include "tests/layer/cmd_check_queues.h"
 
 #define CC_MAX_REPORTED 20
 
@@ -106,6 +111,18 @@ static void *xrealloc(void *p, size_t size)
     X(QueueSubmit2)           \
     X(QueueSubmit2KHR)
 
+/* The extra queues (cmd_check_queues.h): their own next functions. */
+#define CC_QUEUE_HOOKS(X) \
+    X(GetDeviceQueue)     \
+    X(GetDeviceQueue2)    \
+    X(QueueWaitIdle)
+
+/* Physical-device functions: through vkGetInstanceProcAddr. */
+#define CC_INSTANCE_HOOKS(X)                   \
+    X(GetPhysicalDeviceQueueFamilyProperties)  \
+    X(GetPhysicalDeviceQueueFamilyProperties2) \
+    X(GetPhysicalDeviceQueueFamilyProperties2KHR)
+
 /* VK_EXT_debug_utils: through vkGetInstanceProcAddr only (see the top). */
 #define CC_DEBUG_UTILS_HOOKS(X)   \
     X(SetDebugUtilsObjectNameEXT) \
@@ -121,6 +138,13 @@ struct cc_device {
     CC_HOOKS(CC_MEMBER)
     CC_DEBUG_UTILS_HOOKS(CC_MEMBER)
 #undef CC_MEMBER
+    cq_device queues;
+};
+
+typedef struct cc_instance cc_instance;
+struct cc_instance {
+    tls_instance base;
+    cq_instance queues;
 };
 
 static cc_device *device_of(const void *dispatchable)
@@ -581,7 +605,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit(VkQueue queue, uint32_t n,
 {
     for (uint32_t i = 0; i < n; i++)
         check_batch(submits[i].pCommandBuffers, submits[i].commandBufferCount, NULL);
-    return device_of(queue)->QueueSubmit(queue, n, submits, fence);
+    cc_device *d = device_of(queue);
+    VkResult r = d->QueueSubmit(cq_begin(&d->queues, queue), n, submits, fence);
+    cq_end(&d->queues);
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2(VkQueue queue, uint32_t n,
@@ -589,7 +616,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2(VkQueue queue, uint32_t n,
 {
     for (uint32_t i = 0; i < n; i++)
         check_batch(NULL, submits[i].commandBufferInfoCount, submits[i].pCommandBufferInfos);
-    return device_of(queue)->QueueSubmit2(queue, n, submits, fence);
+    cc_device *d = device_of(queue);
+    VkResult r = d->QueueSubmit2(cq_begin(&d->queues, queue), n, submits, fence);
+    cq_end(&d->queues);
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2KHR(VkQueue queue, uint32_t n,
@@ -598,7 +628,71 @@ static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueSubmit2KHR(VkQueue queue, uint32_t
 {
     for (uint32_t i = 0; i < n; i++)
         check_batch(NULL, submits[i].commandBufferInfoCount, submits[i].pCommandBufferInfos);
-    return device_of(queue)->QueueSubmit2KHR(queue, n, submits, fence);
+    cc_device *d = device_of(queue);
+    VkResult r = d->QueueSubmit2KHR(cq_begin(&d->queues, queue), n, submits, fence);
+    cq_end(&d->queues);
+    return r;
+}
+
+/* ---- extra queues (cmd_check_queues.h) ------------------------------------------------------ */
+
+static VKAPI_ATTR VkResult VKAPI_CALL cc_QueueWaitIdle(VkQueue queue)
+{
+    cc_device *d = device_of(queue);
+    VkResult r = d->queues.QueueWaitIdle(cq_begin(&d->queues, queue));
+    cq_end(&d->queues);
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_GetDeviceQueue(VkDevice device, uint32_t family,
+                                                    uint32_t index, VkQueue *queue)
+{
+    cq_get_queue(&device_of(device)->queues, device, family, index, queue);
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_GetDeviceQueue2(VkDevice device,
+                                                     const VkDeviceQueueInfo2 *info, VkQueue *queue)
+{
+    cq_get_queue2(&device_of(device)->queues, device, info, queue);
+}
+
+static cc_instance *instance_of(const void *dispatchable)
+{
+    return (cc_instance *)tls_instance_of(dispatchable);
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_GetPhysicalDeviceQueueFamilyProperties(
+    VkPhysicalDevice pd, uint32_t *count, VkQueueFamilyProperties *props)
+{
+    cq_queue_family_properties(&instance_of(pd)->queues, pd, count, props);
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_GetPhysicalDeviceQueueFamilyProperties2(
+    VkPhysicalDevice pd, uint32_t *count, VkQueueFamilyProperties2 *props)
+{
+    cq_queue_family_properties2(&instance_of(pd)->queues, false, pd, count, props);
+}
+
+static VKAPI_ATTR void VKAPI_CALL cc_GetPhysicalDeviceQueueFamilyProperties2KHR(
+    VkPhysicalDevice pd, uint32_t *count, VkQueueFamilyProperties2 *props)
+{
+    cq_queue_family_properties2(&instance_of(pd)->queues, true, pd, count, props);
+}
+
+static void cc_instance_created(tls_instance *base)
+{
+    cq_instance_created(&((cc_instance *)base)->queues, base);
+}
+
+static const VkDeviceCreateInfo *cc_amend_device_create(tls_instance *inst, VkPhysicalDevice pd,
+                                                        const VkDeviceCreateInfo *info)
+{
+    return cq_amend_device_create(&((cc_instance *)inst)->queues, pd, info);
+}
+
+static void cc_device_destroy_after(tls_device *base)
+{
+    cq_device_destroyed(&((cc_device *)base)->queues);
 }
 
 /* ---- debug utils ------------------------------------------------------------------------- */
@@ -683,11 +777,13 @@ static void cc_device_created(tls_device *base)
     CC_HOOKS(CC_GET)
     CC_DEBUG_UTILS_HOOKS(CC_GET)
 #undef CC_GET
+    cq_device_created(&d->queues, base);
 }
 
 #define CC_ENTRY(name) TLS_HOOK(cc_, name),
-static const tls_hook device_hooks[] = { CC_HOOKS(CC_ENTRY) };
-static const tls_hook instance_hooks[] = { CC_DEBUG_UTILS_HOOKS(CC_ENTRY) };
+static const tls_hook device_hooks[] = { CC_HOOKS(CC_ENTRY) CC_QUEUE_HOOKS(CC_ENTRY) };
+static const tls_hook instance_hooks[] = { CC_DEBUG_UTILS_HOOKS(CC_ENTRY)
+                                               CC_INSTANCE_HOOKS(CC_ENTRY) };
 #undef CC_ENTRY
 
 const tls_layer tls_the_layer = {
@@ -695,10 +791,13 @@ const tls_layer tls_the_layer = {
     .n_instance_hooks = TLS_COUNT(instance_hooks),
     .device_hooks = device_hooks,
     .n_device_hooks = TLS_COUNT(device_hooks),
-    .instance_size = sizeof(tls_instance),
+    .instance_size = sizeof(cc_instance),
     .device_size = sizeof(cc_device),
+    .instance_created = cc_instance_created,
     .device_created = cc_device_created,
+    .device_destroy_after = cc_device_destroy_after,
     .instance_destroyed = cc_instance_destroyed,
+    .amend_device_create = cc_amend_device_create,
 };
 
 VK_LAYER_EXPORT VKAPI_ATTR VkResult VKAPI_CALL

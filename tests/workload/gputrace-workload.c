@@ -3,10 +3,12 @@
  * work, for exercising VK_LAYER_GPUTRACE_timeline (and anything else that
  * sits in the Vulkan call chain).
  *
- * It ends with exactly one machine-readable line on stdout,
+ * It ends with two machine-readable lines on stdout,
+ *   gputrace-workload: memory: allocations=A bytes=B buffers=U images=I
  *   gputrace-workload: frames=F submissions=S regions=R
- * so a test can compare what the layer timed with what was recorded. The
- * definition of a region is in usage() and wl_frame.c.
+ * so a test can compare what the layer timed and tracked with what was
+ * recorded and allocated. The definition of a region is in usage() and
+ * wl_frame.c.
  *
  * Exit status: 0 success, 1 Vulkan error, wrong results or validation
  * errors, 2 usage error.
@@ -25,10 +27,11 @@ static void usage(FILE *out)
             "Usage: " WL_PROG " [--frames N] [--threads N] [--queues N] [--validate]\n"
             "       [--duration-ms N] [--work N] [--leak-exit]\n"
             "       [--submissions-per-frame N] [--app-timestamps] [--layer NAME]\n"
-            "       [--thread-cpu]\n"
+            "       [--thread-cpu] [--cross-queue-semaphore]\n"
             "\n"
             "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
             "work on one Vulkan device without a window, checks the results, and prints\n"
+            "  " WL_PROG ": memory: allocations=A bytes=B buffers=U images=I\n"
             "  " WL_PROG ": frames=F submissions=S regions=R\n"
             "\n"
             "Options:\n"
@@ -53,6 +56,12 @@ static void usage(FILE *out)
             "                lavapipe barriers, host query reset), never read back: the\n"
             "                control of the layer benchmark (layer/bench/bench_limit.sh);\n"
             "                the summary line then ends with timestamps=T\n"
+            "  --cross-queue-semaphore  (Vulkan 1.2 timeline semaphores) thread i submits its\n"
+            "                render pass to queue i+1 mod N, waiting for its compute\n"
+            "                submission through a binary semaphore; the dynamic rendering\n"
+            "                and the host (vkWaitSemaphores) wait for the render pass\n"
+            "                through a timeline semaphore; the summary line then ends with\n"
+            "                semaphore_waits=W host_waits=H\n"
             "  --layer NAME  name the layer NAME in VkInstanceCreateInfo::ppEnabledLayerNames,\n"
             "                as an application that wants it does (besides validation's\n"
             "                with --validate); fails when the loader has no such layer\n"
@@ -64,6 +73,8 @@ static void usage(FILE *out)
             "                anything (no vkDestroyDevice / vkDestroyInstance)\n"
             "  -h, --help    this text\n"
             "\n"
+            "A and B count the device memory allocations and their bytes over the whole\n"
+            "run, U and I the buffers and images created (all of them freed at the end).\n"
             "F is the number of frames completed, summed over threads. S is the number of\n"
             "queue submissions (each with one primary command buffer): 3 per frame, or 2\n"
             "without Vulkan 1.3 dynamic rendering. R counts, in every submitted primary\n"
@@ -122,6 +133,7 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         { "app-timestamps", no_argument, NULL, 'a' },
         { "layer", required_argument, NULL, 'L' },
         { "thread-cpu", no_argument, NULL, 'c' },
+        { "cross-queue-semaphore", no_argument, NULL, 'x' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -171,6 +183,9 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         case 'c':
             opt->thread_cpu = true;
             break;
+        case 'x':
+            opt->cross_queue = true;
+            break;
         case 'h':
             usage(stdout);
             *status = 0;
@@ -190,15 +205,25 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
     return true;
 }
 
-static void print_summary(const wl_options *opt, uint64_t frames, uint64_t submissions,
-                          uint64_t regions, uint64_t stamps, uint64_t cpu_ns)
+typedef struct totals totals;
+struct totals {
+    uint64_t frames, submissions, regions, stamps, cpu_ns, semaphore_waits, host_waits;
+};
+
+static void print_summary(const wl_options *opt, wl_context *ctx, const totals *t)
 {
-    printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu", (unsigned long long)frames,
-           (unsigned long long)submissions, (unsigned long long)regions);
+    printf(WL_PROG ": memory: allocations=%lu bytes=%lu buffers=%lu images=%lu\n",
+           atomic_load(&ctx->allocations), atomic_load(&ctx->allocated_bytes),
+           atomic_load(&ctx->buffers), atomic_load(&ctx->images));
+    printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu", (unsigned long long)t->frames,
+           (unsigned long long)t->submissions, (unsigned long long)t->regions);
     if (opt->app_stamps)
-        printf(" timestamps=%llu", (unsigned long long)stamps);
+        printf(" timestamps=%llu", (unsigned long long)t->stamps);
     if (opt->thread_cpu)
-        printf(" thread_cpu_ns=%llu", (unsigned long long)cpu_ns);
+        printf(" thread_cpu_ns=%llu", (unsigned long long)t->cpu_ns);
+    if (opt->cross_queue)
+        printf(" semaphore_waits=%llu host_waits=%llu", (unsigned long long)t->semaphore_waits,
+               (unsigned long long)t->host_waits);
     putchar('\n');
 }
 
@@ -247,6 +272,7 @@ int main(int argc, char **argv)
             .index = i,
             .frames_to_run = opt.frames,
             .queue = &ctx.queues[i % ctx.queue_count],
+            .queue2 = &ctx.queues[(i + 1) % ctx.queue_count],
         };
         if (pthread_create(&threads[i].thread, NULL, thread_main, &threads[i]) != 0) {
             wl_error("cannot start thread %u", i);
@@ -256,21 +282,23 @@ int main(int argc, char **argv)
         started++;
     }
 
-    uint64_t frames = 0, submissions = 0, regions = 0, stamps = 0, cpu_ns = 0;
+    totals sum = { 0 };
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(threads[i].thread, NULL);
         ok = ok && threads[i].ok;
-        frames += threads[i].frames;
-        submissions += threads[i].submissions;
-        regions += threads[i].regions;
-        stamps += threads[i].stamps.written;
-        cpu_ns += threads[i].cpu_ns;
+        sum.frames += threads[i].frames;
+        sum.submissions += threads[i].submissions;
+        sum.regions += threads[i].regions;
+        sum.stamps += threads[i].stamps.written;
+        sum.cpu_ns += threads[i].cpu_ns;
+        sum.semaphore_waits += threads[i].semaphore_waits;
+        sum.host_waits += threads[i].host_waits;
     }
 
     if (leak_exit && ok) {
         /* What a crashing or careless application does: the layers' and the
        * driver's exit-time code is all that runs. */
-        print_summary(&opt, frames, submissions, regions, stamps, cpu_ns);
+        print_summary(&opt, &ctx, &sum);
         fflush(stdout);
         exit(0);
     }
@@ -294,6 +322,6 @@ int main(int argc, char **argv)
     }
     if (!ok)
         return 1;
-    print_summary(&opt, frames, submissions, regions, stamps, cpu_ns);
+    print_summary(&opt, &ctx, &sum);
     return 0;
 }

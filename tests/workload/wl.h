@@ -6,6 +6,7 @@
  *   wl_frame.c          pipelines, per-thread resources, recording a frame
  *   wl_stamps.c         --app-timestamps: the layer's timestamps, by hand
  *   wl_tiny.c           --submissions-per-frame: tiny submissions
+ *   wl_sync.c           --cross-queue-semaphore: semaphores between queues
  *   gputrace-workload.c command line, threads, the summary line
  */
 #ifndef GPUTRACE_WORKLOAD_WL_H
@@ -38,6 +39,7 @@ struct wl_options {
     uint32_t tiny; /* --submissions-per-frame */
     bool validate;
     bool app_stamps;   /* --app-timestamps */
+    bool cross_queue;  /* --cross-queue-semaphore */
     const char *layer; /* --layer: named in ppEnabledLayerNames; NULL: none */
     bool thread_cpu;   /* --thread-cpu */
 };
@@ -73,6 +75,7 @@ struct wl_context {
     bool app_stamps;        /* --app-timestamps (hostQueryReset enabled) */
     bool llvmpipe;          /* lavapipe: the layer's workarounds apply */
     uint32_t tiny;          /* --submissions-per-frame */
+    bool cross_queue;       /* --cross-queue-semaphore (timeline semaphores enabled) */
     PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
     PFN_vkCmdEndDebugUtilsLabelEXT end_label;
     PFN_vkSetDebugUtilsObjectNameEXT set_name; /* NULL without VK_EXT_debug_utils */
@@ -85,6 +88,20 @@ struct wl_context {
     VkPipelineLayout graphics_layout;
     VkPipeline render_pass_pipeline;
     VkPipeline dynamic_pipeline;
+
+    /* What the program made of device memory, buffers and images over the
+     * whole run (the memory line of the summary). */
+    atomic_ulong allocations, allocated_bytes, buffers, images;
+};
+
+/* What one submission waits for and signals (--cross-queue-semaphore): a
+ * value of 0 means a binary semaphore. */
+typedef struct wl_sync wl_sync;
+struct wl_sync {
+    VkSemaphore wait;
+    uint64_t wait_value;
+    VkSemaphore signal;
+    uint64_t signal_value;
 };
 
 typedef struct wl_buffer wl_buffer;
@@ -128,6 +145,7 @@ struct wl_thread {
     uint32_t index;
     uint32_t frames_to_run;
     wl_queue *queue;
+    wl_queue *queue2; /* --cross-queue-semaphore: the render pass's queue */
 
     VkCommandPool pool;
     VkCommandBuffer cb[WL_CB_COUNT];
@@ -145,6 +163,11 @@ struct wl_thread {
     VkFramebuffer framebuffer;
 
     wl_stamps stamps;
+    /* --cross-queue-semaphore: compute -> render pass (binary), render pass
+     * -> dynamic rendering and the host (timeline, one value per frame). */
+    VkSemaphore binary, timeline;
+    uint64_t timeline_value;
+    uint64_t semaphore_waits, host_waits; /* on the GPU, on the host */
     VkCommandBuffer tiny_cb[WL_MAX_TINY];
     wl_buffer tiny_words; /* one word filled by each tiny submission */
 
@@ -178,6 +201,10 @@ bool wl_thread_init(wl_thread *t);
 void wl_thread_finish(wl_thread *t);
 bool wl_thread_run_frame(wl_thread *t, uint32_t frame);
 bool wl_submit(wl_thread *t, VkCommandBuffer cb, VkFence fence);
+/* The same on queue `q`, waiting for and signalling what `sync` says (may
+ * be NULL). */
+bool wl_submit_sync(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
+                    const wl_sync *sync);
 bool wl_buffer_make(wl_context *ctx, wl_buffer *b, VkDeviceSize size, VkBufferUsageFlags usage,
                     bool host);
 void wl_buffer_destroy(wl_context *ctx, wl_buffer *b);
@@ -196,6 +223,12 @@ void wl_stamps_inside(wl_thread *t, VkCommandBuffer cb, bool inside);
 /* wl_names.c: names the objects (the list is there), when it can. */
 void wl_name_shared(const wl_context *ctx);
 void wl_name_thread(const wl_thread *t);
+
+/* wl_sync.c: each a no-op without --cross-queue-semaphore. */
+bool wl_sync_init(wl_thread *t);
+void wl_sync_finish(wl_thread *t);
+/* The frame's host wait for the render pass's timeline value. */
+bool wl_sync_host_wait(wl_thread *t);
 
 /* wl_tiny.c */
 bool wl_tiny_init(wl_thread *t);

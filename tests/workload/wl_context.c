@@ -283,6 +283,34 @@ static bool enable_host_reset(wl_context *ctx, VkPhysicalDeviceVulkan12Features 
     return true;
 }
 
+/* --cross-queue-semaphore waits on timeline semaphores (Vulkan 1.2). */
+static bool enable_timeline(wl_context *ctx, const wl_options *opt,
+                            VkPhysicalDeviceVulkan12Features *want12, void *want13,
+                            VkDeviceCreateInfo *info)
+{
+    if (!opt->cross_queue)
+        return true;
+    VkPhysicalDeviceVulkan12Features have12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+    };
+    VkPhysicalDeviceFeatures2 have = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &have12,
+    };
+    if (ctx->props.apiVersion >= VK_API_VERSION_1_2 && ctx->api_version >= VK_API_VERSION_1_2)
+        vkGetPhysicalDeviceFeatures2(ctx->physical_device, &have);
+    if (!have12.timelineSemaphore) {
+        wl_error("--cross-queue-semaphore: %s has no timeline semaphores (Vulkan 1.2)",
+                 ctx->props.deviceName);
+        return false;
+    }
+    want12->timelineSemaphore = VK_TRUE;
+    want12->pNext = want13;
+    info->pNext = want12;
+    ctx->cross_queue = true;
+    return true;
+}
+
 static bool create_device(wl_context *ctx, const wl_options *opt)
 {
     uint32_t n_families = 0;
@@ -348,7 +376,8 @@ static bool create_device(wl_context *ctx, const wl_options *opt)
         want13.synchronization2 = have13.synchronization2;
         info.pNext = &want12;
     }
-    if (!enable_host_reset(ctx, &want12, v13 ? &want13 : NULL, &info))
+    if (!enable_host_reset(ctx, &want12, v13 ? &want13 : NULL, &info) ||
+        !enable_timeline(ctx, opt, &want12, v13 ? &want13 : NULL, &info))
         return false;
     if (!WL_VK(vkCreateDevice, (ctx->physical_device, &info, NULL, &ctx->device)))
         return false;

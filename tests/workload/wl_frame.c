@@ -300,7 +300,11 @@ static bool bind_memory(wl_context *ctx, VkMemoryRequirements req, bool host, Vk
         .allocationSize = req.size,
         .memoryTypeIndex = type,
     };
-    return WL_VK(vkAllocateMemory, (ctx->device, &info, NULL, out));
+    if (!WL_VK(vkAllocateMemory, (ctx->device, &info, NULL, out)))
+        return false;
+    atomic_fetch_add(&ctx->allocations, 1);
+    atomic_fetch_add(&ctx->allocated_bytes, req.size);
+    return true;
 }
 
 static bool make_buffer(wl_context *ctx, wl_buffer *b, VkDeviceSize size, VkBufferUsageFlags usage,
@@ -314,6 +318,7 @@ static bool make_buffer(wl_context *ctx, wl_buffer *b, VkDeviceSize size, VkBuff
     };
     if (!WL_VK(vkCreateBuffer, (ctx->device, &info, NULL, &b->handle)))
         return false;
+    atomic_fetch_add(&ctx->buffers, 1);
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(ctx->device, b->handle, &req);
     if (!bind_memory(ctx, req, host, &b->memory) ||
@@ -357,6 +362,7 @@ static bool make_image(wl_context *ctx, wl_image *img)
     };
     if (!WL_VK(vkCreateImage, (ctx->device, &info, NULL, &img->handle)))
         return false;
+    atomic_fetch_add(&ctx->images, 1);
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(ctx->device, img->handle, &req);
     if (!bind_memory(ctx, req, false, &img->memory) ||
@@ -466,7 +472,7 @@ bool wl_thread_init(wl_thread *t)
         .layers = 1,
     };
     return WL_VK(vkCreateFramebuffer, (dev, &fb_info, NULL, &t->framebuffer)) &&
-           wl_stamps_init(t) && wl_tiny_init(t);
+           wl_stamps_init(t) && wl_tiny_init(t) && wl_sync_init(t);
 }
 
 void wl_thread_finish(wl_thread *t)
@@ -482,6 +488,7 @@ void wl_thread_finish(wl_thread *t)
     destroy_buffer(ctx, &t->values);
     wl_tiny_finish(t);
     wl_stamps_finish(t);
+    wl_sync_finish(t);
     for (int i = 0; i < WL_CB_COUNT + 1; i++)
         vkDestroyFence(dev, t->fence[i], NULL);
     vkDestroyCommandPool(dev, t->pool, NULL); /* frees the command buffers */
@@ -815,10 +822,13 @@ static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
 
 /* Alternates vkQueueSubmit and vkQueueSubmit2 (when available), so both
  * reach the layer. */
-static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
+static bool submit(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
+                   const wl_sync *sync)
 {
-    wl_queue *q = t->queue;
     bool use2 = t->ctx->submit2 && t->submissions % 2 == 1;
+    const bool wait = sync && sync->wait, signal = sync && sync->signal;
+    const uint64_t wait_value = wait ? sync->wait_value : 0;
+    const uint64_t signal_value = signal ? sync->signal_value : 0;
     VkResult res;
     pthread_mutex_lock(&q->lock);
     if (use2) {
@@ -826,17 +836,48 @@ static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
             .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
             .commandBuffer = cb,
         };
+        const VkSemaphoreSubmitInfo wait_info = {
+            .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+            .semaphore = wait ? sync->wait : VK_NULL_HANDLE,
+            .value = wait_value,
+            .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+        };
+        const VkSemaphoreSubmitInfo signal_info = {
+            .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+            .semaphore = signal ? sync->signal : VK_NULL_HANDLE,
+            .value = signal_value,
+            .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+        };
         const VkSubmitInfo2 info = {
             .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+            .waitSemaphoreInfoCount = wait,
+            .pWaitSemaphoreInfos = wait ? &wait_info : NULL,
             .commandBufferInfoCount = 1,
             .pCommandBufferInfos = &cb_info,
+            .signalSemaphoreInfoCount = signal,
+            .pSignalSemaphoreInfos = signal ? &signal_info : NULL,
         };
         res = vkQueueSubmit2(q->handle, 1, &info, fence);
     } else {
+        const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+        /* Values for timeline semaphores (ignored for a binary one). */
+        const VkTimelineSemaphoreSubmitInfo values = {
+            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            .waitSemaphoreValueCount = wait,
+            .pWaitSemaphoreValues = wait ? &wait_value : NULL,
+            .signalSemaphoreValueCount = signal,
+            .pSignalSemaphoreValues = signal ? &signal_value : NULL,
+        };
         const VkSubmitInfo info = {
             .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .pNext = wait || signal ? &values : NULL,
+            .waitSemaphoreCount = wait,
+            .pWaitSemaphores = wait ? &sync->wait : NULL,
+            .pWaitDstStageMask = wait ? &stage : NULL,
             .commandBufferCount = 1,
             .pCommandBuffers = &cb,
+            .signalSemaphoreCount = signal,
+            .pSignalSemaphores = signal ? &sync->signal : NULL,
         };
         res = vkQueueSubmit(q->handle, 1, &info, fence);
     }
@@ -849,7 +890,13 @@ static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
 
 bool wl_submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
 {
-    return submit(t, cb, fence);
+    return submit(t, t->queue, cb, fence, NULL);
+}
+
+bool wl_submit_sync(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
+                    const wl_sync *sync)
+{
+    return submit(t, q, cb, fence, sync);
 }
 
 /* `rounds` steps of the shader's generator. Composing affine steps by
@@ -909,18 +956,36 @@ bool wl_thread_run_frame(wl_thread *t, uint32_t frame)
     if (!WL_VK(vkResetCommandPool, (ctx->device, t->pool, 0)))
         return false;
     wl_stamps_frame(t, frame);
-    if (!record_compute(t, frame, &regions) || !submit(t, t->cb[WL_CB_COMPUTE], t->fence[n++]))
+    /* --cross-queue-semaphore: compute -> render pass (on the second queue)
+     * -> dynamic rendering and the host (wl_sync.c). */
+    const bool cross = ctx->cross_queue;
+    const wl_sync to_render_pass = { .signal = t->binary };
+    const wl_sync from_compute = { .wait = t->binary,
+                                   .signal = t->timeline,
+                                   .signal_value = t->timeline_value + 1 };
+    const wl_sync from_render_pass = { .wait = t->timeline, .wait_value = t->timeline_value + 1 };
+    if (!record_compute(t, frame, &regions) ||
+        !submit(t, t->queue, t->cb[WL_CB_COMPUTE], t->fence[n++], cross ? &to_render_pass : NULL))
         return false;
     if (!record_render_pass(t, frame, &regions) ||
-        !submit(t, t->cb[WL_CB_RENDER_PASS], t->fence[n++]))
+        !submit(t, cross ? t->queue2 : t->queue, t->cb[WL_CB_RENDER_PASS], t->fence[n++],
+                cross ? &from_compute : NULL))
         return false;
-    if (ctx->dynamic_rendering &&
-        (!record_dynamic(t, frame, &regions) || !submit(t, t->cb[WL_CB_DYNAMIC], t->fence[n++])))
+    if (cross) {
+        t->timeline_value++;
+        t->semaphore_waits++;
+    }
+    if (ctx->dynamic_rendering && (!record_dynamic(t, frame, &regions) ||
+                                   !submit(t, t->queue, t->cb[WL_CB_DYNAMIC], t->fence[n++],
+                                           cross ? &from_render_pass : NULL)))
         return false;
+    if (cross && ctx->dynamic_rendering)
+        t->semaphore_waits++;
     if (ctx->tiny && !wl_tiny_run(t, frame, t->fence[n++], &regions))
         return false;
 
-    if (!WL_VK(vkWaitForFences, (ctx->device, n, t->fence, VK_TRUE, WL_FENCE_TIMEOUT_NS)) ||
+    if (!wl_sync_host_wait(t) ||
+        !WL_VK(vkWaitForFences, (ctx->device, n, t->fence, VK_TRUE, WL_FENCE_TIMEOUT_NS)) ||
         !WL_VK(vkResetFences, (ctx->device, n, t->fence)))
         return false;
 
