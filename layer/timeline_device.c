@@ -218,13 +218,16 @@ static void client_clear(tl_session_client *client, unsigned slot)
     msq_clear_incremental_state(td->memory, slot);
 }
 
-/* A session wanting memory events gets the live objects at once, even from
- * a device that does nothing meanwhile: its collector writes them. */
+/* A session wanting memory events gets what is alive now (an object made
+ * and gone before the collector writes it is then in neither the snapshot
+ * nor the records), and at once, even from a device that does nothing
+ * meanwhile: its collector writes it. */
 static void client_started(tl_session_client *client, unsigned slot)
 {
     tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
     if (!td->memory || !tl_session_slot_memory(slot))
         return;
+    mem_slot_started(td->memory, slot);
     if (tl_device_ensure_started(td))
         col_nudge(td->collector);
 }
@@ -426,6 +429,12 @@ VkResult tl_device_create(gt_device *dev)
 
     /* May begin the session (first device of the process). */
     tl_session_add_client(&td->client);
+    /* Sessions that started before this client was there (this one's, the
+     * embedded backend's, or a running one): nothing is alive yet. */
+    const uint32_t memory_slots = tl_session_memory_slots();
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (memory_slots & (1u << i))
+            mem_slot_started(td->memory, i);
     if (tl_session_tracing())
         tl_device_ensure_started(td);
     return VK_SUCCESS;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "layer/gpu_clock.h"
+#include "layer/log.h"
 
 static const char *const api_names[MEM_API_COUNT] = {
     [MEM_API_ALLOCATE_MEMORY] = "vkAllocateMemory",
@@ -77,10 +78,19 @@ void mem_destroy(mem_device *md)
 {
     if (!md)
         return;
+    gt_info("device %u memory at vkDestroyDevice: allocations=%llu bytes=%llu frees=%llu "
+            "freed_bytes=%llu buffers=%llu images=%llu alive_memory=%u alive_buffers=%u "
+            "alive_images=%u",
+            md->ordinal, (unsigned long long)md->allocations,
+            (unsigned long long)md->allocated_bytes, (unsigned long long)md->frees,
+            (unsigned long long)md->freed_bytes, (unsigned long long)md->buffers,
+            (unsigned long long)md->images, md->table.kinds[MT_MEMORY].count,
+            md->table.kinds[MT_BUFFER].count, md->table.kinds[MT_IMAGE].count);
     mq_finish(&md->queue, md->alloc);
     mt_finish(&md->table);
     pthread_mutex_destroy(&md->lock);
-    gt_free(md->alloc, md->snap);
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        gt_free(md->alloc, md->snapshots[i].objects);
     gt_free(md->alloc, md);
 }
 
@@ -171,6 +181,8 @@ void mem_allocated(mem_device *md, VkDeviceMemory memory, const VkMemoryAllocate
         o->u.memory.allocate_flags = allocate_flags;
         o->u.memory.import = import;
         mt_allocated(&md->table, o);
+        md->allocations++;
+        md->allocated_bytes += o->size;
         if (rec)
             wake = record(md, MQ_ALLOCATE, MEM_API_ALLOCATE_MEMORY, MT_MEMORY, o, 0, 0, 0);
     }
@@ -185,6 +197,10 @@ void mem_free(mem_device *md, VkDeviceMemory memory)
     pthread_mutex_lock(&md->lock);
     const mt_object *o = mt_get(&md->table, MT_MEMORY, (uint64_t)memory);
     bool wake = false;
+    if (o) {
+        md->frees++;
+        md->freed_bytes += o->size;
+    }
     if (o && rec)
         wake = record(md, MQ_FREE, MEM_API_FREE_MEMORY, MT_MEMORY, o, 0, 0, 0);
     mt_remove(&md->table, MT_MEMORY, (uint64_t)memory);
@@ -272,6 +288,7 @@ void mem_buffer_created(mem_device *md, VkBuffer buffer, const VkBufferCreateInf
         o->req_size = req;
         o->usage = info->usage;
         o->flags = info->flags;
+        md->buffers++;
         if (rec)
             wake = record(md, MQ_CREATE, MEM_API_CREATE_BUFFER, MT_BUFFER, o, 0, 0, 0);
     }
@@ -301,6 +318,7 @@ void mem_image_created(mem_device *md, VkImage image, const VkImageCreateInfo *i
         o->u.image.samples = (uint8_t)info->samples;
         o->u.image.tiling = (uint8_t)info->tiling;
         o->u.image.disjoint = disjoint;
+        md->images++;
         if (rec)
             wake = record(md, MQ_CREATE, MEM_API_CREATE_IMAGE, MT_IMAGE, o, 0, 0, 0);
     }
@@ -378,4 +396,72 @@ void mem_named(mem_device *md, VkObjectType type, uint64_t handle)
     const mt_object *o = mt_get(&md->table, kind, handle);
     const bool wake = o && record(md, MQ_NAMED, MEM_API_SET_NAME, kind, o, 0, 0, 0);
     unlock_and_wake(md, wake);
+}
+
+/* ---- snapshots ------------------------------------------------------------------- */
+
+/* Bound sizes the hooks could not know (bound while no session wanted
+ * memory events). With md->lock held. */
+static void complete_sizes(mem_device *md)
+{
+    for (unsigned k = MT_BUFFER; k <= MT_IMAGE; k++) {
+        uint32_t cursor = 0;
+        mt_object *o;
+        while ((o = mt_next(&md->table, (enum mt_kind)k, &cursor))) {
+            for (uint32_t b = 0; b < o->nbindings; b++) {
+                mt_binding *bd = &o->bindings[b];
+                if (bd->size)
+                    continue;
+                if (!bd->plane && !o->req_size)
+                    o->req_size = mem_requirement(md, (enum mt_kind)k, o->handle, 0);
+                bd->size = bd->plane ? mem_requirement(md, (enum mt_kind)k, o->handle,
+                                                       (VkImageAspectFlagBits)bd->plane)
+                                     : o->req_size;
+                if (k == MT_IMAGE && !o->size && !bd->plane)
+                    o->size = bd->size;
+                mt_bound(&md->table, bd);
+            }
+        }
+    }
+}
+
+void mem_slot_started(mem_device *md, unsigned slot)
+{
+    if (!md || slot >= TL_SESSION_SLOTS)
+        return;
+    const uint32_t gen = tl_session_slot_generation(slot);
+    pthread_mutex_lock(&md->lock);
+    mem_snapshot *sn = &md->snapshots[slot];
+    if (sn->gen == gen) {
+        pthread_mutex_unlock(&md->lock);
+        return;
+    }
+    complete_sizes(md);
+    const uint32_t n = md->table.kinds[MT_MEMORY].count + md->table.kinds[MT_BUFFER].count +
+                       md->table.kinds[MT_IMAGE].count;
+    if (n > sn->cap) {
+        gt_free(md->alloc, sn->objects);
+        sn->cap = n + n / 2 + 16;
+        sn->objects = gt_zalloc(md->alloc, (size_t)sn->cap * sizeof *sn->objects,
+                                VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
+        if (!sn->objects)
+            sn->cap = 0;
+    }
+    sn->count = 0;
+    sn->incomplete = n && !sn->objects;
+    for (unsigned k = 0; k < MT_KINDS && sn->objects; k++) {
+        uint32_t cursor = 0;
+        const mt_object *o;
+        while ((o = mt_next(&md->table, (enum mt_kind)k, &cursor)))
+            sn->objects[sn->count++] = *o;
+        if (k == MT_MEMORY)
+            sn->memory_end = sn->count;
+        else if (k == MT_BUFFER)
+            sn->buffer_end = sn->count;
+    }
+    sn->gen = gen;
+    sn->since = md->queue.next_seq;
+    sn->queue_lost = md->queue.lost;
+    sn->ts = gc_boottime_ns();
+    pthread_mutex_unlock(&md->lock);
 }

@@ -63,8 +63,24 @@ struct msq_slot {
     uint64_t lost_seen; /* the writer's and the queue's losses told */
     uint64_t queue_lost_seen;
     uint64_t allocated[VK_MAX_MEMORY_HEAPS], bound[VK_MAX_MEMORY_HEAPS];
+    bool in_snapshot;   /* totals add up silently; written once it is done */
     uint64_t budget_at; /* MONOTONIC of the last budget sample */
     ls_table *strings;  /* interned string values (names, formats) */
+};
+
+/* What a session that started finds alive (mem_slot_started): taken at
+ * once, under the memory lock, so that no object made and gone before the
+ * collector gets to the session escapes both the snapshot and the
+ * records; written by the collector later. */
+typedef struct mem_snapshot mem_snapshot;
+struct mem_snapshot {
+    uint32_t gen;   /* the slot's generation it was taken for; 0: none */
+    uint64_t since; /* the first record after it */
+    uint64_t ts;    /* CLOCK_BOOTTIME it was taken at */
+    uint64_t queue_lost;
+    mt_object *objects; /* memory, then buffers, then images */
+    uint32_t count, memory_end, buffer_end, cap;
+    bool incomplete; /* out of memory: objects are missing */
 };
 
 typedef struct mem_device mem_device;
@@ -82,21 +98,27 @@ struct mem_device {
     pthread_mutex_t lock;
     mt_table table;
     mq_queue queue;
+    /* Over the device's life (the log at its destruction): what the
+     * application allocated, freed, created. */
+    uint64_t allocations, allocated_bytes, frees, freed_bytes, buffers, images;
     /* Wakes the collector when a block of records is full (set by it). */
     void (*wake)(void *ctx);
     void *wake_ctx;
+
+    /* Per session slot, under the lock. */
+    mem_snapshot snapshots[TL_SESSION_SLOTS];
 
     /* The collector's (mem_sequence.c); clear_req: bit per slot asking for
      * its interned data again (any thread). */
     msq_slot slots[TL_SESSION_SLOTS];
     atomic_uint clear_req;
-    mt_object *snap; /* a snapshot's copy of the table */
-    uint32_t snap_cap;
 };
 
 /* At vkCreateDevice; NULL when out of memory (no memory events then). */
 mem_device *mem_create(gt_device *dev, uint32_t ordinal, int pid, tl_object_names *names);
-/* At vkDestroyDevice, after the collector ended. */
+/* At vkDestroyDevice, after the collector ended: logs (info) what the
+ * application allocated, freed and created over the device's life and
+ * what it left alive. */
 void mem_destroy(mem_device *md);
 
 /* The hooks (mem_entry.c calls them on the application's threads). */
@@ -111,6 +133,12 @@ void mem_bound(mem_device *md, enum mt_kind kind, enum mem_api api, uint64_t obj
                VkDeviceMemory memory, VkDeviceSize offset, VkImageAspectFlagBits plane);
 /* (type, handle) got a name: a record, when it is one of ours. */
 void mem_named(mem_device *md, VkObjectType type, uint64_t handle);
+
+/* Session slot `slot` started (a session wanting memory events): its
+ * snapshot of what is alive, taken now (any thread; once per period of the
+ * slot). Bound sizes the hooks could not know are asked of the driver here,
+ * under the memory lock (the objects cannot go meanwhile). */
+void mem_slot_started(mem_device *md, unsigned slot);
 
 /* The memory requirement of a buffer or image (of its `plane`, 0: whole),
  * asked of the driver; 0 when it cannot tell. Any thread. */

@@ -135,6 +135,8 @@ static void ensure_interned(mem_device *md, msq_slot *s, uint64_t ts)
         }
         me_counter(s->writer, ts, counter_uuid(md, h, MSQ_SIZE),
                    (int64_t)md->props.memoryHeaps[h].size);
+        if (s->in_snapshot)
+            continue; /* written once the snapshot is done */
         me_counter(s->writer, ts, counter_uuid(md, h, MSQ_ALLOCATED), (int64_t)s->allocated[h]);
         me_counter(s->writer, ts, counter_uuid(md, h, MSQ_BOUND), (int64_t)s->bound[h]);
     }
@@ -242,8 +244,9 @@ static void set_total(mem_device *md, msq_slot *s, uint64_t ts, uint32_t heap, b
     if (heap >= VK_MAX_MEMORY_HEAPS)
         return;
     (bound ? s->bound : s->allocated)[heap] = value;
-    me_counter(s->writer, ts, counter_uuid(md, heap, bound ? MSQ_BOUND : MSQ_ALLOCATED),
-               (int64_t)value);
+    if (!s->in_snapshot)
+        me_counter(s->writer, ts, counter_uuid(md, heap, bound ? MSQ_BOUND : MSQ_ALLOCATED),
+                   (int64_t)value);
 }
 
 static void add_total(mem_device *md, msq_slot *s, uint64_t ts, uint32_t heap, bool bound,
@@ -358,33 +361,8 @@ static void write_record(mem_device *md, msq_slot *s, const mq_record *r, bool s
 
 /* ---- snapshot ------------------------------------------------------------------------ */
 
-/* Bound sizes the hooks could not know (the object was bound while no
- * session wanted memory events): asked now, under the lock, so the object
- * cannot go meanwhile (its destruction waits for the lock). */
-static void complete_sizes(mem_device *md)
-{
-    for (unsigned k = MT_BUFFER; k <= MT_IMAGE; k++) {
-        uint32_t cursor = 0;
-        mt_object *o;
-        while ((o = mt_next(&md->table, (enum mt_kind)k, &cursor))) {
-            for (uint32_t b = 0; b < o->nbindings; b++) {
-                mt_binding *bd = &o->bindings[b];
-                if (bd->size)
-                    continue;
-                if (!bd->plane && !o->req_size)
-                    o->req_size = mem_requirement(md, (enum mt_kind)k, o->handle, 0);
-                bd->size = bd->plane ? mem_requirement(md, (enum mt_kind)k, o->handle,
-                                                       (VkImageAspectFlagBits)bd->plane)
-                                     : o->req_size;
-                if (k == MT_IMAGE && !o->size && !bd->plane)
-                    o->size = bd->size;
-                mt_bound(&md->table, bd);
-            }
-        }
-    }
-}
-
-/* A new sequence for slot `i`: its snapshot of the live objects, from which
+/* A new sequence for slot `i`: the snapshot taken when the slot started
+ * (mem_slot_started; taken now if the device has none for it), from which
  * on the records are its own. */
 static void start(mem_device *md, unsigned i, uint32_t gen)
 {
@@ -396,67 +374,55 @@ static void start(mem_device *md, unsigned i, uint32_t gen)
     tw_stats st;
     tw_get_stats(s->writer, &st);
     s->lost_seen = st.packets_dropped + st.packets_aborted;
+    mem_slot_started(md, i); /* nothing when it is there */
     pthread_mutex_lock(&md->lock);
-    complete_sizes(md);
-    uint32_t n = 0;
-    for (unsigned k = 0; k < MT_KINDS; k++)
-        n += md->table.kinds[k].count;
-    if (n > md->snap_cap) {
-        gt_free(md->alloc, md->snap);
-        md->snap_cap = n + n / 2 + 16;
-        md->snap = gt_zalloc(md->alloc, (size_t)md->snap_cap * sizeof *md->snap,
-                             VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
-        if (!md->snap)
-            md->snap_cap = 0;
-    }
-    uint32_t count = 0;
-    for (unsigned k = 0; k < MT_KINDS && md->snap; k++) {
-        uint32_t cursor = 0;
-        const mt_object *o;
-        while ((o = mt_next(&md->table, (enum mt_kind)k, &cursor)))
-            md->snap[count++] = *o;
-    }
-    const uint32_t per_kind_end[MT_KINDS] = {
-        md->table.kinds[MT_MEMORY].count,
-        md->table.kinds[MT_MEMORY].count + md->table.kinds[MT_BUFFER].count,
-        count,
-    };
-    s->since = md->queue.next_seq;
-    s->queue_lost_seen = md->queue.lost;
-    const uint64_t ts = gc_boottime_ns();
+    /* Ours now: a later period of the slot takes a new one. */
+    mem_snapshot sn = md->snapshots[i];
+    md->snapshots[i].objects = NULL;
+    md->snapshots[i].cap = 0;
     pthread_mutex_unlock(&md->lock);
+    s->since = sn.since;
+    s->queue_lost_seen = sn.queue_lost;
 
     memset(s->allocated, 0, sizeof s->allocated);
     memset(s->bound, 0, sizeof s->bound);
     s->need_interned = true;
     s->after_loss = false;
-    ensure_interned(md, s, ts);
-    if (!md->snap && n)
+    s->in_snapshot = true;
+    ensure_interned(md, s, sn.ts);
+    if (sn.incomplete)
         s->after_loss = s->need_interned = true; /* the snapshot is missing */
     /* Memory first (a bind names it), then buffers and images, each with
-     * its bindings. */
-    for (uint32_t j = 0; j < count; j++) {
-        const enum mt_kind kind = j < per_kind_end[MT_MEMORY]   ? MT_MEMORY
-                                  : j < per_kind_end[MT_BUFFER] ? MT_BUFFER
-                                                                : MT_IMAGE;
+     * its bindings; all at one time, so the totals are written once, after
+     * them (several values at one time would leave the reader to pick). */
+    for (uint32_t j = 0; j < sn.count; j++) {
+        const enum mt_kind kind = j < sn.memory_end   ? MT_MEMORY
+                                  : j < sn.buffer_end ? MT_BUFFER
+                                                      : MT_IMAGE;
         mq_record r = {
-            .ts = ts,
+            .ts = sn.ts,
             .kind = kind == MT_MEMORY ? MQ_ALLOCATE : MQ_CREATE,
             .api = kind == MT_MEMORY   ? MEM_API_ALLOCATE_MEMORY
                    : kind == MT_BUFFER ? MEM_API_CREATE_BUFFER
                                        : MEM_API_CREATE_IMAGE,
             .object_kind = (uint8_t)kind,
-            .obj = md->snap[j],
+            .obj = sn.objects[j],
         };
         write_record(md, s, &r, true);
         r.kind = MQ_BIND;
         r.api = kind == MT_BUFFER ? MEM_API_BIND_BUFFER_MEMORY : MEM_API_BIND_IMAGE_MEMORY;
-        for (uint32_t b = 0; kind != MT_MEMORY && b < md->snap[j].nbindings; b++) {
+        for (uint32_t b = 0; kind != MT_MEMORY && b < sn.objects[j].nbindings; b++) {
             r.binding = (uint8_t)b;
             write_record(md, s, &r, true);
         }
     }
-    sample_budget(md, s, ts);
+    gt_free(md->alloc, sn.objects);
+    s->in_snapshot = false;
+    for (uint32_t h = 0; h < md->props.memoryHeapCount && h < VK_MAX_MEMORY_HEAPS; h++) {
+        set_total(md, s, sn.ts, h, false, s->allocated[h]);
+        set_total(md, s, sn.ts, h, true, s->bound[h]);
+    }
+    sample_budget(md, s, sn.ts);
 }
 
 /* ---- serving ------------------------------------------------------------------------- */
@@ -501,18 +467,20 @@ void msq_serve(mem_device *md)
         return;
     const uint32_t cleared = atomic_exchange(&md->clear_req, 0u);
     const uint32_t wanted = tl_session_memory_slots();
-    /* What is queued belongs to the sessions running when it happened. */
-    drain(md);
+    /* New sessions first: what is queued may be theirs (after their
+     * snapshot) as well as the stopped ones' (before they stopped). */
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
         msq_slot *s = &md->slots[i];
         const uint32_t gen = tl_session_slot_generation(i);
-        if (s->writer && s->gen != gen)
-            release(s, i);
         if (!s->writer && (wanted & (1u << i)) && s->gen != gen)
             start(md, i, gen);
         if (s->writer && (cleared & (1u << i)))
             s->need_interned = true;
     }
+    drain(md);
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (md->slots[i].writer && md->slots[i].gen != tl_session_slot_generation(i))
+            release(&md->slots[i], i);
     const uint64_t now = gc_monotonic_ns();
     for (unsigned i = 0; md->budget && i < TL_SESSION_SLOTS; i++) {
         msq_slot *s = &md->slots[i];
