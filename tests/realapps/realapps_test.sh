@@ -19,6 +19,15 @@
 #      one render-stage slice per GPU event. A version that is not there
 #      is named in the output as not checked (the checks above do not
 #      need Perfetto; scripts/run-tests has both).
+#   5. Memory events (GPUTRACE_MEMORY=1, issue #28), in v58: the
+#      allocations, frees, buffers and images the layer counted over each
+#      device's life (its log line at vkDestroyDevice) are the trace's
+#      rows, and for the programs that free everything (vkcube,
+#      vkd3d-gears, ffmpeg, mpv) nothing is left: no object alive at
+#      vkDestroyDevice, every counter of allocated and bound memory back
+#      at 0. For vkcube also the flows: each vkQueueSubmit slice linked to
+#      its command buffer's stage, fence waits to the stages they waited
+#      for.
 #
 # Cases (Debian package):
 #   vkcube          vkcube --c 300 (vulkan-tools)
@@ -105,10 +114,11 @@ khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDA
 EOF
     export VK_LAYER_SETTINGS_PATH="$tmp/settings-$1"
     export VK_ADD_LAYER_PATH="$GT_EXPLICIT_DIR"
-    unset GPUTRACE_OUTPUT GPUTRACE_LOG GPUTRACE_LOG_FILE GPUTRACE_DISABLE
+    unset GPUTRACE_OUTPUT GPUTRACE_LOG GPUTRACE_LOG_FILE GPUTRACE_DISABLE GPUTRACE_MEMORY
     if [ "$1" = ours ]; then
         export VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline:VK_LAYER_KHRONOS_validation
         export GPUTRACE_OUTPUT="$tmp/trace.pftrace" GPUTRACE_LOG=info GPUTRACE_LOG_FILE="$log"
+        export GPUTRACE_MEMORY=1
     else
         export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
         # Should an installed implicit manifest of ours exist: keep it out.
@@ -298,6 +308,89 @@ SQL
     done
 }
 
+# v58's answer to the SQL in $tmp/q.sql (empty when v58 is missing: the
+# caller says so).
+tp58() {
+    tp_query 58 "$tmp/q.sql" "$tmp/trace.pftrace" || fail "trace_processor v58 failed on: $(cat "$tmp/q.sql")"
+}
+
+# check_memory [all-freed]: the layer's own count of each device's memory
+# objects (logged at vkDestroyDevice) against the trace's memory events;
+# with all-freed, nothing may be left at vkDestroyDevice.
+check_memory() {
+    why=$(tp_missing 58)
+    if [ -n "$why" ]; then
+        echo "memory: not checked (trace_processor v58: $why)"
+        return 0
+    fi
+    # "device N memory at vkDestroyDevice: allocations=A bytes=B frees=F
+    # freed_bytes=FB buffers=U images=I alive_memory=M alive_buffers=X
+    # alive_images=Y"
+    grep 'memory at vkDestroyDevice' "$log" > "$tmp/memlog" ||
+        fail "the layer logged no memory count at vkDestroyDevice (device never destroyed?)"
+    sum_of() {
+        sed -n "s/.* $1=\([0-9]*\)\( .*\)\{0,1\}\$/\1/p" "$tmp/memlog" |
+            awk '{ n += $1 } END { print n + 0 }'
+    }
+    want="$(sum_of allocations),$(sum_of bytes),$(sum_of frees),$(sum_of freed_bytes),$(sum_of buffers),$(sum_of images)"
+    cat > "$tmp/q.sql" <<'SQL'
+select (select count(*) from vulkan_memory_allocations where source = 'GPU_DEVICE_MEMORY' and operation = 'CREATE')
+       || ',' || (select ifnull(sum(memory_size), 0) from vulkan_memory_allocations where source = 'GPU_DEVICE_MEMORY' and operation = 'CREATE')
+       || ',' || (select count(*) from vulkan_memory_allocations where source = 'GPU_DEVICE_MEMORY' and operation = 'DESTROY')
+       || ',' || (select ifnull(sum(memory_size), 0) from vulkan_memory_allocations where source = 'GPU_DEVICE_MEMORY' and operation = 'DESTROY')
+       || ',' || (select count(*) from vulkan_memory_allocations where source = 'GPU_BUFFER' and operation = 'CREATE')
+       || ',' || (select count(*) from vulkan_memory_allocations where source = 'GPU_IMAGE' and operation = 'CREATE') as r
+SQL
+    got=$(tp58)
+    echo "memory: the layer counted (allocations,bytes,frees,freed bytes,buffers,images) $want; the trace has $got"
+    [ "$got" = "$want" ] || fail "memory events in the trace ($got) are not what the layer counted ($want)"
+    [ "${1:-}" = all-freed ] || return 0
+    alive=$(sed -n 's/.* alive_memory=\([0-9]*\) alive_buffers=\([0-9]*\) alive_images=\([0-9]*\).*/\1 \2 \3/p' "$tmp/memlog" |
+            awk '{ n += $1 + $2 + $3 } END { print n + 0 }')
+    [ "$alive" -eq 0 ] || fail "$alive memory object(s) still alive at vkDestroyDevice: $(cat "$tmp/memlog")"
+    cat > "$tmp/q.sql" <<'SQL'
+select t.name || '=' || cast(c.value as int) from counter_track t join counter c on c.track_id = t.id
+where (t.type in ('vulkan_device_mem_allocation', 'vulkan_device_mem_bind')
+       or t.name glob 'Vulkan heap * allocated*' or t.name glob 'Vulkan heap * bound*')
+  and c.ts = (select max(ts) from counter where track_id = t.id) and c.value <> 0
+SQL
+    left=$(tp58)
+    [ -z "$left" ] || fail "memory counters not back at 0 at the end: $(echo $left)"
+    echo "memory: nothing alive at vkDestroyDevice, every allocation and bind counter back at 0"
+}
+
+# check_flows: each thread's vkQueueSubmit slice whose submission has a
+# command-buffer stage links to it, and fence waits to what they waited
+# for.
+check_flows() {
+    why=$(tp_missing 58)
+    if [ -n "$why" ]; then
+        echo "flows: not checked (trace_processor v58: $why)"
+        return 0
+    fi
+    cat > "$tmp/q.sql" <<'SQL'
+select (select count(*) from slice s join thread_track t on s.track_id = t.id
+        where s.name = 'vkQueueSubmit'
+          and exists (select 1 from gpu_slice g where g.name = 'Command buffer'
+                      and g.submission_id = extract_arg(s.arg_set_id, 'debug.submission_id'))
+          and not exists (select 1 from flow f join slice g on g.id = f.slice_in
+                          where f.slice_out = s.id and g.name = 'Command buffer'
+                            and extract_arg(g.arg_set_id, 'submission_id')
+                                = extract_arg(s.arg_set_id, 'debug.submission_id')))
+       || ',' || (select count(*) from flow f join slice s on s.id = f.slice_out
+                  join slice w on w.id = f.slice_in
+                  where w.name = 'vkQueueSubmit' or s.name = 'vkQueueSubmit')
+       || ',' || (select count(*) from flow f join slice w on w.id = f.slice_in
+                  where w.name = 'vkWaitForFences') as r
+SQL
+    got=$(tp58)
+    echo "flows: submits without their command buffer's flow, submit flows, fence-wait flows: $got"
+    [ "${got%%,*}" = 0 ] || fail "${got%%,*} vkQueueSubmit slice(s) without a flow to their command buffer"
+    rest=${got#*,}
+    [ "${rest%%,*}" -gt 0 ] || fail "no flow from a vkQueueSubmit slice"
+    [ "${rest#*,}" -gt 0 ] || fail "no flow to a vkWaitForFences slice"
+}
+
 # ---- cases --------------------------------------------------------------------
 
 need_validation
@@ -319,6 +412,8 @@ vkcube)
     check_validation
     # vkcube submits once per frame.
     check_trace 300
+    check_memory all-freed
+    check_flows
     ;;
 vkd3d-gears)
     need_cmd vkd3d-gears vkd3d-demos
@@ -332,6 +427,7 @@ vkd3d-gears)
     # It prints no frame count; one frame a submission, far more than 10
     # in 2 s even on lavapipe under validation.
     check_trace 10
+    check_memory all-freed
     ;;
 glmark2 | glxgears)
     need_cmd glxinfo mesa-utils
@@ -376,6 +472,7 @@ glmark2 | glxgears)
     # run of ~500), which the layer, timing no empty command buffer, leaves
     # untimed.
     check_trace "$frames" "empty command buffers (zink flushes with nothing recorded)"
+    check_memory
     ;;
 ffmpeg)
     need_cmd ffmpeg ffmpeg
@@ -393,6 +490,7 @@ ffmpeg)
     [ "${frames:-0}" -eq 60 ] || fail "ffmpeg reports ${frames:-no} frame(s), not 60"
     # Each frame is uploaded, filtered and downloaded in its own submissions.
     check_trace 60
+    check_memory all-freed
     ;;
 mpv-gpu | mpv-gpu-next)
     need_cmd mpv mpv
@@ -427,6 +525,7 @@ mpv-gpu | mpv-gpu-next)
     # work, so the layer times nothing there (docs/layer.md, "Suspended
     # rendering").
     check_trace 60 "empty command buffers (libplacebo signals semaphores with them)"
+    check_memory all-freed
     ;;
 *)
     echo "realapps_test.sh: unknown case '$case_name'" >&2

@@ -4,7 +4,7 @@
  * sits in the Vulkan call chain).
  *
  * It ends with two machine-readable lines on stdout,
- *   gputrace-workload: memory: allocations=A bytes=B buffers=U images=I
+ *   gputrace-workload: memory: allocations=A bytes=B buffers=U images=I heap0=H
  *   gputrace-workload: frames=F submissions=S regions=R
  * so a test can compare what the layer timed and tracked with what was
  * recorded and allocated. The definition of a region is in usage() and
@@ -31,7 +31,7 @@ static void usage(FILE *out)
             "\n"
             "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
             "work on one Vulkan device without a window, checks the results, and prints\n"
-            "  " WL_PROG ": memory: allocations=A bytes=B buffers=U images=I\n"
+            "  " WL_PROG ": memory: allocations=A bytes=B buffers=U images=I heap0=H\n"
             "  " WL_PROG ": frames=F submissions=S regions=R\n"
             "\n"
             "Options:\n"
@@ -74,7 +74,8 @@ static void usage(FILE *out)
             "  -h, --help    this text\n"
             "\n"
             "A and B count the device memory allocations and their bytes over the whole\n"
-            "run, U and I the buffers and images created (all of them freed at the end).\n"
+            "run, U and I the buffers and images created (all of them freed at the end),\n"
+            "H the size of the device's memory heap 0.\n"
             "F is the number of frames completed, summed over threads. S is the number of\n"
             "queue submissions (each with one primary command buffer): 3 per frame, or 2\n"
             "without Vulkan 1.3 dynamic rendering. R counts, in every submitted primary\n"
@@ -212,9 +213,10 @@ struct totals {
 
 static void print_summary(const wl_options *opt, wl_context *ctx, const totals *t)
 {
-    printf(WL_PROG ": memory: allocations=%lu bytes=%lu buffers=%lu images=%lu\n",
+    printf(WL_PROG ": memory: allocations=%lu bytes=%lu buffers=%lu images=%lu heap0=%llu\n",
            atomic_load(&ctx->allocations), atomic_load(&ctx->allocated_bytes),
-           atomic_load(&ctx->buffers), atomic_load(&ctx->images));
+           atomic_load(&ctx->buffers), atomic_load(&ctx->images),
+           (unsigned long long)(ctx->memory.memoryHeapCount ? ctx->memory.memoryHeaps[0].size : 0));
     printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu", (unsigned long long)t->frames,
            (unsigned long long)t->submissions, (unsigned long long)t->regions);
     if (opt->app_stamps)

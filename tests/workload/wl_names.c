@@ -13,6 +13,9 @@
  *   VkFramebuffer    "wl framebuffer <t>"
  *   VkImage          "wl rp image <t>", "wl dyn image <t>"
  *   VkImageView      "wl rp view <t>", "wl dyn view <t>"
+ *   VkBuffer         "wl values buffer <t>", "wl indirect buffer <t>",
+ *                    "wl readback buffer <t>", "wl tiny buffer <t>"
+ *   VkDeviceMemory   the same with "memory" for "buffer" / "image"
  *
  * The labels wl_frame.c records are named in its own header comment.
  */
@@ -69,4 +72,21 @@ void wl_name_thread(const wl_thread *t)
     name(ctx, VK_OBJECT_TYPE_IMAGE_VIEW, H(t->rp_target.view), "wl rp view %u", i);
     name(ctx, VK_OBJECT_TYPE_IMAGE, H(t->dyn_target.handle), "wl dyn image %u", i);
     name(ctx, VK_OBJECT_TYPE_IMAGE_VIEW, H(t->dyn_target.view), "wl dyn view %u", i);
+    name(ctx, VK_OBJECT_TYPE_DEVICE_MEMORY, H(t->rp_target.memory), "wl rp memory %u", i);
+    name(ctx, VK_OBJECT_TYPE_DEVICE_MEMORY, H(t->dyn_target.memory), "wl dyn memory %u", i);
+    const struct {
+        const wl_buffer *b;
+        const char *what;
+    } buffers[] = {
+        { &t->values, "values" },
+        { &t->indirect, "indirect" },
+        { &t->readback, "readback" },
+        { &t->tiny_words, "tiny" },
+    };
+    for (size_t k = 0; k < sizeof buffers / sizeof buffers[0]; k++) {
+        name(ctx, VK_OBJECT_TYPE_BUFFER, H(buffers[k].b->handle), "wl %s buffer %u",
+             buffers[k].what, i);
+        name(ctx, VK_OBJECT_TYPE_DEVICE_MEMORY, H(buffers[k].b->memory), "wl %s memory %u",
+             buffers[k].what, i);
+    }
 }
