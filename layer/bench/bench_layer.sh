@@ -23,6 +23,17 @@
 #                                   the same calls made directly)
 #   BENCH layer_cpu_ns_per_region_idle         same, no session
 #   BENCH layer_cpu_ns_per_region_collector    collector thread CPU per region
+#   BENCH layer_cpu_ns_per_memory_event  the application thread's CPU time in
+#                                   the layer per memory call (allocate,
+#                                   create, bind, map, unmap, destroy, free:
+#                                   bench_layer_hooks --memory) while a
+#                                   session wants memory events
+#                                   (GPUTRACE_MEMORY=1); _collector: the
+#                                   collector's per event
+#   BENCH layer_cpu_ns_per_memory_event_off    the same, the session not
+#                                   wanting memory events (the hooks' own
+#                                   bookkeeping only)
+#   BENCH layer_cpu_ns_per_memory_event_idle   the same, no session
 #
 # The five wall-time variants run interleaved (rotating order), GT_BENCH_REPS
 # times each (default 11), GT_BENCH_FRAMES frames per run (default 3000; a
@@ -45,13 +56,19 @@ export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
 export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
 export PERFETTO_PRODUCER_SOCK_NAME="$tmp/no-traced.sock" # idle: no service to find
 unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH GPUTRACE_ENABLE GPUTRACE_DISABLE \
-      GPUTRACE_LOG GPUTRACE_LOG_FILE GPUTRACE_OUTPUT GPUTRACE_BACKEND
+      GPUTRACE_LOG GPUTRACE_LOG_FILE GPUTRACE_OUTPUT GPUTRACE_BACKEND GPUTRACE_MEMORY
 
 # ---- CPU per region (no driver) ----
 GPUTRACE_OUTPUT="$tmp/hooks.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" \
     --label layer_cpu_ns_per_region
 GPUTRACE_BACKEND=system "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --label layer_cpu_ns_per_region_idle |
     grep -v _collector
+GPUTRACE_OUTPUT="$tmp/hooks.pftrace" GPUTRACE_MEMORY=1 "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --memory \
+    --iterations 70000 --label layer_cpu_ns_per_memory_event
+GPUTRACE_OUTPUT="$tmp/hooks.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --memory \
+    --iterations 70000 --label layer_cpu_ns_per_memory_event_off | grep -v _collector
+GPUTRACE_BACKEND=system "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --memory \
+    --iterations 70000 --label layer_cpu_ns_per_memory_event_idle | grep -v _collector
 
 # ---- wall time (lavapipe) ----
 now_ns() { date +%s%N; }

@@ -19,7 +19,15 @@
  * application's threads) is reported on its own line. Whether the layer
  * traces is up to the environment (GPUTRACE_OUTPUT / GPUTRACE_BACKEND).
  *
- * usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]
+ * With --memory it measures memory events instead: each round allocates
+ * memory, creates a buffer, binds, maps, unmaps, destroys and frees it (7
+ * calls, each a memory event while a session wants them), through the layer
+ * and directly, and reports the difference per call. With no session
+ * wanting memory events (GPUTRACE_MEMORY unset) that is the hooks' own
+ * bookkeeping (the live-object table); a library without memory hooks
+ * passes the calls through untouched (0 ns, give it to compare).
+ *
+ * usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME] [--memory]
  * prints: BENCH <label> <ns> ns   (and BENCH <label>_collector <ns> ns)
  */
 #include <dirent.h>
@@ -222,6 +230,13 @@ static VKAPI_ATTR VkResult VKAPI_CALL fake_CreateHandle(VkDevice dev, const void
 
 static atomic_uint next_cb;
 
+static VKAPI_ATTR void VKAPI_CALL fake_GetBufferMemoryRequirements(VkDevice dev, VkBuffer buffer,
+                                                                   VkMemoryRequirements *req)
+{
+    (void)dev, (void)buffer;
+    *req = (VkMemoryRequirements){ .size = 4096, .alignment = 256, .memoryTypeBits = 1 };
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL fake_AllocateCommandBuffers(
     VkDevice dev, const VkCommandBufferAllocateInfo *info, VkCommandBuffer *out)
 {
@@ -323,6 +338,10 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_gdpa(VkDevice dev, const ch
         { "vkCreateCommandPool", (PFN_vkVoidFunction)fake_CreateHandle },
         { "vkCreateQueryPool", (PFN_vkVoidFunction)fake_CreateHandle },
         { "vkCreateFence", (PFN_vkVoidFunction)fake_CreateHandle },
+        { "vkAllocateMemory", (PFN_vkVoidFunction)fake_CreateHandle },
+        { "vkCreateBuffer", (PFN_vkVoidFunction)fake_CreateHandle },
+        { "vkCreateImage", (PFN_vkVoidFunction)fake_CreateHandle },
+        { "vkGetBufferMemoryRequirements", (PFN_vkVoidFunction)fake_GetBufferMemoryRequirements },
         { "vkAllocateCommandBuffers", (PFN_vkVoidFunction)fake_AllocateCommandBuffers },
         { "vkGetQueryPoolResults", (PFN_vkVoidFunction)fake_GetQueryPoolResults },
         { "vkCmdWriteTimestamp", (PFN_vkVoidFunction)fake_CmdWriteTimestamp },
@@ -405,6 +424,57 @@ static uint64_t run(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue
             .pCommandBuffers = &cb,
         };
         a->QueueSubmit(queue, 1, &si, VK_NULL_HANDLE);
+    }
+    return thread_cpu_ns() - t0;
+}
+
+/* The memory calls of one round (see the top): through the layer or to
+ * the fake directly. */
+typedef struct memory_api memory_api;
+struct memory_api {
+    PFN_vkAllocateMemory AllocateMemory;
+    PFN_vkFreeMemory FreeMemory;
+    PFN_vkCreateBuffer CreateBuffer;
+    PFN_vkDestroyBuffer DestroyBuffer;
+    PFN_vkBindBufferMemory BindBufferMemory;
+    PFN_vkMapMemory MapMemory;
+    PFN_vkUnmapMemory UnmapMemory;
+};
+#define MEMORY_CALLS 7
+
+static void load_memory_api(memory_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
+{
+#define LOAD(n) a->n = (PFN_vk##n)gdpa(dev, "vk" #n)
+    LOAD(AllocateMemory);
+    LOAD(FreeMemory);
+    LOAD(CreateBuffer);
+    LOAD(DestroyBuffer);
+    LOAD(BindBufferMemory);
+    LOAD(MapMemory);
+    LOAD(UnmapMemory);
+#undef LOAD
+}
+
+/* `iterations` rounds of the memory calls; returns thread CPU ns. */
+static uint64_t run_memory(const memory_api *a, VkDevice dev, unsigned iterations)
+{
+    const VkMemoryAllocateInfo alloc = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                         .allocationSize = 4096 };
+    const VkBufferCreateInfo buffer = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                        .size = 4096,
+                                        .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT };
+    uint64_t t0 = thread_cpu_ns();
+    for (unsigned i = 0; i < iterations; i++) {
+        VkDeviceMemory mem;
+        VkBuffer buf;
+        void *map;
+        a->AllocateMemory(dev, &alloc, NULL, &mem);
+        a->CreateBuffer(dev, &buffer, NULL, &buf);
+        a->BindBufferMemory(dev, buf, mem, 0);
+        a->MapMemory(dev, mem, 0, VK_WHOLE_SIZE, 0, &map);
+        a->UnmapMemory(dev, mem);
+        a->DestroyBuffer(dev, buf, NULL);
+        a->FreeMemory(dev, mem, NULL);
     }
     return thread_cpu_ns() - t0;
 }
@@ -564,20 +634,63 @@ static bool create_through_layer(PFN_vkGetInstanceProcAddr layer_gipa, VkInstanc
     return true;
 }
 
+/* --memory: rounds of memory calls through the layer and directly,
+ * interleaved; the difference per call (medians). */
+static int bench_memory(PFN_vkGetInstanceProcAddr layer_gipa, PFN_vkGetDeviceProcAddr layer_gdpa,
+                        VkInstance instance, VkDevice device, unsigned iterations,
+                        const char *label)
+{
+    enum {
+        ROUNDS = 7
+    };
+    memory_api through, direct;
+    load_memory_api(&through, layer_gdpa, device);
+    load_memory_api(&direct, fake_gdpa, device);
+    uint64_t with[ROUNDS], without[ROUNDS];
+    const unsigned per_round = iterations / ROUNDS + 1;
+    run_memory(&through, device, per_round / 4 + 1); /* warm up: tables, blocks */
+    wait_collector_idle();
+    uint64_t col0 = collector_cpu_ns();
+    for (int r = 0; r < ROUNDS; r++) {
+        without[r] = run_memory(&direct, device, per_round);
+        with[r] = run_memory(&through, device, per_round);
+        wait_collector_idle(); /* as in the region rounds: nothing queued */
+    }
+    uint64_t col = collector_cpu_ns() - col0;
+    qsort(with, ROUNDS, sizeof with[0], cmp_u64);
+    qsort(without, ROUNDS, sizeof without[0], cmp_u64);
+    const double calls = (double)per_round * MEMORY_CALLS;
+    printf("BENCH %s %.1f ns\n", label,
+           ((double)with[ROUNDS / 2] - (double)without[ROUNDS / 2]) / calls);
+    printf("BENCH %s_collector %.1f ns\n", label, (double)col / (calls * ROUNDS));
+    fprintf(stderr,
+            "bench_layer_hooks --memory: %u rounds x %d calls, %d rounds; median thread CPU "
+            "%.2f ms through the layer, %.2f ms direct\n",
+            per_round, MEMORY_CALLS, ROUNDS, (double)with[ROUNDS / 2] / 1e6,
+            (double)without[ROUNDS / 2] / 1e6);
+    ((PFN_vkDestroyDevice)layer_gdpa(device, "vkDestroyDevice"))(device, NULL);
+    ((PFN_vkDestroyInstance)layer_gipa(instance, "vkDestroyInstance"))(instance, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *lib = NULL, *label = "layer_cpu_ns_per_region";
     unsigned iterations = 7000; /* 1001 command buffers a round: no packet lost */
+    bool memory = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
             iterations = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--label") && i + 1 < argc)
             label = argv[++i];
+        else if (!strcmp(argv[i], "--memory"))
+            memory = true;
         else
             lib = argv[i];
     }
     if (!lib || !iterations) {
-        fprintf(stderr, "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]\n");
+        fprintf(stderr,
+                "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME] [--memory]\n");
         return 2;
     }
     PFN_vkGetInstanceProcAddr layer_gipa = load_layer(lib);
@@ -589,6 +702,9 @@ int main(int argc, char **argv)
         return 1;
     PFN_vkGetDeviceProcAddr layer_gdpa =
         (PFN_vkGetDeviceProcAddr)layer_gipa(instance, "vkGetDeviceProcAddr");
+
+    if (memory)
+        return bench_memory(layer_gipa, layer_gdpa, instance, device, iterations, label);
 
     hook_api through, direct;
     load_api(&through, layer_gdpa, device);
