@@ -111,7 +111,7 @@ fi
 block_kind() {
     case $1 in
     'scripts/run-demo'* | 'meson test -C build --list'*) echo excluded ;;
-    'cat > gputrace.cfg <<'* | 'cat > coarse.cfg <<'*) echo perfetto ;;
+    'cat > gputrace.cfg <<'* | 'cat > coarse.cfg <<'* | 'cat > memory.cfg <<'*) echo perfetto ;;
     'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=app.pftrace ./my-vulkan-app' | \
         '# from a build tree, without installing' | 'GPUTRACE_QUERY_READBACK=bulk '* | \
         'GPUTRACE_ENABLE=1 GPUTRACE_OUTPUT=demo.pftrace ./my-vulkan-app' | \
@@ -412,6 +412,23 @@ if set(counts) - allowed or counts.get("Command buffer") != int(sys.argv[2]):
     sys.exit(1)
 PYEOF
         echo "ok: block $n: low_overhead through v58's --txt config: $stages stages, command buffers and render passes only"
+        ;;
+    'cat > memory.cfg <<'*)
+        run_block "$n" GT_AWAIT_SESSION=1 GPUTRACE_STARTUP_WAIT_MS=5000
+        read_summary
+        check_trace "$block_dir/memory.pftrace" "$r" "$r"
+        # What README's query shows: the allocations my-vulkan-app made.
+        local allocations got
+        allocations=$(sed -n 's/^gputrace-workload: memory: allocations=\([0-9]*\) bytes=\([0-9]*\) .*/\1,\2/p' \
+            "$block_dir.out" "$block_dir.err" | head -n 1)
+        [ -n "$allocations" ] || fail "no memory line from my-vulkan-app"
+        printf '%s\n' "select count(*) || ',' || sum(memory_size) from vulkan_memory_allocations
+                        where source = 'GPU_DEVICE_MEMORY' and operation = 'CREATE'" > "$tmp/memory.sql"
+        got=$("$PERFETTO_V58_BIN/trace_processor_shell" -q "$tmp/memory.sql" "$block_dir/memory.pftrace" \
+                  2> /dev/null | tail -n +2 | tr -d '"') || fail "trace_processor v58 cannot read memory.pftrace"
+        [ "$got" = "$allocations" ] ||
+            fail "memory.pftrace: allocations (count,bytes) $got, my-vulkan-app made $allocations"
+        echo "ok: block $n: both data sources through v58's traced, $stages stages = regions, allocations $got = what my-vulkan-app made"
         ;;
     *) fail "block $n: no check for '$first'" ;;
     esac
