@@ -709,6 +709,9 @@ cc_SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoE
 {
     count(&g_count.names);
     cc_device *d = device_of(device);
+    if (d && info->objectType == VK_OBJECT_TYPE_QUEUE &&
+        cq_is_extra(&d->queues, info->objectHandle))
+        return VK_SUCCESS; /* the layers above have it; the driver does not know the queue */
     return d && d->SetDebugUtilsObjectNameEXT ? d->SetDebugUtilsObjectNameEXT(device, info)
                                               : VK_SUCCESS;
 }

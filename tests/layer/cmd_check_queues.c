@@ -148,6 +148,14 @@ VkQueue cq_begin(cq_device *cd, VkQueue queue)
     return queue;
 }
 
+bool cq_is_extra(const cq_device *cd, uint64_t handle)
+{
+    for (uint32_t i = 0; cd->on && i < CQ_MAX_QUEUES; i++)
+        if (handle == (uint64_t)(uintptr_t)&cd->extra[i])
+            return true;
+    return false;
+}
+
 void cq_end(cq_device *cd)
 {
     if (cd->on)

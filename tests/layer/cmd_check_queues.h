@@ -12,7 +12,9 @@
  *
  * So tests of work on several queues (flows between queues) run on
  * lavapipe, which has one. Only submits and vkQueueWaitIdle take the
- * extra queues (no presents, sparse binds or queue labels).
+ * extra queues (no presents, sparse binds or queue labels); their names
+ * (vkSetDebugUtilsObjectNameEXT) stop at this layer — the driver would
+ * take our handle for one of its objects and write the name into it.
  */
 #ifndef GPUTRACE_TESTS_CMD_CHECK_QUEUES_H
 #define GPUTRACE_TESTS_CMD_CHECK_QUEUES_H
@@ -79,6 +81,8 @@ void cq_get_queue2(cq_device *cd, VkDevice device, const VkDeviceQueueInfo2 *inf
 /* Around every queue call: the driver's queue for `queue`, with the lock
  * taken when needed; then cq_end. */
 VkQueue cq_begin(cq_device *cd, VkQueue queue);
+/* Whether `handle` (a VkQueue as a 64-bit object handle) is one of ours. */
+bool cq_is_extra(const cq_device *cd, uint64_t handle);
 void cq_end(cq_device *cd);
 
 #endif
