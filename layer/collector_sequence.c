@@ -7,6 +7,7 @@
 
 #include "layer/emit.h"
 #include "layer/emit_context.h"
+#include "layer/frames/fr_busy.h"
 #include "layer/log.h"
 #include "layer/process_info.h"
 #include "layer/timeline_meta.h"
@@ -214,6 +215,7 @@ static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
     s->interned_queues = 0;
     s->events = s->interned_events = 0;
     s->first_snapshot_at = s->last_snapshot_at = 0;
+    s->frame_tracks = 0;
     /* The sequence starts with the clock: the snapshot published last
     * (the first one was taken before any of the device's work), then a
     * fresh calibration, published where it cannot split work. */
@@ -314,6 +316,7 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
         if (s->labels)
             ls_reset(s->labels);
         s->names_since = 0;
+        s->frame_tracks = 0;
     } else {
         queue_spec(col, q, names[0], sizeof names[0], descs[0], sizeof descs[0], &specs[0]);
         em_interned(s->writer, false, 0, td->pid, specs, 1);
@@ -447,7 +450,11 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
         .collected_boottime_ns = top ? x->collected_boottime_ns : 0,
         .args = x->meta->args,
         .nargs = x->meta->nargs,
+        .frame_number = x->sub->frame.stream ? x->sub->frame.frame : 0,
     };
+    /* The frame's GPU time and busy time come from its command buffers. */
+    if (top)
+        fr_busy_add(&x->sub->gpu, start, end);
     /* Each session gets the stages it asked for (session.h). */
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
         tl_col_seq *s = &col->seqs[i];

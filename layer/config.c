@@ -40,6 +40,7 @@ static const char *const known_settings[] = {
     "buffer_kb",
     "signal_wait_ms",
     "low_overhead",
+    "frames",
     "log",
     "log_file",
 };
@@ -120,6 +121,58 @@ static uint64_t env_u64(const char *name, uint64_t min, uint64_t max, uint64_t f
         return fallback;
     }
     return n;
+}
+
+/* "A..B", "A-B", "A.." or "A": frame numbers from 1. False for anything
+ * else (including B < A). */
+static bool parse_frames(const char *v, uint64_t *first, uint64_t *last)
+{
+    char *end;
+    if (*v < '1' || *v > '9')
+        return false;
+    errno = 0;
+    unsigned long long a = strtoull(v, &end, 10);
+    if (errno || a == 0)
+        return false;
+    *first = a;
+    *last = UINT64_MAX;
+    if (!*end) {
+        *last = a;
+        return true;
+    }
+    if (strncmp(end, "..", 2) == 0)
+        end += 2;
+    else if (*end == '-')
+        end += 1;
+    else
+        return false;
+    if (!*end)
+        return true; /* open-ended */
+    const char *b = end;
+    if (*b < '0' || *b > '9')
+        return false;
+    unsigned long long z = strtoull(b, &end, 10);
+    if (errno || *end || z < a)
+        return false;
+    *last = z;
+    return true;
+}
+
+static void env_frames(const char *name, uint64_t *first, uint64_t *last)
+{
+    gt_setting s;
+    char where[sizeof s.origin + 16];
+    *first = 1;
+    *last = UINT64_MAX;
+    if (!lookup(name, GT_SETTING_TEXT, &s, where, sizeof where))
+        return;
+    if (!parse_frames(s.value, first, last)) {
+        *first = 1;
+        *last = UINT64_MAX;
+        gt_warn("ignoring %s=%s%s: expected A..B (frame numbers from 1, A <= B), A.. or A; "
+                "timing every frame",
+                s.name, s.value, where);
+    }
 }
 
 /* A path: kept as given by the environment, copied from the other sources
@@ -215,6 +268,7 @@ static void config_init(void)
     config.buffer_kb = (uint32_t)env_u64("GPUTRACE_BUFFER_KB", 64, 1u << 20, 32768);
     config.signal_wait_ms = (uint32_t)env_u64("GPUTRACE_SIGNAL_WAIT_MS", 0, 60000, 2000);
     config.low_overhead = env_bool("GPUTRACE_LOW_OVERHEAD", false);
+    env_frames("GPUTRACE_FRAMES", &config.frames_first, &config.frames_last);
     config.clock_source = (enum gt_clock_source_choice)env_choice(
         "GPUTRACE_CLOCK_SOURCE", clock_sources, sizeof clock_sources / sizeof clock_sources[0],
         GT_CLOCK_SOURCE_AUTO);

@@ -77,6 +77,11 @@ struct gt_config {
     * only, as GpuRenderStagesConfig.low_overhead asks of a system
     * backend's session (default off). */
     bool low_overhead;
+
+    /* GPUTRACE_FRAMES=A..B (also A-B, A.. for "from A on", or A alone):
+     * time only frames A to B of each device's first frame stream
+     * (docs/layer.md, "Frames"); default every frame (1 .. UINT64_MAX). */
+    uint64_t frames_first, frames_last;
 };
 
 /* The process-wide settings. Fixed by the first call of this or of

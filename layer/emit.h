@@ -68,6 +68,7 @@ struct em_stage_event {
     uint64_t collected_boottime_ns; /* 0: none */
     const em_arg *args;             /* extra arguments, or NULL */
     uint32_t nargs;
+    uint64_t frame_number; /* the frame it belongs to (fr_frames.h), 0: none */
 };
 void em_render_stage(tw_writer *tw, const em_stage_event *e);
 

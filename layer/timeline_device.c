@@ -11,6 +11,7 @@
 
 #include "layer/collector.h"
 #include "layer/config.h"
+#include "layer/frames/fr_frames.h"
 #include "layer/gpu_identity.h"
 #include "layer/log.h"
 #include "layer/timeline.h"
@@ -397,6 +398,8 @@ VkResult tl_device_create(gt_device *dev)
     ht_init(&td->cbs, &dev->alloc);
     ht_init(&td->pools, &dev->alloc);
     td->names = tl_names_create(&dev->alloc);
+    td->frames =
+        fr_device_create(&dev->alloc, gt_config_get()->frames_first, gt_config_get()->frames_last);
     tl_queries_init(&td->queries);
     td->client.stop = client_stop;
     td->client.clear_incremental_state = client_clear;
@@ -457,6 +460,7 @@ void tl_device_destroy(gt_device *dev)
     tl_free(td, td->families);
     gi_finish(&td->identity, &dev->alloc);
     tl_names_destroy(td->names);
+    fr_device_destroy(td->frames); /* after the last submission went */
     dev->timeline = NULL;
     gt_free(&dev->alloc, td);
 }

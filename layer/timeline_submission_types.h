@@ -13,6 +13,8 @@
 
 #include <vulkan/vulkan.h>
 
+#include "layer/frames/fr_busy.h"
+#include "layer/frames/fr_frames.h"
 #include "layer/gpu_clock.h"
 #include "layer/timeline_device_types.h"
 #include "layer/timeline_query_types.h"
@@ -82,6 +84,11 @@ struct tl_submission {
     bool carrier;
     /* All its results were considered by a bulk read (collector.c). */
     bool bulk_listed;
+
+    /* The frame it belongs to (fr_frames.h) and its command buffers' device
+     * times, handed to the frame when the submission goes. */
+    fr_tag frame;
+    fr_busy gpu;
 };
 
 /* Whether `rec`'s results are read from the mapped copy. */

@@ -50,7 +50,12 @@ LAYER = {
             "name": "VK_EXT_tooling_info",
             "spec_version": "1",
             "entrypoints": ["vkGetPhysicalDeviceToolPropertiesEXT"],
-        }
+        },
+        # Provided by the layer where nothing below has it (a program that
+        # never presents marks its frames with it); listed here because the
+        # loader lets vkCreateDevice enable a device extension only if the
+        # driver or an enabled layer's manifest has it. No commands.
+        {"name": "VK_EXT_frame_boundary", "spec_version": "1"},
     ],
 }
 
@@ -122,6 +127,17 @@ SETTINGS = [
         "whose gpu_renderstages_config sets low_overhead.",
         "type": "BOOL",
         "default": False,
+    },
+    {
+        "key": "frames",
+        "env": "GPUTRACE_FRAMES",
+        "label": "Frames to time",
+        "description": "Time only these frames of each device's first frame stream (its "
+        "presents, or VK_EXT_frame_boundary): A..B, A-B, A.. (from A on) or A, counting "
+        "from 1. Outside them the layer costs what it costs loaded but not tracing. "
+        "Empty: every frame.",
+        "type": "STRING",
+        "default": "",
     },
     {
         "key": "startup_wait_ms",

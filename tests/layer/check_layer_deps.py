@@ -5,10 +5,13 @@ direction only (docs/layer.md, "Dependency direction").
 
     check_layer_deps.py LAYER_SRC_DIR [OBJECT_DIR [NM]]
 
-A module is foo.c together with foo.h (either may be missing). Three checks:
+A module is foo.c together with foo.h (either may be missing), named by its
+path below layer/ without the extension: "collector", or "frames/fr_frames"
+for a file in a sub-folder (each sub-folder with its own meson.build, its
+sources compiled into the layer; benchmarks excepted). Three checks:
 
-1. Include graph: the quoted includes of "layer/..." in layer/*.c and
-   layer/*.h, folded onto modules, have no cycle.
+1. Include graph: the quoted includes of "layer/..." in the layer's .c and
+   .h files, folded onto modules, have no cycle.
 2. Call graph: every undefined symbol of one object file in OBJECT_DIR
    (the layer library's objects, `nm`) is resolved to the object that
    defines it; folded onto modules, that graph has no cycle either.
@@ -37,13 +40,26 @@ PLUMBING = {
     "layer_lookup",  # handle -> gt_instance / gt_device
     "layer_info",  # the layer's name and versions
     "device_setup",  # the amended vkCreateDevice
+    "layer_frame_boundary",  # VK_EXT_frame_boundary where nothing below has it
 }
 
-INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"layer/([^"/]+)"', re.MULTILINE)
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"layer/([^"]+)"', re.MULTILINE)
 
 
-def module_of(path):
-    return os.path.splitext(os.path.basename(path))[0]
+def module_of(rel):
+    """The module of a path below layer/ ("frames/fr_emit.c" -> "frames/fr_emit")."""
+    return os.path.splitext(rel)[0]
+
+
+def layer_files(src_dir, exts):
+    """Paths below src_dir (relative, "/"-separated) of the layer's sources."""
+    found = []
+    for root, dirs, files in os.walk(src_dir):
+        dirs[:] = sorted(d for d in dirs if d != "bench")
+        for name in files:
+            if name.endswith(exts):
+                found.append(os.path.relpath(os.path.join(root, name), src_dir).replace(os.sep, "/"))
+    return sorted(found)
 
 
 def find_cycles(graph):
@@ -131,34 +147,36 @@ def cycle_in(graph, start, members):
 def include_graph(src_dir):
     graph = {}
     edges = {}
-    files = sorted(glob.glob(os.path.join(src_dir, "*.c")) + glob.glob(os.path.join(src_dir, "*.h")))
+    files = layer_files(src_dir, (".c", ".h"))
     if not files:
         sys.exit(f"check_layer_deps: no layer sources in {src_dir}")
-    for path in files:
-        mod = module_of(path)
+    for rel in files:
+        mod = module_of(rel)
         graph.setdefault(mod, set())
-        with open(path, encoding="utf-8") as f:
+        with open(os.path.join(src_dir, rel), encoding="utf-8") as f:
             text = f.read()
         for inc in INCLUDE_RE.findall(text):
             target = module_of(inc)
             if target != mod:
                 graph[mod].add(target)
-                edges.setdefault((mod, target), os.path.basename(path) + " includes layer/" + inc)
+                edges.setdefault((mod, target), rel + " includes layer/" + inc)
     return graph, edges
 
 
 def call_graph(src_dir, obj_dir, nm):
-    # Only objects of sources that exist: a build directory keeps the
-    # objects of files that were removed or renamed since.
+    # Meson names the object of sub/foo.c "sub_foo.c.o". Only objects of
+    # sources that exist: a build directory keeps the objects of files that
+    # were removed or renamed since.
+    by_object = {rel.replace("/", "_") + ".o": module_of(rel)
+                 for rel in layer_files(src_dir, (".c",))}
     objects = sorted(o for o in glob.glob(os.path.join(obj_dir, "*.c.o"))
-                     if os.path.exists(os.path.join(src_dir, os.path.basename(o)[:-2])))
+                     if os.path.basename(o) in by_object)
     if not objects:
         sys.exit(f"check_layer_deps: no object files in {obj_dir}")
     defined = {}
     undefined = {}
     for obj in objects:
-        # foo.c.o -> foo
-        mod = module_of(module_of(obj))
+        mod = by_object[os.path.basename(obj)]
         out = subprocess.run([nm, "-P", obj], check=True, capture_output=True, text=True).stdout
         for line in out.splitlines():
             fields = line.split()
@@ -169,7 +187,7 @@ def call_graph(src_dir, obj_dir, nm):
                 undefined.setdefault(mod, set()).add(name)
             elif kind.isupper() and kind not in ("N",):
                 defined.setdefault(name, mod)
-    graph = {module_of(module_of(o)): set() for o in objects}
+    graph = {by_object[os.path.basename(o)]: set() for o in objects}
     edges = {}
     for mod, names in undefined.items():
         for name in sorted(names):
