@@ -26,6 +26,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/workload/wl.h"
 
@@ -814,8 +815,9 @@ static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
 /* ---- submission and checks ----------------------------------------------- */
 
 /* Alternates vkQueueSubmit and vkQueueSubmit2 (when available), so both
- * reach the layer. */
-static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
+ * reach the layer; `chain` goes into the batch's pNext (either kind takes
+ * a VkFrameBoundaryEXT). */
+static bool submit_chained(wl_thread *t, VkCommandBuffer cb, VkFence fence, const void *chain)
 {
     wl_queue *q = t->queue;
     bool use2 = t->ctx->submit2 && t->submissions % 2 == 1;
@@ -828,6 +830,7 @@ static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
         };
         const VkSubmitInfo2 info = {
             .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+            .pNext = chain,
             .commandBufferInfoCount = 1,
             .pCommandBufferInfos = &cb_info,
         };
@@ -835,6 +838,7 @@ static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
     } else {
         const VkSubmitInfo info = {
             .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .pNext = chain,
             .commandBufferCount = 1,
             .pCommandBuffers = &cb,
         };
@@ -847,9 +851,36 @@ static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
     return true;
 }
 
+static bool submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
+{
+    return submit_chained(t, cb, fence, NULL);
+}
+
 bool wl_submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
 {
     return submit(t, cb, fence);
+}
+
+/* A frame's last main submission: --stall-every sleeps first (a stutter:
+ * the frame takes that much longer), --frame-boundary ends the frame with
+ * it. */
+static bool submit_last(wl_thread *t, uint32_t frame, VkCommandBuffer cb, VkFence fence)
+{
+    wl_context *ctx = t->ctx;
+    if (ctx->stall_every && (frame + 1) % ctx->stall_every == 0) {
+        struct timespec nap = { (time_t)(ctx->stall_ms / 1000),
+                                (long)(ctx->stall_ms % 1000) * 1000000L };
+        while (nanosleep(&nap, &nap) != 0)
+            ;
+    }
+    if (!ctx->frame_boundary)
+        return submit(t, cb, fence);
+    const VkFrameBoundaryEXT fb = {
+        .sType = VK_STRUCTURE_TYPE_FRAME_BOUNDARY_EXT,
+        .flags = VK_FRAME_BOUNDARY_FRAME_END_BIT_EXT,
+        .frameID = atomic_fetch_add(&ctx->frame_ids, 1u),
+    };
+    return submit_chained(t, cb, fence, &fb);
 }
 
 /* `rounds` steps of the shader's generator. Composing affine steps by
@@ -911,11 +942,13 @@ bool wl_thread_run_frame(wl_thread *t, uint32_t frame)
     wl_stamps_frame(t, frame);
     if (!record_compute(t, frame, &regions) || !submit(t, t->cb[WL_CB_COMPUTE], t->fence[n++]))
         return false;
-    if (!record_render_pass(t, frame, &regions) ||
-        !submit(t, t->cb[WL_CB_RENDER_PASS], t->fence[n++]))
+    if (!record_render_pass(t, frame, &regions))
         return false;
-    if (ctx->dynamic_rendering &&
-        (!record_dynamic(t, frame, &regions) || !submit(t, t->cb[WL_CB_DYNAMIC], t->fence[n++])))
+    if (!(ctx->dynamic_rendering ? submit(t, t->cb[WL_CB_RENDER_PASS], t->fence[n++])
+                                 : submit_last(t, frame, t->cb[WL_CB_RENDER_PASS], t->fence[n++])))
+        return false;
+    if (ctx->dynamic_rendering && (!record_dynamic(t, frame, &regions) ||
+                                   !submit_last(t, frame, t->cb[WL_CB_DYNAMIC], t->fence[n++])))
         return false;
     if (ctx->tiny && !wl_tiny_run(t, frame, t->fence[n++], &regions))
         return false;
