@@ -109,12 +109,18 @@ void seq_reading_accepted(tl_collector *col)
 }
 
 /* A snapshot for a (re)starting sequence: the published one, and a fresh
- * calibration unless one was written a moment ago. */
-static void refresh_snapshot(tl_collector *col, tl_col_seq *s)
+ * calibration unless one was written a moment ago. `always`: the published
+ * one even then, for a reader that starts right here (the packet before
+ * started the incremental state afresh: a flight recorder's window begins
+ * there, tracing/flight_recorder.h). */
+static void refresh_snapshot(tl_collector *col, tl_col_seq *s, bool always)
 {
     uint64_t now = gc_monotonic_ns();
-    if (s->last_snapshot_at && now - s->last_snapshot_at < COL_SNAPSHOT_FRESH_NS)
+    if (s->last_snapshot_at && now - s->last_snapshot_at < COL_SNAPSHOT_FRESH_NS) {
+        if (always)
+            emit_snapshot_on(col, s);
         return;
+    }
     emit_snapshot_on(col, s);
     if (col->td->clock_source == GC_SOURCE_CALIBRATED)
         seq_calibrate(col);
@@ -219,7 +225,7 @@ static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
     /* The sequence starts with the clock: the snapshot published last
     * (the first one was taken before any of the device's work), then a
     * fresh calibration, published where it cannot split work. */
-    refresh_snapshot(col, s);
+    refresh_snapshot(col, s, false);
 }
 
 void seq_update_writer(tl_collector *col)
@@ -295,9 +301,6 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
     em_queue_spec specs[TL_MAX_QUEUES];
     uint32_t n = 0;
     if (s->need_interned) {
-        /* A reader that lost the start of the sequence needs a snapshot of
-       * the clock as much as the interned data. */
-        refresh_snapshot(col, s);
         uint32_t count = atomic_load_explicit(&td->nqueues, memory_order_acquire);
         for (uint32_t i = 0; i < count; i++)
             queue_spec(col, td->queues[i], names[n], sizeof names[n], descs[n], sizeof descs[n],
@@ -305,6 +308,10 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
                 n++;
         (after_loss ? em_interned_after_loss : em_interned)(
             s->writer, true, (uint64_t)(uintptr_t)td->gt->handle, td->pid, specs, n);
+        /* A reader that lost the start of the sequence needs a snapshot of
+         * the clock as much as the interned data: right after it, so one
+         * that starts at the interned data has it too. */
+        refresh_snapshot(col, s, true);
         if (td->identity.ngpus)
             emc_gpu_info(s->writer, gc_boottime_ns(), td->identity.gpus, td->identity.ngpus);
         s->interned_queues = count >= 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;

@@ -92,6 +92,9 @@ bool gt_device_setup_hides(const gt_device *dev, const char *name)
 
 static size_t clonable_size(VkStructureType type)
 {
+    /* Newer than Debian's headers (frame_boundary_ext.h): not in the enum. */
+    if (type == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT)
+        return sizeof(VkPhysicalDeviceFrameBoundaryFeaturesEXT);
     switch (type) {
 #define GT_SIZE_CASE(stype, ctype)  \
     case VK_STRUCTURE_TYPE_##stype: \

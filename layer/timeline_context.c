@@ -19,7 +19,7 @@ static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
 {
     const pi_process *p = pi_process_get();
     if (!t->process) {
-        emc_process_track(w, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len);
+        emc_process_track(w, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len, true);
         if (p->cmdline_len)
             emc_process_tree(w, ts, p->pid, p->ppid, p->cmdline, p->cmdline_len);
         t->process = true;

@@ -140,6 +140,27 @@ SETTINGS = [
         "default": "",
     },
     {
+        "key": "trigger",
+        "env": "GPUTRACE_TRIGGER",
+        "label": "Flight recorder trigger",
+        "description": "Embedded backend: keep the recent trace in memory and, each time this "
+        "fires, write the last trigger_seconds into a new file named after the trace file "
+        "(%n numbers the files): signal:USR1, signal:USR2, signal:RTMIN+N, or file:PATH "
+        "(fires when PATH appears or changes, e.g. touch PATH). Empty: write the whole run.",
+        "type": "STRING",
+        "default": "",
+    },
+    {
+        "key": "trigger_seconds",
+        "env": "GPUTRACE_TRIGGER_SECONDS",
+        "label": "Flight recorder window",
+        "description": "How much of the recent trace each trigger writes.",
+        "type": "INT",
+        "range": {"min": 1, "max": 3600},
+        "unit": "s",
+        "default": 10,
+    },
+    {
         "key": "startup_wait_ms",
         "env": "GPUTRACE_STARTUP_WAIT_MS",
         "label": "Service start-up wait",

@@ -19,7 +19,7 @@ static void write_on(tl_col_seq *s, const fr_record *recs, uint32_t n)
         if (!(s->frame_tracks & bit)) {
             if (!s->frame_tracks)
                 emc_process_track(s->writer, r->start_ns, p->uuid, p->pid, p->name, p->cmdline,
-                                  p->cmdline_len);
+                                  p->cmdline_len, false);
             fr_emit_tracks(s->writer, r->start_ns, p->uuid, r);
             s->frame_tracks |= bit;
         }
