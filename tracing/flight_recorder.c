@@ -37,7 +37,7 @@ struct flr_recorder {
     size_t size;
     uint64_t head, tail; /* positions of the oldest entry and of the next */
     uint64_t count, bytes;
-    uint64_t evicted, too_large;
+    uint64_t evicted, too_large, empty;
     uint32_t max_seq;
 };
 
@@ -101,6 +101,10 @@ static void append_one(flr_recorder *r, const uint8_t *rec, size_t len, uint32_t
     const size_t need = entry_size((uint32_t)len);
     if (len >= FLR_SKIP || need > r->size) {
         r->too_large++;
+        return;
+    }
+    if (!len) {
+        r->empty++; /* not a record (an svc_out would not write it either) */
         return;
     }
     const size_t off = (size_t)(r->tail % r->size);
@@ -248,6 +252,7 @@ void flr_get_stats(const flr_recorder *r, flr_stats *out)
     out->bytes = r->bytes;
     out->evicted = r->evicted;
     out->too_large = r->too_large;
+    out->empty = r->empty;
     if (r->count) {
         size_t skip;
         const entry *e = entry_at(r, r->head, &skip);

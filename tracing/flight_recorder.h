@@ -55,6 +55,7 @@ typedef struct flr_stats {
     uint64_t records, bytes;
     uint64_t evicted;   /* records that made room */
     uint64_t too_large; /* records bigger than the ring, never kept */
+    uint64_t empty;     /* empty records, never kept */
     uint64_t oldest_ns; /* arrival of the oldest record (0: none) */
 } flr_stats;
 void flr_get_stats(const flr_recorder *r, flr_stats *out);
