@@ -13,7 +13,14 @@
 #   3. the trace passes gputrace-check with warnings fatal, every
 #      vk_queue_submit that carries command buffers has at least one GPU
 #      render stage event, and there are at least as many such submissions
-#      as frames the program says it rendered.
+#      as frames the program says it rendered;
+#   4. (vkcube, mpv; glxgears where zink presents with Vulkan, which on
+#      Xvfb it does not) the trace's frames track has the program's own
+#      frame count, give or take one (vkcube --c, mpv --frames, the
+#      glXSwapBuffers calls of glxgears counted by swap_count.so), and
+#      --frames statistics that pass; with PERFETTO_BIN and
+#      PERFETTO_V58_BIN, both trace processors find those frames, each
+#      with its GPU time, and no error stat.
 #
 # Cases (Debian package):
 #   vkcube          vkcube --c 300 (vulkan-tools)
@@ -267,6 +274,64 @@ check_trace() {
     fi
 }
 
+# check_frames COUNT: the frames track of the program's process holds COUNT
+# frames, give or take one (the program's own count of what it showed;
+# one more or fewer where its first or last present is not one of its
+# frames), and gputrace-check's frame statistics pass (thresholds only a
+# broken trace exceeds: the figures depend on the machine).
+check_frames() {
+    want=$1
+    crc=0
+    "$GT_GPUTRACE_CHECK" --no-progress --json --frames --max-frame-p99-ms 60000 \
+        --max-gpu-frame-p99-ms 60000 --max-stutters 1000000 "$tmp/trace.pftrace" \
+        > "$tmp/frames.json" 2> "$tmp/frames.err" || crc=$?
+    [ $crc -eq 0 ] || fail "gputrace-check --frames fails the trace (exit $crc)"
+    got=$(python3 - "$tmp/frames.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for t in d["frames"]:
+    i, g = t["frame_interval_ms"], t["gpu_frame_time_ms"]
+    print("  %s (pid %d): %d frames; interval p50 %.2f p99 %.2f ms; GPU time p50 %.2f p99 %.2f ms; %d stutter(s)"
+          % (t["track"], t["pid"], t["frames"], i["p50"] or 0, i["p99"] or 0, g["p50"] or 0,
+             g["p99"] or 0, t["stutters"]), file=sys.stderr)
+print(sum(t["frames"] for t in d["frames"]), len(d["frames"]))
+PY
+) || fail "cannot read gputrace-check's report"
+    set -- $got
+    echo "frames: $1 in $2 frames track(s); the program's own count: $want"
+    [ "$2" = 1 ] || fail "$2 frames tracks, expected one"
+    [ "$1" -ge $((want - 1)) ] && [ "$1" -le $((want + 1)) ] ||
+        fail "$1 frames in the trace, the program counted $want"
+    trace_processor_frames "$1"
+}
+
+# trace_processor_frames COUNT: with both of Perfetto's trace processors at
+# hand, each must import COUNT frames on a "Frames" track of the program's
+# process, every one with its GPU time, and report no error or data_loss.
+trace_processor_frames() {
+    if [ -z "${PERFETTO_BIN:-}" ] || [ -z "${PERFETTO_V58_BIN:-}" ]; then
+        echo "frames in trace_processor: not checked (PERFETTO_BIN and PERFETTO_V58_BIN unset)"
+        return 0
+    fi
+    pid=$(sed -n 's/.*layer active (pid \([0-9]*\),.*/\1/p' "$log" | head -n 1)
+    [ -n "$pid" ] || fail "the layer's log names no pid"
+    cat > "$tmp/frames.sql" <<EOF
+select count(*), count(extract_arg(s.arg_set_id, 'debug.gpu_time_ns')),
+       (select count(*) from stats where value > 0 and severity in ('error', 'data_loss'))
+from slice s join process_track pt on s.track_id = pt.id join process p using (upid)
+where p.pid = $pid and pt.name = 'Frames';
+EOF
+    for bin in "$PERFETTO_BIN" "$PERFETTO_V58_BIN"; do
+        "$bin/trace_processor_shell" -q "$tmp/frames.sql" "$tmp/trace.pftrace" \
+            > "$tmp/frames.csv" 2> "$tmp/tp.err" ||
+            fail "$bin/trace_processor_shell failed: $(tail -n 3 "$tmp/tp.err")"
+        row=$(tail -n 1 "$tmp/frames.csv" | tr -d '"')
+        [ "$row" = "$1,$1,0" ] ||
+            fail "$bin/trace_processor_shell: frames, with GPU time, error stats: $row (expected $1,$1,0)"
+        echo "frames in $bin/trace_processor_shell: $row"
+    done
+}
+
 # ---- cases --------------------------------------------------------------------
 
 need_validation
@@ -288,6 +353,8 @@ vkcube)
     check_validation
     # vkcube submits once per frame.
     check_trace 300
+    # And presents each of its 300 frames.
+    check_frames 300
     ;;
 vkd3d-gears)
     need_cmd vkd3d-gears vkd3d-demos
@@ -330,9 +397,12 @@ glmark2 | glxgears)
                  awk '{ n += $1 } END { printf "%d\n", n * 0.95 }')
         echo "glmark2 score without our layer: $(sed -n 's/.*Score: \([0-9]*\).*/\1/p' "$tmp/base.out"), with it: $(sed -n 's/.*Score: \([0-9]*\).*/\1/p' "$tmp/ours.out")"
     else
+        # Its frames: glXSwapBuffers calls, counted by swap_count.so.
+        export LD_PRELOAD="$GT_SWAP_COUNT" GT_SWAP_COUNT_FILE="$tmp/swaps"
         for mode in base ours; do
             run_windowed "$mode" 6 '^glxgears$' glxgears
         done
+        unset LD_PRELOAD
         check_exit
         # "N frames in 5.0 seconds = ..." after its first five seconds.
         frames=$(sed -n 's/^\([0-9]*\) frames in .*/\1/p' "$tmp/ours.out" | head -n 1)
@@ -345,6 +415,22 @@ glmark2 | glxgears)
     # run of ~500), which the layer, timing no empty command buffer, leaves
     # untimed.
     check_trace "$frames" "empty command buffers (zink flushes with nothing recorded)"
+    if [ "$case_name" = glxgears ]; then
+        # The run with our layer wrote the last line.
+        swaps=$(sed -n 's/^swaps=//p' "$tmp/swaps" 2> /dev/null | tail -n 1)
+        [ -n "$swaps" ] || fail "swap_count.so wrote no count"
+        # On Xvfb (no DRI3) Mesa 22.3 runs zink under its software window
+        # system (drisw): each swap copies the image out through Xlib, and
+        # no vkQueuePresentKHR ever reaches the layer, so there are no
+        # frames to count. Where zink presents (kopper), they must match.
+        if "$GT_GPUTRACE_CHECK" --no-progress --json --frames "$tmp/trace.pftrace" 2> /dev/null |
+            grep -q '"track": "Frames'; then
+            check_frames "$swaps"
+        else
+            echo "frames: none; glxgears swapped $swaps times through zink on drisw, which" \
+                "never presents with Vulkan (docs/layer.md, \"Frames\")"
+        fi
+    fi
     ;;
 ffmpeg)
     need_cmd ffmpeg ffmpeg
@@ -396,6 +482,7 @@ mpv-gpu | mpv-gpu-next)
     # work, so the layer times nothing there (docs/layer.md, "Suspended
     # rendering").
     check_trace 60 "empty command buffers (libplacebo signals semaphores with them)"
+    check_frames 60
     ;;
 *)
     echo "realapps_test.sh: unknown case '$case_name'" >&2
