@@ -23,6 +23,15 @@
 #                                   the same calls made directly)
 #   BENCH layer_cpu_ns_per_region_idle         same, no session
 #   BENCH layer_cpu_ns_per_region_collector    collector thread CPU per region
+#   BENCH layer_frames_present      the application thread's CPU time per
+#                                   vkQueuePresentKHR in a frame of one
+#                                   command buffer (bench_layer_hooks
+#                                   --presents); _present_alone: presents
+#                                   alone (each frame ready at its present);
+#                                   layer_frames: per region in that run.
+#                                   With GT_BENCH_OLD_LAYER_LIB (another
+#                                   build of the layer), the same for it,
+#                                   interleaved, as layer_frames_old...
 #
 # The five wall-time variants run interleaved (rotating order), GT_BENCH_REPS
 # times each (default 11), GT_BENCH_FRAMES frames per run (default 3000; a
@@ -51,6 +60,10 @@ unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH GPUTRACE_ENABLE GPUTRAC
 GPUTRACE_OUTPUT="$tmp/hooks.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" \
     --label layer_cpu_ns_per_region
 GPUTRACE_BACKEND=system "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --label layer_cpu_ns_per_region_idle |
+    grep -v _collector
+# ---- CPU per present (no driver), an older build beside it if given ----
+GPUTRACE_OUTPUT="$tmp/frames.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --presents \
+    --label layer_frames ${GT_BENCH_OLD_LAYER_LIB:+--compare "$GT_BENCH_OLD_LAYER_LIB"} |
     grep -v _collector
 
 # ---- wall time (lavapipe) ----
