@@ -398,8 +398,8 @@ VkResult tl_device_create(gt_device *dev)
     ht_init(&td->cbs, &dev->alloc);
     ht_init(&td->pools, &dev->alloc);
     td->names = tl_names_create(&dev->alloc);
-    td->frames =
-        fr_device_create(&dev->alloc, gt_config_get()->frames_first, gt_config_get()->frames_last);
+    td->frames = fr_device_create(&dev->alloc, gt_config_get()->frames_first,
+                                  gt_config_get()->frames_last, dev->frame_boundary != GT_FB_OFF);
     tl_queries_init(&td->queries);
     td->client.stop = client_stop;
     td->client.clear_incremental_state = client_clear;

@@ -37,6 +37,7 @@ struct fr_device {
     gt_allocator alloc;
     pthread_mutex_t lock;
     uint64_t first, last; /* GPUTRACE_FRAMES */
+    bool boundaries;      /* VK_EXT_frame_boundary enabled */
     fr_stream *streams[FR_MAX_STREAMS];
     uint32_t nstreams;
     int32_t primary; /* stream index, -1 before any frame ended */
@@ -53,7 +54,8 @@ struct fr_device {
 /* Numbers streams across the process (several devices): track names. */
 static atomic_uint process_streams;
 
-fr_device *fr_device_create(const gt_allocator *alloc, uint64_t first, uint64_t last)
+fr_device *fr_device_create(const gt_allocator *alloc, uint64_t first, uint64_t last,
+                            bool boundaries)
 {
     fr_device *fd = gt_zalloc(alloc, sizeof *fd, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
     if (!fd)
@@ -63,6 +65,7 @@ fr_device *fr_device_create(const gt_allocator *alloc, uint64_t first, uint64_t 
     fd->first = first ? first : 1;
     fd->last = last >= fd->first ? last : UINT64_MAX;
     fd->primary = -1;
+    fd->boundaries = boundaries;
     atomic_init(&fd->head.window_open, fd->first <= 1);
     return fd;
 }
@@ -253,6 +256,10 @@ fr_tag fr_tag_submission(fr_device *fd, uint64_t now_ns)
     if (!fd)
         return tag;
     pthread_mutex_lock(&fd->lock);
+    if (fd->primary < 0 && !fd->nstreams && !fd->boundaries) {
+        pthread_mutex_unlock(&fd->lock); /* no frames here (yet) */
+        return tag;
+    }
     fr_slot *s;
     if (fd->primary < 0) {
         s = &fd->early;

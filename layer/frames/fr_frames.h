@@ -89,9 +89,11 @@ struct fr_record {
 
 typedef struct fr_device fr_device;
 
-/* `first`..`last`: GPUTRACE_FRAMES (1 .. UINT64_MAX: every frame). NULL
- * when out of memory: every other call takes NULL and does nothing. */
-fr_device *fr_device_create(const gt_allocator *alloc, uint64_t first, uint64_t last);
+/* `first`..`last`: GPUTRACE_FRAMES (1 .. UINT64_MAX: every frame);
+ * `boundaries`: the application enabled VK_EXT_frame_boundary. NULL when
+ * out of memory: every other call takes NULL and does nothing. */
+fr_device *fr_device_create(const gt_allocator *alloc, uint64_t first, uint64_t last,
+                            bool boundaries);
 void fr_device_destroy(fr_device *fd);
 
 /* Swapchains: created (after the call succeeded) and about to be destroyed. */
@@ -110,7 +112,9 @@ bool fr_present(fr_device *fd, const VkPresentInfoKHR *info, uint64_t now_ns, bo
 bool fr_boundary(fr_device *fd, const VkFrameBoundaryEXT *fb, uint64_t now_ns, bool record);
 
 /* A timed submission at `now_ns`: the frame it belongs to, counted as
- * outstanding until fr_submission_done. */
+ * outstanding until fr_submission_done. None (stream 0) on a device that
+ * has neither a frame stream nor VK_EXT_frame_boundary: a program that
+ * never presents or marks frames has no frames. */
 fr_tag fr_tag_submission(fr_device *fd, uint64_t now_ns);
 /* Its work came back (collected: `gpu` holds its command buffers' device
  * times; dropped: NULL or empty). */
