@@ -274,7 +274,10 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
                                uint32_t cleared)
 {
     tl_device *td = col->td;
-    if (cleared & (1u << s->slot))
+    /* Asked for a restart point (a flight recorder's window may begin
+     * there, or the system service cleared the incremental state). */
+    const bool asked = (cleared & (1u << s->slot)) != 0;
+    if (asked)
         s->need_interned = true;
     const uint64_t dropped = atomic_load(&col->dropped_subs);
     const bool after_loss = dropped != s->dropped_seen;
@@ -310,8 +313,10 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
             s->writer, true, (uint64_t)(uintptr_t)td->gt->handle, td->pid, specs, n);
         /* A reader that lost the start of the sequence needs a snapshot of
          * the clock as much as the interned data: right after it, so one
-         * that starts at the interned data has it too. */
-        refresh_snapshot(col, s, true);
+         * that starts at the interned data has it too (repeated even if
+         * recent only where a restart point was asked for: elsewhere an
+         * identical copy is no second reading). */
+        refresh_snapshot(col, s, asked);
         if (td->identity.ngpus)
             emc_gpu_info(s->writer, gc_boottime_ns(), td->identity.gpus, td->identity.ngpus);
         s->interned_queues = count >= 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;
