@@ -494,10 +494,6 @@ static void drain_at_exit(tl_collector *col)
 {
     gt_device *dev = col->td->gt;
     const uint64_t deadline = gc_monotonic_ns() + COL_EXIT_DRAIN_NS;
-    /* A short program on a loaded machine can reach exit before this
-     * thread ever ran: the running sessions' sequences start now, or the
-     * whole run's GPU work would be read and dropped unwritten. */
-    seq_update_writer(col);
     seq_never_stall(col);
     for (;;) {
         collect_ready(col);

@@ -19,14 +19,15 @@
 #            trace_processor's); calibrations did fall inside submissions
 #            (else the test proves nothing); the layer placed snapshots in
 #            gaps; gputrace-check passes the trace within the 1 us budget.
-#   sql      the same kind of run, imported by every trace_processor_shell
-#            at hand (PERFETTO_BIN, PERFETTO_V58_BIN): no error or data_loss
+#   sql      the same kind of run, imported by trace_processor_shell v47
+#            (PERFETTO_BIN) and v58 (PERFETTO_V58_BIN): no error or data_loss
 #            stat, every region there, and the nesting and order counts of
 #            the converted slices equal those of the device times.
 #
 # Environment (meson.build): GT_WORKLOAD, GT_EXPLICIT_DIR, GT_FAULT_DIR,
-# GT_GPUTRACE_CHECK, GT_GPUTRACE_DUMP; for sql PERFETTO_BIN and/or
-# PERFETTO_V58_BIN. Exit 0 pass, 1 fail, 77 skip.
+# GT_GPUTRACE_CHECK, GT_GPUTRACE_DUMP; for sql PERFETTO_BIN and
+# PERFETTO_V58_BIN (a version missing: SKIP after checking with the other,
+# naming it). Exit 0 pass, 1 fail, 77 skip.
 set -eu
 
 case_name=${1:?usage: nesting_test.sh offsets|sql}
@@ -36,13 +37,20 @@ need_exe "$GT_WORKLOAD" gputrace-workload
 need_exe "$GT_GPUTRACE_CHECK" gputrace-check
 need_exe "$GT_GPUTRACE_DUMP" gputrace-dump
 
-tps=
+# Every Perfetto version there is (tests/perfetto/tp_lib.sh); one that is
+# missing is named in a SKIP once the others passed.
+. "$(dirname "$0")/../perfetto/tp_lib.sh"
+tps= missing=
 if [ "$case_name" = sql ]; then
-    for d in "${PERFETTO_BIN:-}" "${PERFETTO_V58_BIN:-}"; do
-        [ -n "$d" ] && [ -x "$d/trace_processor_shell" ] && tps="$tps $d/trace_processor_shell"
+    for v in $(tp_versions); do
+        why=$(tp_missing "$v")
+        if [ -z "$why" ]; then
+            tps="$tps $(tp_dir "$v")/trace_processor_shell"
+        else
+            missing="$missing v$v ($why)"
+        fi
     done
-    [ -n "$tps" ] || skip "no trace_processor_shell: set PERFETTO_BIN and/or PERFETTO_V58_BIN" \
-        "(scripts/lib.sh sets them when ../shared/perfetto exists)"
+    [ -n "$tps" ] || skip "no trace processor:$missing"
 fi
 
 trace=$tmp/trace.pftrace
@@ -178,6 +186,7 @@ EOF
                    and (s.ts < c.ts or s.ts + s.dur > c.ts + c.dur)")
         [ "$out" = 0 ] || fail "$v: $out stages outside their command buffer"
     done
+    [ -z "$missing" ] || skip "checked with$tps; not with:$missing"
     ;;
 *)
     echo "nesting_test.sh: unknown case '$case_name'" >&2

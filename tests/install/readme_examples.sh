@@ -115,7 +115,7 @@ block_kind() {
     'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=app.pftrace ./my-vulkan-app' | \
         '# from a build tree, without installing' | 'GPUTRACE_QUERY_READBACK=bulk '* | \
         'GPUTRACE_ENABLE=1 GPUTRACE_OUTPUT=demo.pftrace ./my-vulkan-app' | \
-        'gputrace-service '* | 'gputrace-ci '* | \
+        'gputrace-service '* | 'gputrace-ci '* | 'gputrace-probe '* | \
         'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=frames.pftrace \' | \
         'GPUTRACE_TRIGGER=file:snap.now '*) echo local ;;
     *) echo unknown ;;
@@ -365,6 +365,19 @@ check_block() {
         grep -q '<testcase' "$block_dir/results.xml" || fail "results.xml has no testcase"
         ! grep -q '<failure' "$block_dir/results.xml" || fail "results.xml reports a failure"
         echo "ok: block $n: $(grep '^gputrace-ci: PASS' "$block_dir.out")"
+        ;;
+    'gputrace-probe '*)
+        run_block "$n"
+        grep -q '^gputrace-probe: PASS: ' "$block_dir.out" || fail "gputrace-probe printed no PASS"
+        grep -q '"schema": "gputrace-probe/1"' "$block_dir/probe.json" || fail "no probe.json"
+        grep -q 'name="written-vs-calibrated family 0"' "$block_dir/probe.xml" ||
+            fail "probe.xml lacks the probe's test cases"
+        grep -q '^gputrace-ci: PASS .*; driver probe pass; ' "$block_dir.out" ||
+            fail "gputrace-ci --probe printed no PASS with the probe's"
+        grep -q 'classname="gputrace-probe.device0"' "$block_dir/results.xml" ||
+            fail "results.xml lacks the probe's test cases"
+        ! grep -q '<failure' "$block_dir/results.xml" || fail "results.xml reports a failure"
+        echo "ok: block $n: $(grep -m 1 '^gputrace-probe: PASS' "$block_dir.out"); gputrace-ci --probe passes"
         ;;
     'cat > gputrace.cfg <<'*)
         run_block "$n" GT_AWAIT_SESSION=1 GPUTRACE_STARTUP_WAIT_MS=5000

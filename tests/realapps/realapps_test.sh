@@ -14,13 +14,17 @@
 #      vk_queue_submit that carries command buffers has at least one GPU
 #      render stage event, and there are at least as many such submissions
 #      as frames the program says it rendered;
-#   4. (vkcube, mpv; glxgears where zink presents with Vulkan, which on
+#   4. Perfetto's trace_processor_shell, v47 and v58 (tests/perfetto/
+#      tp_lib.sh), imports the trace with no error or data_loss stat and
+#      one render-stage slice per GPU event. A version that is not there
+#      is named in the output as not checked (the checks above do not
+#      need Perfetto; scripts/run-tests has both).
+#   5. (vkcube, mpv; glxgears where zink presents with Vulkan, which on
 #      Xvfb it does not) the trace's frames track has the program's own
 #      frame count, give or take one (vkcube --c, mpv --frames, the
 #      glXSwapBuffers calls of glxgears counted by swap_count.so), and
-#      --frames statistics that pass; with PERFETTO_BIN and
-#      PERFETTO_V58_BIN, both trace processors find those frames, each
-#      with its GPU time, and no error stat.
+#      --frames statistics that pass; each trace processor of 4. finds
+#      those frames, each with its GPU time.
 #
 # Cases (Debian package):
 #   vkcube          vkcube --c 300 (vulkan-tools)
@@ -36,12 +40,13 @@
 # clean way and the layer's exit path runs. A missing program skips (77)
 # and says which package has it; scripts/run-tests installs them all.
 #
-# Environment (meson.build): GT_TEST_LIB, GT_EXPLICIT_DIR,
-# GT_GPUTRACE_CHECK, GT_GPUTRACE_DUMP.
+# Environment (meson.build): GT_TEST_LIB, GT_TP_LIB, GT_EXPLICIT_DIR,
+# GT_GPUTRACE_CHECK, GT_GPUTRACE_DUMP; PERFETTO_BIN, PERFETTO_V58_BIN.
 set -eu
 
 case_name=${1:?usage: realapps_test.sh CASE}
 . "$GT_TEST_LIB"
+. "$GT_TP_LIB"
 # No gputrace setting of the caller's may decide an outcome.
 for v in $(env | sed -n 's/^\(GPUTRACE_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
@@ -272,6 +277,31 @@ check_trace() {
             fail "$untimed submission(s) with command buffers have no GPU event, more than one a frame ($1) and 2"
         echo "  $untimed submission(s) without GPU events: $2"
     fi
+    check_import "$events"
+}
+
+# check_import EVENTS: each trace_processor there is imports the trace
+# with no error or data_loss stat and EVENTS render-stage slices.
+check_import() {
+    cat > "$tmp/import.sql" <<'SQL'
+select (select count(*) from gpu_slice s join gpu_track t on s.track_id = t.id
+        where t.scope = 'gpu_render_stage')
+    || '|' || ifnull((select group_concat(name || '=' || value, ' ') from stats
+                      where severity in ('error', 'data_loss') and value > 0), '') as r
+SQL
+    for v in $(tp_versions); do
+        why=$(tp_missing "$v")
+        if [ -n "$why" ]; then
+            echo "import: not checked in trace_processor v$v: $why"
+            continue
+        fi
+        got=$(tp_query "$v" "$tmp/import.sql" "$tmp/trace.pftrace") ||
+            fail "trace_processor v$v cannot import the trace"
+        [ "${got#*|}" = "" ] || fail "trace_processor v$v: error/data_loss stats: ${got#*|}"
+        [ "${got%%|*}" = "$1" ] ||
+            fail "trace_processor v$v: ${got%%|*} render-stage slices for $1 GPU events"
+        echo "import: trace_processor v$v ($(tp_version_line "$v")): $1 render-stage slices, no error or data_loss stat"
+    done
 }
 
 # check_frames COUNT: the frames track of the program's process holds COUNT
@@ -305,30 +335,29 @@ PY
     trace_processor_frames "$1"
 }
 
-# trace_processor_frames COUNT: with both of Perfetto's trace processors at
-# hand, each must import COUNT frames on a "Frames" track of the program's
-# process, every one with its GPU time, and report no error or data_loss.
+# trace_processor_frames COUNT: each trace_processor there is (tp_lib.sh)
+# must import COUNT frames on a "Frames" track of the program's process,
+# every one with its GPU time; a version that is not there is named as not
+# checked (check_import has already looked for error and data_loss stats).
 trace_processor_frames() {
-    if [ -z "${PERFETTO_BIN:-}" ] || [ -z "${PERFETTO_V58_BIN:-}" ]; then
-        echo "frames in trace_processor: not checked (PERFETTO_BIN and PERFETTO_V58_BIN unset)"
-        return 0
-    fi
     pid=$(sed -n 's/.*layer active (pid \([0-9]*\),.*/\1/p' "$log" | head -n 1)
     [ -n "$pid" ] || fail "the layer's log names no pid"
     cat > "$tmp/frames.sql" <<EOF
-select count(*), count(extract_arg(s.arg_set_id, 'debug.gpu_time_ns')),
-       (select count(*) from stats where value > 0 and severity in ('error', 'data_loss'))
+select count(*) || ',' || count(extract_arg(s.arg_set_id, 'debug.gpu_time_ns'))
 from slice s join process_track pt on s.track_id = pt.id join process p using (upid)
 where p.pid = $pid and pt.name = 'Frames';
 EOF
-    for bin in "$PERFETTO_BIN" "$PERFETTO_V58_BIN"; do
-        "$bin/trace_processor_shell" -q "$tmp/frames.sql" "$tmp/trace.pftrace" \
-            > "$tmp/frames.csv" 2> "$tmp/tp.err" ||
-            fail "$bin/trace_processor_shell failed: $(tail -n 3 "$tmp/tp.err")"
-        row=$(tail -n 1 "$tmp/frames.csv" | tr -d '"')
-        [ "$row" = "$1,$1,0" ] ||
-            fail "$bin/trace_processor_shell: frames, with GPU time, error stats: $row (expected $1,$1,0)"
-        echo "frames in $bin/trace_processor_shell: $row"
+    for v in $(tp_versions); do
+        why=$(tp_missing "$v")
+        if [ -n "$why" ]; then
+            echo "frames: not checked in trace_processor v$v: $why"
+            continue
+        fi
+        row=$(tp_query "$v" "$tmp/frames.sql" "$tmp/trace.pftrace") ||
+            fail "trace_processor v$v cannot import the trace"
+        [ "$row" = "$1,$1" ] ||
+            fail "trace_processor v$v: frames, with GPU time: $row (expected $1,$1)"
+        echo "frames in trace_processor v$v: $row"
     done
 }
 

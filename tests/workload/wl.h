@@ -49,6 +49,7 @@ struct wl_options {
     /* --stall-every N --stall-ms M: every Nth frame (0: none) sleeps M ms
      * before its last submission, a stutter the trace must show. */
     uint32_t stall_every, stall_ms;
+    bool thread_cpu; /* --thread-cpu */
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */
@@ -162,6 +163,7 @@ struct wl_thread {
 
     /* Results. */
     uint64_t frames, submissions, regions;
+    uint64_t cpu_ns; /* the thread's CPU time over its frames */
     bool ok;
 };
 
