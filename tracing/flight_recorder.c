@@ -83,7 +83,7 @@ static const entry *entry_at(const flr_recorder *r, uint64_t pos, size_t *skip)
 
 static void evict(flr_recorder *r)
 {
-    size_t skip;
+    size_t skip = 0;
     const entry *e = entry_at(r, r->head, &skip);
     if (!e) {
         r->head += skip;
@@ -254,7 +254,7 @@ void flr_get_stats(const flr_recorder *r, flr_stats *out)
     out->too_large = r->too_large;
     out->empty = r->empty;
     if (r->count) {
-        size_t skip;
+        size_t skip = 0;
         const entry *e = entry_at(r, r->head, &skip);
         if (!e)
             e = entry_at(r, r->head + skip, &skip);

@@ -187,6 +187,7 @@ struct trg_trigger {
     unsigned seen; /* signals counted so far */
     bool existed;  /* file: what was there at the last look */
     struct stat last;
+    struct timespec fired_mtime; /* file: its modification time when it last fired */
 };
 
 /* What is at the path now; false when nothing (or it cannot be looked at). */
@@ -195,11 +196,17 @@ static bool look(const char *path, struct stat *st)
     return lstat(path, st) == 0;
 }
 
-static bool changed(const struct stat *a, const struct stat *b)
+/* Modification times this close are one change: `touch PATH` creates the
+ * file and then sets its time, a poll between the two sees both. */
+#define TRG_FILE_SETTLE_NS 100000000
+
+static bool changed(const trg_trigger *t, const struct stat *now)
 {
-    return a->st_ino != b->st_ino || a->st_dev != b->st_dev ||
-           a->st_mtim.tv_sec != b->st_mtim.tv_sec || a->st_mtim.tv_nsec != b->st_mtim.tv_nsec ||
-           a->st_ctim.tv_sec != b->st_ctim.tv_sec || a->st_ctim.tv_nsec != b->st_ctim.tv_nsec;
+    if (now->st_ino != t->last.st_ino || now->st_dev != t->last.st_dev)
+        return true;
+    const int64_t d = ((int64_t)now->st_mtim.tv_sec - (int64_t)t->fired_mtime.tv_sec) * 1000000000 +
+                      ((int64_t)now->st_mtim.tv_nsec - (int64_t)t->fired_mtime.tv_nsec);
+    return d >= TRG_FILE_SETTLE_NS || d <= -TRG_FILE_SETTLE_NS;
 }
 
 trg_trigger *trg_start(const trg_spec *spec, sem_t *wake, const char **why)
@@ -220,6 +227,7 @@ trg_trigger *trg_start(const trg_spec *spec, sem_t *wake, const char **why)
         }
     } else if (spec->kind == TRG_FILE) {
         t->existed = look(spec->path, &t->last);
+        t->fired_mtime = t->last.st_mtim;
     }
     return t;
 }
@@ -236,10 +244,12 @@ unsigned trg_poll(trg_trigger *t)
         return 0;
     struct stat st;
     const bool exists = look(t->spec.path, &st);
-    const bool fired = exists && (!t->existed || changed(&st, &t->last));
+    const bool fired = exists && (!t->existed || changed(t, &st));
     t->existed = exists;
     if (exists)
         t->last = st;
+    if (fired)
+        t->fired_mtime = st.st_mtim;
     return fired ? 1u : 0u;
 }
 

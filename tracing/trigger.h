@@ -15,8 +15,10 @@
  * (atomics and sem_post). One signal trigger per process.
  *
  * file:PATH: every poll looks at PATH (lstat, never opening or following
- * it): it fires when PATH appears, or when what is there changed (inode,
- * modification or status change time), so `touch PATH` fires each time.
+ * it): it fires when PATH appears, when another file takes its place
+ * (inode), or when its modification time is 100 ms or more away from the
+ * one it had when it last fired, so `touch PATH` fires each time, once
+ * (touch creates the file and then sets its time: a poll may see both).
  * What is there when the trigger starts does not fire.
  */
 #ifndef TRIGGER_H

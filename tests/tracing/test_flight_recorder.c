@@ -304,14 +304,29 @@ static void test_file_trigger(void **state)
     assert_non_null(t);
     assert_int_equal(trg_poll(t), 0);
     fd = open(path, O_CREAT | O_WRONLY, 0600);
-    close(fd);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
     assert_int_equal(trg_poll(t), 1); /* it appeared */
     assert_int_equal(trg_poll(t), 0);
-    /* touch: a new modification time */
-    struct timespec times[2] = { { 0, UTIME_NOW }, { 12345, 0 } };
+    /* touch's second step, its time set a moment after the creation: the
+     * same trigger */
+    struct timespec times[2] = { { 0, UTIME_OMIT }, st.st_mtim };
+    times[1].tv_nsec += times[1].tv_nsec < 999000000 ? 1000000 : -1000000;
+    assert_int_equal(futimens(fd, times), 0);
+    close(fd);
+    assert_int_equal(trg_poll(t), 0);
+    /* touch again, later: a new modification time */
+    times[1] = (struct timespec){ 12345, 0 };
     assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
     assert_int_equal(trg_poll(t), 1);
     assert_int_equal(trg_poll(t), 0);
+    times[1].tv_nsec = 50000000; /* 50 ms on: still the same */
+    assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+    assert_int_equal(trg_poll(t), 0);
+    times[1].tv_nsec = 150000000; /* 150 ms on from the last firing */
+    assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+    assert_int_equal(trg_poll(t), 1);
     unlink(path);
     assert_int_equal(trg_poll(t), 0); /* gone is not a trigger */
     trg_stop(t, NULL);
