@@ -28,6 +28,7 @@ typedef struct inproc inproc;
 struct inproc {
     tl_backend base;
     inproc_backend *be;
+    const tl_backend_events *events;
 };
 
 /* ---- Signals ------------------------------------------------------------------
@@ -257,6 +258,15 @@ static void report(void *ctx, inproc_backend_report_level level, const char *msg
     gt_log(level == INPROC_BACKEND_REPORT_WARN ? GT_LOG_WARN : GT_LOG_INFO, "%s", msg);
 }
 
+/* Flight recorder: the I/O thread asks for restart points; the session's
+ * clients write them as after a service's ClearIncrementalState. */
+static void ask_restart(void *ctx)
+{
+    inproc *b = ctx;
+    if (b->events->clear_incremental_state)
+        b->events->clear_incremental_state(b->events->ctx, INPROC_INSTANCE);
+}
+
 tl_backend *tl_backend_inproc_create(const char *path, const tl_backend_events *events)
 {
     inproc *b = calloc(1, sizeof *b);
@@ -272,6 +282,18 @@ tl_backend *tl_backend_inproc_create(const char *path, const tl_backend_events *
     * in memory before it is written out. */
     cfg.smb_size = 4u << 20;
     cfg.buffer_size = (size_t)gt_config_get()->buffer_kb * 1024u;
+    b->events = events;
+    const gt_config *gc = gt_config_get();
+    if (gc->trigger) {
+        /* The ring is the recorder's; the central buffer only passes
+         * chunks on, a drain period at a time. */
+        cfg.trigger = &gc->trigger_spec;
+        cfg.window_ms = gc->trigger_seconds * 1000u;
+        cfg.record_bytes = cfg.buffer_size;
+        cfg.buffer_size = cfg.buffer_size < (8u << 20) ? cfg.buffer_size : 8u << 20;
+        cfg.restart = ask_restart;
+        cfg.restart_ctx = b;
+    }
     b->base.ops = &inproc_ops;
     b->be = inproc_backend_create(&cfg);
     if (!b->be) {
@@ -281,16 +303,21 @@ tl_backend *tl_backend_inproc_create(const char *path, const tl_backend_events *
         return NULL;
     }
     const char *written = inproc_backend_output_path(b->be);
-    if (strcmp(written, path) != 0)
+    if (gc->trigger)
+        gt_info("in-process backend: flight recorder, on %s the last %u s into %s (numbered)",
+                gc->trigger, gc->trigger_seconds, written);
+    else if (strcmp(written, path) != 0)
         gt_info("in-process backend: writing %s (GPUTRACE_OUTPUT=%s)", written, path);
     else
         gt_info("in-process backend: writing %s", written);
-    if (gt_config_get()->signal_wait_ms)
-        install_signal_handlers(b->be, gt_config_get()->signal_wait_ms);
+    /* A flight recorder has no file to finish when the process is told to
+     * end. */
+    if (gc->signal_wait_ms && !gc->trigger)
+        install_signal_handlers(b->be, gc->signal_wait_ms);
     const tl_ds_options options = {
         .stages = true,
-        .low_overhead = gt_config_get()->low_overhead,
-        .memory = gt_config_get()->memory,
+        .low_overhead = gc->low_overhead,
+        .memory = gc->memory,
     };
     events->started(events->ctx, INPROC_INSTANCE, &options);
     return &b->base;

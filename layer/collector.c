@@ -21,6 +21,7 @@
 #include "layer/collector_sequence.h"
 #include "layer/collector_types.h"
 #include "layer/config.h"
+#include "layer/frames/fr_sequence.h"
 #include "layer/log.h"
 #include "layer/memory/mem_sequence.h"
 #include "layer/timeline_query.h"
@@ -402,6 +403,8 @@ static void collect_ready(tl_collector *col)
         if (col->clock.have_last)
             maybe_calibrate(col);
     }
+    /* The frames whose work is all in now (and those presented since). */
+    fr_seq_write(col, false);
 }
 
 static void maybe_calibrate(tl_collector *col)
@@ -573,6 +576,8 @@ static void *collector_main(void *arg)
         wait_for_work(col);
     }
 
+    /* Every frame that ended, with what came back of its work. */
+    fr_seq_write(col, true);
     /* A last snapshot, so conversions of the last events need no
     * extrapolation beyond one (also at process exit: the drain above
     * already used the device). */

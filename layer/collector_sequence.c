@@ -9,6 +9,7 @@
 #include "layer/emit_context.h"
 #include "layer/flows/event_ids.h"
 #include "layer/flows/flow_sync.h"
+#include "layer/frames/fr_busy.h"
 #include "layer/log.h"
 #include "layer/process_info.h"
 #include "layer/timeline_meta.h"
@@ -110,12 +111,18 @@ void seq_reading_accepted(tl_collector *col)
 }
 
 /* A snapshot for a (re)starting sequence: the published one, and a fresh
- * calibration unless one was written a moment ago. */
-static void refresh_snapshot(tl_collector *col, tl_col_seq *s)
+ * calibration unless one was written a moment ago. `always`: the published
+ * one even then, for a reader that starts right here (the packet before
+ * started the incremental state afresh: a flight recorder's window begins
+ * there, tracing/flight_recorder.h). */
+static void refresh_snapshot(tl_collector *col, tl_col_seq *s, bool always)
 {
     uint64_t now = gc_monotonic_ns();
-    if (s->last_snapshot_at && now - s->last_snapshot_at < COL_SNAPSHOT_FRESH_NS)
+    if (s->last_snapshot_at && now - s->last_snapshot_at < COL_SNAPSHOT_FRESH_NS) {
+        if (always)
+            emit_snapshot_on(col, s);
         return;
+    }
     emit_snapshot_on(col, s);
     if (col->td->clock_source == GC_SOURCE_CALIBRATED)
         seq_calibrate(col);
@@ -216,10 +223,11 @@ static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
     s->interned_queues = 0;
     s->events = s->interned_events = 0;
     s->first_snapshot_at = s->last_snapshot_at = 0;
+    s->frame_tracks = 0;
     /* The sequence starts with the clock: the snapshot published last
     * (the first one was taken before any of the device's work), then a
     * fresh calibration, published where it cannot split work. */
-    refresh_snapshot(col, s);
+    refresh_snapshot(col, s, false);
 }
 
 void seq_update_writer(tl_collector *col)
@@ -270,7 +278,10 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
                                uint32_t cleared)
 {
     tl_device *td = col->td;
-    if (cleared & (1u << s->slot))
+    /* Asked for a restart point (a flight recorder's window may begin
+     * there, or the system service cleared the incremental state). */
+    const bool asked = (cleared & (1u << s->slot)) != 0;
+    if (asked)
         s->need_interned = true;
     const uint64_t dropped = atomic_load(&col->dropped_subs);
     const bool after_loss = dropped != s->dropped_seen;
@@ -297,9 +308,6 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
     em_queue_spec specs[TL_MAX_QUEUES];
     uint32_t n = 0;
     if (s->need_interned) {
-        /* A reader that lost the start of the sequence needs a snapshot of
-       * the clock as much as the interned data. */
-        refresh_snapshot(col, s);
         uint32_t count = atomic_load_explicit(&td->nqueues, memory_order_acquire);
         for (uint32_t i = 0; i < count; i++)
             queue_spec(col, td->queues[i], names[n], sizeof names[n], descs[n], sizeof descs[n],
@@ -307,6 +315,12 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
                 n++;
         (after_loss ? em_interned_after_loss : em_interned)(
             s->writer, true, (uint64_t)(uintptr_t)td->gt->handle, td->pid, specs, n);
+        /* A reader that lost the start of the sequence needs a snapshot of
+         * the clock as much as the interned data: right after it, so one
+         * that starts at the interned data has it too (repeated even if
+         * recent only where a restart point was asked for: elsewhere an
+         * identical copy is no second reading). */
+        refresh_snapshot(col, s, asked);
         if (td->identity.ngpus)
             emc_gpu_info(s->writer, gc_boottime_ns(), td->identity.gpus, td->identity.ngpus);
         s->interned_queues = count >= 64 ? UINT64_MAX : (UINT64_C(1) << count) - 1;
@@ -318,6 +332,7 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
         if (s->labels)
             ls_reset(s->labels);
         s->names_since = 0;
+        s->frame_tracks = 0;
     } else {
         queue_spec(col, q, names[0], sizeof names[0], descs[0], sizeof descs[0], &specs[0]);
         em_interned(s->writer, false, 0, td->pid, specs, 1);
@@ -462,7 +477,11 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
         .collected_boottime_ns = top ? x->collected_boottime_ns : 0,
         .args = x->meta->args,
         .nargs = x->meta->nargs,
+        .frame_number = x->sub->frame.stream ? x->sub->frame.frame : 0,
     };
+    /* The frame's GPU time and busy time come from its command buffers. */
+    if (top)
+        fr_busy_add(&x->sub->gpu, start, end);
     /* Each session gets the stages it asked for (session.h). */
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {
         tl_col_seq *s = &col->seqs[i];

@@ -41,6 +41,9 @@ struct tl_col_seq {
     /* Stages named after label texts (label_specs.h); allocated at the
     * first label, emptied with the incremental state. */
     ls_table *labels;
+    /* Frame streams whose tracks were described on it in this incremental
+     * generation, bit per stream (layer/frames/fr_sequence.c). */
+    uint32_t frame_tracks;
 };
 
 /* The collector's bulk read (collector.c, read_in_bulk): the results it

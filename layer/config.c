@@ -18,6 +18,7 @@ static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool config_ready;
 static gt_config config;
 static char output_copy[GT_SETTINGS_PATH_SIZE];
+static char trigger_copy[GT_SETTINGS_PATH_SIZE];
 
 /* While config_init() runs (under config_lock): the pNext chain of the
  * instance whose VkLayerSettingsCreateInfoEXT counts, and the settings
@@ -41,6 +42,9 @@ static const char *const known_settings[] = {
     "signal_wait_ms",
     "low_overhead",
     "memory",
+    "frames",
+    "trigger",
+    "trigger_seconds",
     "log",
     "log_file",
 };
@@ -123,9 +127,68 @@ static uint64_t env_u64(const char *name, uint64_t min, uint64_t max, uint64_t f
     return n;
 }
 
+/* "A..B", "A-B", "A.." or "A": frame numbers from 1. False for anything
+ * else (including B < A). */
+static bool parse_frames(const char *v, uint64_t *first, uint64_t *last)
+{
+    char *end;
+    if (*v < '1' || *v > '9')
+        return false;
+    errno = 0;
+    unsigned long long a = strtoull(v, &end, 10);
+    if (errno || a == 0)
+        return false;
+    *first = a;
+    *last = UINT64_MAX;
+    if (!*end) {
+        *last = a;
+        return true;
+    }
+    if (strncmp(end, "..", 2) == 0)
+        end += 2;
+    else if (*end == '-')
+        end += 1;
+    else
+        return false;
+    if (!*end)
+        return true; /* open-ended */
+    const char *b = end;
+    if (*b < '0' || *b > '9')
+        return false;
+    unsigned long long z = strtoull(b, &end, 10);
+    if (errno || *end || z < a)
+        return false;
+    *last = z;
+    return true;
+}
+
+static void env_frames(const char *name, uint64_t *first, uint64_t *last)
+{
+    gt_setting s;
+    char where[sizeof s.origin + 16];
+    *first = 1;
+    *last = UINT64_MAX;
+    if (!lookup(name, GT_SETTING_TEXT, &s, where, sizeof where))
+        return;
+    if (!parse_frames(s.value, first, last)) {
+        *first = 1;
+        *last = UINT64_MAX;
+        gt_warn("ignoring %s=%s%s: expected A..B (frame numbers from 1, A <= B), A.. or A; "
+                "timing every frame",
+                s.name, s.value, where);
+    }
+}
+
+static const char *env_text(const char *name, char *copy, size_t size);
+
 /* A path: kept as given by the environment, copied from the other sources
  * (the file's text and the application's strings do not last). */
 static const char *env_path(const char *name)
+{
+    return env_text(name, output_copy, sizeof output_copy);
+}
+
+static const char *env_text(const char *name, char *copy, size_t size)
 {
     gt_setting s;
     char where[sizeof s.origin + 16];
@@ -134,12 +197,12 @@ static const char *env_path(const char *name)
     if (s.source == GT_SETTING_ENV)
         return s.value;
     size_t len = strlen(s.value);
-    if (len >= sizeof output_copy) {
-        gt_warn("ignoring %s%s: longer than %zu bytes", s.name, where, sizeof output_copy - 1);
+    if (len >= size) {
+        gt_warn("ignoring %s%s: longer than %zu bytes", s.name, where, size - 1);
         return NULL;
     }
-    memcpy(output_copy, s.value, len + 1);
-    return output_copy;
+    memcpy(copy, s.value, len + 1);
+    return copy;
 }
 
 static bool is_known(const char *key)
@@ -217,6 +280,14 @@ static void config_init(void)
     config.signal_wait_ms = (uint32_t)env_u64("GPUTRACE_SIGNAL_WAIT_MS", 0, 60000, 2000);
     config.low_overhead = env_bool("GPUTRACE_LOW_OVERHEAD", false);
     config.memory = env_bool("GPUTRACE_MEMORY", false);
+    env_frames("GPUTRACE_FRAMES", &config.frames_first, &config.frames_last);
+    config.trigger = env_text("GPUTRACE_TRIGGER", trigger_copy, sizeof trigger_copy);
+    const char *why = NULL;
+    if (config.trigger && !trg_parse(config.trigger, &config.trigger_spec, &why)) {
+        gt_warn("ignoring GPUTRACE_TRIGGER=%s: %s; no flight recorder", config.trigger, why);
+        config.trigger = NULL;
+    }
+    config.trigger_seconds = (uint32_t)env_u64("GPUTRACE_TRIGGER_SECONDS", 1, 3600, 10);
     config.clock_source = (enum gt_clock_source_choice)env_choice(
         "GPUTRACE_CLOCK_SOURCE", clock_sources, sizeof clock_sources / sizeof clock_sources[0],
         GT_CLOCK_SOURCE_AUTO);

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tracing/trigger.h"
+
 enum gt_backend_choice {
     GT_BACKEND_AUTO,      /* in-process if GPUTRACE_OUTPUT is set, else system */
     GT_BACKEND_INPROCESS, /* GPUTRACE_BACKEND=inprocess */
@@ -82,6 +84,19 @@ struct gt_config {
      * system backend's session running "vulkan.memory_tracker" does
      * (default off). */
     bool memory;
+
+    /* GPUTRACE_FRAMES=A..B (also A-B, A.. for "from A on", or A alone):
+     * time only frames A to B of each device's first frame stream
+     * (docs/layer.md, "Frames"); default every frame (1 .. UINT64_MAX). */
+    uint64_t frames_first, frames_last;
+
+    /* GPUTRACE_TRIGGER=signal:NAME|file:PATH: the embedded backend is a
+     * flight recorder writing the last GPUTRACE_TRIGGER_SECONDS (1..3600,
+     * default 10) into a new file at each trigger (docs/layer.md, "Flight
+     * recorder"); NULL: off. The text as given, and parsed. */
+    const char *trigger;
+    trg_spec trigger_spec;
+    uint32_t trigger_seconds;
 };
 
 /* The process-wide settings. Fixed by the first call of this or of

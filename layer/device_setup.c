@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "layer/layer_frame_boundary.h"
 #include "layer/log.h"
 
 /* Structures that may precede the one carrying hostQueryReset in a device
@@ -91,6 +92,9 @@ bool gt_device_setup_hides(const gt_device *dev, const char *name)
 
 static size_t clonable_size(VkStructureType type)
 {
+    /* Newer than Debian's headers (frame_boundary_ext.h): not in the enum. */
+    if (type == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT)
+        return sizeof(VkPhysicalDeviceFrameBoundaryFeaturesEXT);
     switch (type) {
 #define GT_SIZE_CASE(stype, ctype)  \
     case VK_STRUCTURE_TYPE_##stype: \
@@ -138,8 +142,8 @@ static VkResult clone_chain_through(gt_device_setup *s, const VkBaseInStructure 
     for (const VkBaseInStructure *in = original; in; in = in->pNext) {
         size_t size = clonable_size(in->sType);
         if (size == 0 || s->clone_count == GT_SETUP_MAX_CLONES) {
-            gt_info("device: pNext chain holds structure type %d before the feature "
-                    "struct; not enabling hostQueryReset",
+            gt_info("device: pNext chain holds structure type %d before the one to change; "
+                    "left as it is",
                     (int)in->sType);
             s->info.pNext = original; /* the partial copies are freed on release */
             return VK_SUCCESS;
@@ -279,6 +283,62 @@ static void plan_calibrated_timestamps(gt_device_setup *s, const gt_instance *in
     }
 }
 
+/* The first structure of `type` out of the chain that goes down (copies of
+ * what precedes it); left in when one of those cannot be copied. */
+static VkResult drop_struct(gt_device_setup *s, VkStructureType type, const gt_allocator *alloc)
+{
+    const VkBaseInStructure *target = NULL, *before = NULL;
+    for (const VkBaseInStructure *p = s->info.pNext; p; before = p, p = p->pNext) {
+        if (p->sType == type) {
+            target = p;
+            break;
+        }
+    }
+    if (!target)
+        return VK_SUCCESS;
+    if (!before) {
+        s->info.pNext = target->pNext;
+        return VK_SUCCESS;
+    }
+    VkBaseOutStructure *copy;
+    VkResult res = clone_chain_through(s, before, alloc, &copy);
+    if (res == VK_SUCCESS && copy)
+        copy->pNext = (VkBaseOutStructure *)(void *)target->pNext;
+    return res;
+}
+
+/* VK_EXT_frame_boundary provided by the layer: neither its name nor its
+ * feature structure goes down (layer_frame_boundary.h). */
+static VkResult plan_frame_boundary(gt_device_setup *s, const gt_instance *inst,
+                                    VkPhysicalDevice pd, const VkDeviceCreateInfo *app,
+                                    const gt_allocator *alloc)
+{
+    s->frame_boundary = gt_fb_plan_device(inst, pd, app);
+    if (s->frame_boundary != GT_FB_EMULATED)
+        return VK_SUCCESS;
+    VkResult res =
+        drop_struct(s, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT, alloc);
+    if (res != VK_SUCCESS)
+        return res;
+    const uint32_t n = s->info.enabledExtensionCount;
+    const char **names = (const char **)s->extension_names;
+    if (!names) {
+        names = gt_zalloc(alloc, (n ? n : 1) * sizeof(char *), VK_SYSTEM_ALLOCATION_SCOPE_COMMAND);
+        if (!names)
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        for (uint32_t i = 0; i < n; i++)
+            names[i] = s->info.ppEnabledExtensionNames[i];
+        s->extension_names = names;
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(names[i], VK_EXT_FRAME_BOUNDARY_EXTENSION_NAME) != 0)
+            names[kept++] = names[i];
+    s->info.enabledExtensionCount = kept;
+    s->info.ppEnabledExtensionNames = names;
+    return VK_SUCCESS;
+}
+
 /* The device's extensions, in *out (freed by the caller). */
 static VkResult list_extensions(const gt_instance *inst, VkPhysicalDevice pd,
                                 const gt_allocator *alloc, VkExtensionProperties **out,
@@ -353,6 +413,9 @@ VkResult gt_device_setup_prepare(gt_device_setup *s, const gt_instance *inst, Vk
         s->info.enabledExtensionCount = total;
         s->info.ppEnabledExtensionNames = s->extension_names;
     }
+    res = plan_frame_boundary(s, inst, pd, app, alloc);
+    if (res != VK_SUCCESS)
+        goto fail_release;
     return VK_SUCCESS;
 
 fail_release:

@@ -7,7 +7,9 @@
  * not already ask, this builds an amended copy of the application's
  * VkDeviceCreateInfo to pass down; the application's structures are never
  * written. Copies live until gt_device_setup_release, i.e. for the duration
- * of the call down.
+ * of the call down. It also keeps VK_EXT_frame_boundary (name and feature
+ * structure) from going down when the layer provides it
+ * (layer_frame_boundary.h).
  */
 #ifndef GPUTRACE_LAYER_DEVICE_SETUP_H
 #define GPUTRACE_LAYER_DEVICE_SETUP_H
@@ -28,7 +30,8 @@ struct gt_device_setup {
 
     enum gt_calibrated_timestamps calibrated_timestamps;
     enum gt_host_query_reset host_query_reset;
-    uint32_t api_version; /* min(instance, physical device) */
+    enum gt_frame_boundary frame_boundary; /* layer_frame_boundary.h */
+    uint32_t api_version;                  /* min(instance, physical device) */
     /* Extensions added to the application's list (static strings). */
     const char *added[GT_MAX_LAYER_EXTENSIONS];
     uint32_t added_count;

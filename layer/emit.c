@@ -174,6 +174,11 @@ void em_render_stage(tw_writer *tw, const em_stage_event *e)
     }
     for (uint32_t i = 0; i < e->nargs; i++)
         extra(&ev, e->args[i].name, e->args[i].value);
+    if (e->frame_number) {
+        char v[24];
+        snprintf(v, sizeof v, "%" PRIu64, e->frame_number);
+        extra(&ev, "frame_number", v);
+    }
     for (uint32_t i = 0; i < e->nwait_ids; i++)
         perfetto_protos_GpuRenderStageEvent_add_event_wait_ids(&ev, e->wait_ids[i]);
     perfetto_protos_GpuRenderStageEvent_end(&ev);

@@ -70,6 +70,7 @@ struct em_stage_event {
     uint32_t nargs;
     const uint64_t *wait_ids; /* event_ids of the stages it waited for (flows) */
     uint32_t nwait_ids;
+    uint64_t frame_number; /* the frame it belongs to (fr_frames.h), 0: none */
 };
 void em_render_stage(tw_writer *tw, const em_stage_event *e);
 

@@ -52,13 +52,16 @@ void emc_gpu_info(tw_writer *tw, uint64_t timestamp, const emc_gpu *gpus, uint32
 }
 
 void emc_process_track(tw_writer *tw, uint64_t timestamp, uint64_t uuid, int32_t pid,
-                       const char *name, const char *cmdline, size_t cmdline_len)
+                       const char *name, const char *cmdline, size_t cmdline_len, bool restart)
 {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
     perfetto_protos_ProcessDescriptor pd;
     tw_begin_packet(tw, &pkt);
     perfetto_protos_TracePacket_set_timestamp(&pkt, timestamp);
+    if (restart)
+        perfetto_protos_TracePacket_set_sequence_flags(
+            &pkt, perfetto_protos_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, uuid);
     perfetto_protos_TrackDescriptor_begin_process(&td, &pd);

@@ -9,6 +9,7 @@
 #ifndef GPUTRACE_LAYER_EMIT_CONTEXT_H
 #define GPUTRACE_LAYER_EMIT_CONTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,9 +40,12 @@ struct emc_gpu {
 void emc_gpu_info(tw_writer *tw, uint64_t timestamp, const emc_gpu *gpus, uint32_t n);
 
 /* TrackDescriptor of the process: `cmdline` holds `cmdline_len` bytes of
- * NUL-terminated arguments (as /proc/self/cmdline). */
+ * NUL-terminated arguments (as /proc/self/cmdline). `restart`: the packet
+ * starts the sequence afresh (SEQ_INCREMENTAL_STATE_CLEARED), for a
+ * sequence without interned data whose description begins here: a reader
+ * of a flight recorder's window starts it there (tracing/flight_recorder.h). */
 void emc_process_track(tw_writer *tw, uint64_t timestamp, uint64_t uuid, int32_t pid,
-                       const char *name, const char *cmdline, size_t cmdline_len);
+                       const char *name, const char *cmdline, size_t cmdline_len, bool restart);
 
 /* ProcessTree with the process alone: where Perfetto v47 takes a process's
  * command line from (it reads no cmdline in a ProcessDescriptor). */

@@ -127,6 +127,7 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_CreateDevice(VkPhysicalDevice pd, const VkDevi
         dev->api_version = setup.api_version;
         dev->calibrated_timestamps = setup.calibrated_timestamps;
         dev->host_query_reset = setup.host_query_reset;
+        dev->frame_boundary = setup.frame_boundary;
         for (uint32_t i = 0; i < setup.added_count; i++)
             dev->layer_extensions[i] = setup.added[i];
         dev->layer_extension_count = setup.added_count;

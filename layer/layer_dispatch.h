@@ -55,13 +55,19 @@
 #define GT_INSTANCE_CALLS_OPTIONAL(X)        \
     X(GetPhysicalDeviceProperties2)          \
     X(GetPhysicalDeviceProperties2KHR)       \
-    X(GetPhysicalDeviceFeatures2)            \
-    X(GetPhysicalDeviceFeatures2KHR)         \
     X(GetPhysicalDeviceMemoryProperties2)    \
     X(GetPhysicalDeviceMemoryProperties2KHR) \
     X(GetPhysicalDeviceCalibrateableTimeDomainsEXT)
 
-#define GT_INSTANCE_HOOKS(X) GT_INSTANCE_HOOKS_REQUIRED(X) GT_INSTANCE_HOOKS_OPTIONAL(X)
+/* Frames (layer/frames/, layer_frame_boundary.h): the feature query that
+ * answers VK_EXT_frame_boundary's feature where the layer provides it.
+ * Optional like the list above. */
+#define GT_INSTANCE_HOOKS_FRAMES(X) \
+    X(GetPhysicalDeviceFeatures2)   \
+    X(GetPhysicalDeviceFeatures2KHR)
+
+#define GT_INSTANCE_HOOKS(X) \
+    GT_INSTANCE_HOOKS_REQUIRED(X) GT_INSTANCE_HOOKS_OPTIONAL(X) GT_INSTANCE_HOOKS_FRAMES(X)
 #define GT_INSTANCE_CALLS(X) GT_INSTANCE_CALLS_REQUIRED(X) GT_INSTANCE_CALLS_OPTIONAL(X)
 
 /* Device-level functions layer_hooks.c intercepts: the timeline's hook
@@ -185,6 +191,15 @@
     X(BindImageMemory2)             \
     X(BindImageMemory2KHR)
 
+/* Frames (layer/frames/): swapchains and presents end frames; sparse
+ * binding only matters for its VK_EXT_frame_boundary structures.
+ * Optional: checked at every use like the list above. */
+#define GT_DEVICE_HOOKS_FRAMES(X) \
+    X(QueuePresentKHR)            \
+    X(CreateSwapchainKHR)         \
+    X(DestroySwapchainKHR)        \
+    X(QueueBindSparse)
+
 /* Device-level functions the layer (and the timing code) calls on its own
  * behalf. */
 #define GT_DEVICE_CALLS_REQUIRED(X) \
@@ -214,10 +229,11 @@
     X(GetSemaphoreCounterValue)       \
     X(GetSemaphoreCounterValueKHR)
 
-#define GT_DEVICE_COMMAND_HOOKS(X) GT_DEVICE_HOOKS_REQUIRED(X) GT_DEVICE_HOOKS_OPTIONAL(X)
-#define GT_OBJECT_HOOKS(X)         GT_OBJECT_HOOKS_REQUIRED(X) GT_OBJECT_HOOKS_OPTIONAL(X)
-#define GT_DEVICE_HOOKS(X)         GT_DEVICE_COMMAND_HOOKS(X) GT_OBJECT_HOOKS(X)
-#define GT_DEVICE_CALLS(X)         GT_DEVICE_CALLS_REQUIRED(X) GT_DEVICE_CALLS_OPTIONAL(X)
+#define GT_DEVICE_COMMAND_HOOKS(X) \
+    GT_DEVICE_HOOKS_REQUIRED(X) GT_DEVICE_HOOKS_OPTIONAL(X) GT_DEVICE_HOOKS_FRAMES(X)
+#define GT_OBJECT_HOOKS(X) GT_OBJECT_HOOKS_REQUIRED(X) GT_OBJECT_HOOKS_OPTIONAL(X)
+#define GT_DEVICE_HOOKS(X) GT_DEVICE_COMMAND_HOOKS(X) GT_OBJECT_HOOKS(X)
+#define GT_DEVICE_CALLS(X) GT_DEVICE_CALLS_REQUIRED(X) GT_DEVICE_CALLS_OPTIONAL(X)
 
 #define GT_DISPATCH_MEMBER(name) PFN_vk##name name;
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "layer/layer_hooks.h"
+#include "layer/layer_frame_boundary.h"
 #include "layer/timeline.h"
 
 /* ---- queues ----------------------------------------------------------- */
@@ -50,7 +51,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueSubmit(VkQueue queue, uint32_t cou
         .api = "vkQueueSubmit", .count = count, .submits = submits, .fence = fence
     };
     tl_queue_submit_pre(dev, queue, &submit);
-    VkResult res = next(queue, count, submits, fence);
+    /* The layer's VK_EXT_frame_boundary stops here (layer_frame_boundary.h). */
+    gt_fb_scratch scratch = { .alloc = &dev->alloc };
+    const VkSubmitInfo *down = submits;
+    if (dev->frame_boundary == GT_FB_EMULATED &&
+        !(down = gt_fb_strip_submits(&scratch, count, submits)))
+        down = submits;
+    VkResult res = next(queue, count, down, fence);
+    gt_fb_scratch_release(&scratch);
     tl_queue_submit_post(dev, queue, &submit, res);
     return res;
 }
@@ -63,7 +71,13 @@ static VkResult queue_submit2(gt_device *dev, PFN_vkQueueSubmit2 next, VkQueue q
         return next(queue, count, submits, fence);
     const tl_submit submit = { .api = api, .count = count, .submits2 = submits, .fence = fence };
     tl_queue_submit_pre(dev, queue, &submit);
-    VkResult res = next(queue, count, submits, fence);
+    gt_fb_scratch scratch = { .alloc = &dev->alloc };
+    const VkSubmitInfo2 *down = submits;
+    if (dev->frame_boundary == GT_FB_EMULATED &&
+        !(down = gt_fb_strip_submits2(&scratch, count, submits)))
+        down = submits;
+    VkResult res = next(queue, count, down, fence);
+    gt_fb_scratch_release(&scratch);
     tl_queue_submit_post(dev, queue, &submit, res);
     return res;
 }
@@ -104,6 +118,65 @@ static VKAPI_ATTR VkResult VKAPI_CALL gt_DeviceWaitIdle(VkDevice device)
     VkResult res = next(device);
     if (res == VK_SUCCESS)
         tl_device_idle(dev, begin);
+    return res;
+}
+
+/* ---- frames: swapchains, presents, sparse binding ---------------------- */
+
+static VKAPI_ATTR VkResult VKAPI_CALL gt_CreateSwapchainKHR(VkDevice device,
+                                                            const VkSwapchainCreateInfoKHR *info,
+                                                            const VkAllocationCallbacks *alloc,
+                                                            VkSwapchainKHR *swapchain)
+{
+    GT_HOOK_ENTER(device, CreateSwapchainKHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    VkResult res = next(device, info, alloc, swapchain);
+    if (!dev->disabled && res == VK_SUCCESS)
+        tl_swapchain_created(dev, *swapchain, info);
+    return res;
+}
+
+static VKAPI_ATTR void VKAPI_CALL gt_DestroySwapchainKHR(VkDevice device, VkSwapchainKHR swapchain,
+                                                         const VkAllocationCallbacks *alloc)
+{
+    GT_HOOK_ENTER(device, DestroySwapchainKHR, , )
+    if (!dev->disabled && swapchain != VK_NULL_HANDLE)
+        tl_swapchain_destroy(dev, swapchain);
+    next(device, swapchain, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL gt_QueuePresentKHR(VkQueue queue,
+                                                         const VkPresentInfoKHR *info)
+{
+    GT_HOOK_ENTER(queue, QueuePresentKHR, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (dev->disabled)
+        return next(queue, info);
+    tl_queue_present(dev, queue, info);
+    if (dev->frame_boundary != GT_FB_EMULATED)
+        return next(queue, info);
+    gt_fb_scratch scratch = { .alloc = &dev->alloc };
+    const VkPresentInfoKHR *down = gt_fb_strip_present(&scratch, info);
+    VkResult res = next(queue, down ? down : info);
+    gt_fb_scratch_release(&scratch);
+    return res;
+}
+
+/* Only frame boundaries make the layer look at sparse binding. */
+static VKAPI_ATTR VkResult VKAPI_CALL gt_QueueBindSparse(VkQueue queue, uint32_t count,
+                                                         const VkBindSparseInfo *infos,
+                                                         VkFence fence)
+{
+    GT_HOOK_ENTER(queue, QueueBindSparse, VK_ERROR_DEVICE_LOST, GT_RESULT_ABSENT)
+    if (dev->disabled || dev->frame_boundary == GT_FB_OFF)
+        return next(queue, count, infos, fence);
+    gt_fb_scratch scratch = { .alloc = &dev->alloc };
+    const VkBindSparseInfo *down = infos;
+    if (dev->frame_boundary == GT_FB_EMULATED &&
+        !(down = gt_fb_strip_bind_sparse(&scratch, count, infos)))
+        down = infos;
+    VkResult res = next(queue, count, down, fence);
+    gt_fb_scratch_release(&scratch);
+    if (res == VK_SUCCESS)
+        tl_queue_bind_sparse(dev, queue, count, infos);
     return res;
 }
 

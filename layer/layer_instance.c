@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "layer/config.h"
+#include "layer/layer_frame_boundary.h"
 #include "layer/layer_info.h"
 #include "layer/layer_lookup.h"
 #include "layer/log.h"
@@ -64,7 +65,9 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateDeviceLayerProperties(VkPhysicalDevic
 }
 
 /* The layer's own extensions, as its manifest lists them:
- * VK_EXT_tooling_info (it answers vkGetPhysicalDeviceToolPropertiesEXT) and,
+ * VK_EXT_tooling_info (it answers vkGetPhysicalDeviceToolPropertiesEXT),
+ * VK_EXT_frame_boundary (provided where nothing below has it:
+ * layer_frame_boundary.h) and,
  * with headers from 1.3.272 on, VK_EXT_layer_settings (it reads
  * VkLayerSettingsCreateInfoEXT). */
 #if VK_HEADER_VERSION >= 272 /* 1.3.272, VK_HEADER_VERSION keeps counting in 1.4 */
@@ -81,6 +84,7 @@ static const VkExtensionProperties *const own_instance_extensions = NULL;
 #endif
 static const VkExtensionProperties own_device_extensions[] = {
     { VK_EXT_TOOLING_INFO_EXTENSION_NAME, VK_EXT_TOOLING_INFO_SPEC_VERSION },
+    { VK_EXT_FRAME_BOUNDARY_EXTENSION_NAME, VK_EXT_FRAME_BOUNDARY_SPEC_VERSION },
 };
 
 /* The count/fill idiom over a fixed list. */
@@ -119,7 +123,38 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_EnumerateDeviceExtensionProperties(VkPhysicalD
     gt_instance *inst = gt_instance_of_physical_device(pd);
     if (!inst || !inst->vk.EnumerateDeviceExtensionProperties)
         return VK_ERROR_INITIALIZATION_FAILED;
+    /* The device's own list, with VK_EXT_frame_boundary, which the layer
+     * provides where nothing below does. */
+    if (!layer && !inst->disabled)
+        return gt_fb_enumerate_device_extensions(inst, pd, count, props);
     return inst->vk.EnumerateDeviceExtensionProperties(pd, layer, count, props);
+}
+
+static void get_features2(VkPhysicalDevice pd, VkPhysicalDeviceFeatures2 *features, bool khr)
+{
+    gt_instance *inst = gt_instance_of_physical_device(pd);
+    if (!inst)
+        return;
+    if (inst->disabled) {
+        PFN_vkGetPhysicalDeviceFeatures2 next =
+            khr ? inst->vk.GetPhysicalDeviceFeatures2KHR : inst->vk.GetPhysicalDeviceFeatures2;
+        if (next)
+            next(pd, features);
+        return;
+    }
+    gt_fb_get_features2(inst, pd, features, khr);
+}
+
+VKAPI_ATTR void VKAPI_CALL gt_GetPhysicalDeviceFeatures2(VkPhysicalDevice pd,
+                                                         VkPhysicalDeviceFeatures2 *features)
+{
+    get_features2(pd, features, false);
+}
+
+VKAPI_ATTR void VKAPI_CALL gt_GetPhysicalDeviceFeatures2KHR(VkPhysicalDevice pd,
+                                                            VkPhysicalDeviceFeatures2 *features)
+{
+    get_features2(pd, features, true);
 }
 
 /* ---- tooling info ------------------------------------------------------ */

@@ -42,4 +42,11 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolProperties(
 VKAPI_ATTR VkResult VKAPI_CALL gt_GetPhysicalDeviceToolPropertiesEXT(
     VkPhysicalDevice pd, uint32_t *count, VkPhysicalDeviceToolProperties *tools);
 
+/* VK_EXT_frame_boundary's feature, answered by the layer where it provides
+ * the extension (layer_frame_boundary.h). */
+VKAPI_ATTR void VKAPI_CALL gt_GetPhysicalDeviceFeatures2(VkPhysicalDevice pd,
+                                                         VkPhysicalDeviceFeatures2 *features);
+VKAPI_ATTR void VKAPI_CALL gt_GetPhysicalDeviceFeatures2KHR(VkPhysicalDevice pd,
+                                                            VkPhysicalDeviceFeatures2 *features);
+
 #endif

@@ -74,6 +74,13 @@ enum gt_host_query_reset {
     GT_HOST_QUERY_RESET_EXT,  /* VK_EXT_host_query_reset: vkResetQueryPoolEXT */
 };
 
+/* VK_EXT_frame_boundary on a device (layer_frame_boundary.h). */
+enum gt_frame_boundary {
+    GT_FB_OFF,      /* the application did not enable it */
+    GT_FB_NATIVE,   /* enabled and provided below: passed through */
+    GT_FB_EMULATED, /* enabled, provided by the layer: kept from what goes down */
+};
+
 typedef struct gt_device gt_device;
 struct gt_device {
     gt_map_node node; /* keyed on the VkDevice's dispatch key */
@@ -99,6 +106,7 @@ struct gt_device {
     * device cannot do it, or when the layer is disabled. */
     enum gt_calibrated_timestamps calibrated_timestamps;
     enum gt_host_query_reset host_query_reset;
+    enum gt_frame_boundary frame_boundary;
     /* Device extensions the layer enabled for itself that the application
     * did not: vkGetDeviceProcAddr hides their commands
     * (gt_device_setup_hides). Static strings. */

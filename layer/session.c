@@ -380,6 +380,9 @@ static void begin_session(void)
     case GT_BACKEND_SYSTEM:
         if (cfg->output)
             gt_warn("GPUTRACE_BACKEND=system: ignoring GPUTRACE_OUTPUT=%s", cfg->output);
+        if (cfg->trigger)
+            gt_info("GPUTRACE_TRIGGER is the embedded backend's flight recorder; with a tracing "
+                    "service use its triggers (TraceConfig.trigger_config, perfetto --trigger)");
         be = tl_backend_system_create(&events);
         if (!be)
             gt_info("system backend unavailable (%s); not tracing",

@@ -69,6 +69,22 @@ void tl_fences_waited(gt_device *dev, uint64_t begin, uint32_t count, const VkFe
                       VkBool32 wait_all, uint64_t timeout, VkResult result);
 void tl_semaphores_waited(gt_device *dev, uint64_t begin, const char *api,
                           const VkSemaphoreWaitInfo *info, uint64_t timeout, VkResult result);
+/* Frames (layer/frames/, docs/layer.md "Frames"). Called whether a session
+ * traces or not: frames are numbered from the program's first
+ * (GPUTRACE_FRAMES). A swapchain was created (after the call succeeded) or
+ * is about to be destroyed; vkQueuePresentKHR is about to present (every
+ * present ends a frame of each swapchain it presents, and a
+ * VkFrameBoundaryEXT in its chain one of the frame-boundary stream);
+ * vkQueueBindSparse succeeded on a device with VK_EXT_frame_boundary
+ * enabled (only its frame boundaries matter). A submission's frame
+ * boundaries are seen in tl_queue_submit_post. */
+void tl_swapchain_created(gt_device *dev, VkSwapchainKHR swapchain,
+                          const VkSwapchainCreateInfoKHR *info);
+void tl_swapchain_destroy(gt_device *dev, VkSwapchainKHR swapchain);
+void tl_queue_present(gt_device *dev, VkQueue queue, const VkPresentInfoKHR *info);
+void tl_queue_bind_sparse(gt_device *dev, VkQueue queue, uint32_t count,
+                          const VkBindSparseInfo *infos);
+
 /* All work on the queue / device completed (the calls succeeded): a point
  * where results can be collected without waiting. */
 void tl_queue_idle(gt_device *dev, uint64_t begin, VkQueue queue);

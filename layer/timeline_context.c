@@ -19,10 +19,11 @@ static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
 {
     const pi_process *p = pi_process_get();
     if (!t->process) {
-        /* Where this writer's sequence (re)starts: its slices may carry
-         * GpuCorrelation, which Perfetto v47 knows only from this. */
+        emc_process_track(w, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len, true);
+        /* After the restart point (a flight recorder's window starts
+         * there): this sequence's slices may carry GpuCorrelation, which
+         * Perfetto v47 knows only from this. */
         fe_extension_descriptor(w);
-        emc_process_track(w, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len);
         if (p->cmdline_len)
             emc_process_tree(w, ts, p->pid, p->ppid, p->cmdline, p->cmdline_len);
         t->process = true;

@@ -13,6 +13,7 @@
 #include "layer/config.h"
 #include "layer/flows/flow_sync.h"
 #include "layer/flows/host_waits.h"
+#include "layer/frames/fr_frames.h"
 #include "layer/gpu_identity.h"
 #include "layer/log.h"
 #include "layer/memory/mem_device.h"
@@ -421,6 +422,8 @@ VkResult tl_device_create(gt_device *dev)
     td->flows = fs_create(&dev->alloc);
     td->waits = hwait_create(&dev->alloc);
     td->memory = mem_create(dev, td->ordinal, td->pid, td->names);
+    td->frames = fr_device_create(&dev->alloc, gt_config_get()->frames_first,
+                                  gt_config_get()->frames_last, dev->frame_boundary != GT_FB_OFF);
     tl_queries_init(&td->queries);
     td->client.stop = client_stop;
     td->client.clear_incremental_state = client_clear;
@@ -492,6 +495,7 @@ void tl_device_destroy(gt_device *dev)
     tl_names_destroy(td->names);
     fs_destroy(td->flows);
     mem_destroy(td->memory);
+    fr_device_destroy(td->frames); /* after the last submission went */
     dev->timeline = NULL;
     gt_free(&dev->alloc, td);
 }

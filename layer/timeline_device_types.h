@@ -29,6 +29,7 @@ typedef struct tl_submission tl_submission;
 typedef struct fs_table fs_table;
 typedef struct hwait_writers hwait_writers;
 typedef struct mem_device mem_device;
+typedef struct fr_device fr_device;
 
 #define TL_MAX_QUEUES 64u
 #define TL_POOL_KEEP  256u /* finished recordings / submissions kept for reuse */
@@ -172,6 +173,9 @@ struct tl_device {
     uint32_t nfree_recordings, nfree_submissions;
 
     tl_collector *collector;
+    /* Frames (layer/frames/fr_frames.h); NULL when out of memory at device
+     * creation: no frames then, and no GPUTRACE_FRAMES window. */
+    fr_device *frames;
     /* The application's names for its objects (object_names.h); NULL when
     * out of memory at device creation: nothing is named then. */
     tl_object_names *names;

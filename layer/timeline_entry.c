@@ -11,6 +11,8 @@
  * after it stops, so their queries stay consistent until they are
  * re-recorded or freed.
  */
+#include "layer/frames/fr_frames.h"
+#include "layer/frames/fr_timeline.h"
 #include "layer/log.h"
 #include "layer/memory/mem_device.h"
 #include "layer/timeline.h"
@@ -21,10 +23,15 @@
 #include "layer/timeline_render_pass.h"
 #include "layer/timeline_submit.h"
 
+/* Timing now: a session traces and the frame is inside GPUTRACE_FRAMES. */
+static inline bool timing(const tl_device *td)
+{
+    return tl_session_tracing() && fr_window_open(td->frames);
+}
+
 static inline bool active(const tl_device *td)
 {
-    return td && (tl_session_tracing() ||
-                  atomic_load_explicit(&td->live_recordings, memory_order_relaxed));
+    return td && (timing(td) || atomic_load_explicit(&td->live_recordings, memory_order_relaxed));
 }
 
 VkResult tl_instance_init(gt_instance *inst)
@@ -120,6 +127,9 @@ void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit
     tl_device *td = tl_device_of(dev);
     if (active(td))
         tl_submit_post(td, queue, submit, result);
+    /* Frame boundaries count whether timing or not (GPUTRACE_FRAMES). */
+    if (td && dev->frame_boundary != GT_FB_OFF && result == VK_SUCCESS)
+        fr_tl_submitted(td, submit);
 }
 
 void tl_cmd_begin(gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBeginInfo *info)
@@ -130,7 +140,7 @@ void tl_cmd_begin(gt_device *dev, VkCommandBuffer cb, const VkCommandBufferBegin
     tl_cb *tcb = tl_cb_find(td, cb);
     if (!tcb)
         return;
-    if (tl_session_tracing() && tl_device_ensure_started(td))
+    if (timing(td) && tl_device_ensure_started(td))
         tl_record_begin(td, tcb, info);
     else
         tl_cb_drop_recording(tcb);

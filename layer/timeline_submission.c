@@ -99,6 +99,10 @@ tl_submission *tl_submission_new(tl_device *td)
 
 void tl_submission_free(tl_device *td, tl_submission *sub)
 {
+    /* Collected or not, its frame no longer waits for it. */
+    if (sub->frame.stream)
+        fr_submission_done(td->frames, sub->frame, &sub->gpu);
+    sub->frame.stream = 0;
     for (uint32_t i = 0; i < sub->nresults; i++) {
         tl_result *res = &sub->results[i];
         tl_recording *rec = res->rec;

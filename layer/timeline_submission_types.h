@@ -14,6 +14,8 @@
 #include <vulkan/vulkan.h>
 
 #include "layer/flows/flow_sync.h"
+#include "layer/frames/fr_busy.h"
+#include "layer/frames/fr_frames.h"
 #include "layer/gpu_clock.h"
 #include "layer/timeline_device_types.h"
 #include "layer/timeline_query_types.h"
@@ -85,6 +87,11 @@ struct tl_submission {
     bool bulk_listed;
     /* Its stages' event ids and the waits they carry (flows). */
     fs_submission flow;
+
+    /* The frame it belongs to (fr_frames.h) and its command buffers' device
+     * times, handed to the frame when the submission goes. */
+    fr_tag frame;
+    fr_busy gpu;
 };
 
 /* Whether `rec`'s results are read from the mapped copy. */

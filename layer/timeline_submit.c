@@ -53,6 +53,7 @@
 #include "layer/collector.h"
 #include "layer/emit.h"
 #include "layer/flows/flow_sync.h"
+#include "layer/frames/fr_frames.h"
 #include "layer/log.h"
 #include "layer/timeline_context.h"
 #include "layer/timeline_device.h"
@@ -301,7 +302,8 @@ void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
     if (!q)
         return;
     q->pending = NULL;
-    bool tracing = tl_session_tracing() && tl_device_ensure_started(td);
+    bool tracing =
+        tl_session_tracing() && fr_window_open(td->frames) && tl_device_ensure_started(td);
     if (tracing && td->collector && col_backlog_full(td->collector)) {
         /* The collector is behind: never block the application, and never
        * let the backlog (and the recordings it holds) grow without bound.
@@ -331,6 +333,7 @@ void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
             sub->queue = q;
             sub->id = tl_next_submission_id();
             sub->submitted_ns = since;
+            sub->frame = fr_tag_submission(td->frames, since);
         }
     }
     reset_plan plan = { .q = q };

@@ -50,7 +50,12 @@ LAYER = {
             "name": "VK_EXT_tooling_info",
             "spec_version": "1",
             "entrypoints": ["vkGetPhysicalDeviceToolPropertiesEXT"],
-        }
+        },
+        # Provided by the layer where nothing below has it (a program that
+        # never presents marks its frames with it); listed here because the
+        # loader lets vkCreateDevice enable a device extension only if the
+        # driver or an enabled layer's manifest has it. No commands.
+        {"name": "VK_EXT_frame_boundary", "spec_version": "1"},
     ],
 }
 
@@ -132,6 +137,38 @@ SETTINGS = [
         "like a Perfetto session running the data source vulkan.memory_tracker.",
         "type": "BOOL",
         "default": False,
+    },
+    {
+        "key": "frames",
+        "env": "GPUTRACE_FRAMES",
+        "label": "Frames to time",
+        "description": "Time only these frames of each device's first frame stream (its "
+        "presents, or VK_EXT_frame_boundary): A..B, A-B, A.. (from A on) or A, counting "
+        "from 1. Outside them the layer costs what it costs loaded but not tracing. "
+        "Empty: every frame.",
+        "type": "STRING",
+        "default": "",
+    },
+    {
+        "key": "trigger",
+        "env": "GPUTRACE_TRIGGER",
+        "label": "Flight recorder trigger",
+        "description": "Embedded backend: keep the recent trace in memory and, each time this "
+        "fires, write the last trigger_seconds into a new file named after the trace file "
+        "(%n numbers the files): signal:USR1, signal:USR2, signal:RTMIN+N, or file:PATH "
+        "(fires when PATH appears or changes, e.g. touch PATH). Empty: write the whole run.",
+        "type": "STRING",
+        "default": "",
+    },
+    {
+        "key": "trigger_seconds",
+        "env": "GPUTRACE_TRIGGER_SECONDS",
+        "label": "Flight recorder window",
+        "description": "How much of the recent trace each trigger writes.",
+        "type": "INT",
+        "range": {"min": 1, "max": 3600},
+        "unit": "s",
+        "default": 10,
     },
     {
         "key": "startup_wait_ms",

@@ -24,6 +24,16 @@ void tk_check_options_default(tk_check_options *o)
     o->block_size = TK_READER_DEFAULT_BLOCK;
     o->max_sequences = 1u << 16;
     tk_clock_limits_default(&o->clock_limits);
+    o->max_frame_p99_ms = -1;
+    o->max_gpu_frame_p99_ms = -1;
+    o->max_stutters = -1;
+    o->frame_budget_ms = -1;
+}
+
+bool tk_check_options_want_frames(const tk_check_options *o)
+{
+    return o->frames || o->max_frame_p99_ms >= 0 || o->max_gpu_frame_p99_ms >= 0 ||
+           o->max_stutters >= 0;
 }
 
 /* ---- drivers -------------------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "toolkit/tk_clock_graph.h"
+#include "toolkit/tk_frames.h"
 #include "toolkit/tk_stats.h"
 #include "toolkit/tk_inflate.h"
 #include "toolkit/tk_trace_reader.h"
@@ -68,7 +69,11 @@ const char *tk_severity_name(tk_severity s);
     X(gpu_stage_before_submit, TK_SEV_ERROR)            \
     X(gpu_stage_after_submit_window, TK_SEV_WARNING)    \
     X(gpu_events_missing, TK_SEV_ERROR)                 \
-    X(state_limit_reached, TK_SEV_WARNING)
+    X(state_limit_reached, TK_SEV_WARNING)              \
+    X(frames_missing, TK_SEV_ERROR)                     \
+    X(frame_p99_exceeded, TK_SEV_ERROR)                 \
+    X(gpu_frame_p99_exceeded, TK_SEV_ERROR)             \
+    X(frame_stutters_exceeded, TK_SEV_ERROR)
 
 typedef enum tk_violation_code {
 #define TK_VIOLATION_ENUM(code, sev) TK_V_##code,
@@ -136,9 +141,21 @@ typedef struct tk_check_options {
      * the conversion can be compared with trace_processor's gpu_slice.ts. */
     void (*on_gpu_stage)(void *ctx, uint64_t event_id, int64_t ts, uint32_t submission_id);
     void *on_gpu_stage_ctx;
+    /* Frame statistics (tk_frames.h): `frames` collects them; each
+     * threshold (<0: none) also turns them on and fails a frames track
+     * over it (frames_missing when a threshold is set and the trace has
+     * no frames). `frame_budget_ms` < 0: slow runs are judged against
+     * twice the median interval. */
+    bool frames;
+    double max_frame_p99_ms;     /* p99 of the frame interval */
+    double max_gpu_frame_p99_ms; /* p99 of the GPU frame time */
+    int64_t max_stutters;
+    double frame_budget_ms;
 } tk_check_options;
 
 void tk_check_options_default(tk_check_options *o);
+/* Whether the frame statistics are wanted (--frames or a frame threshold). */
+bool tk_check_options_want_frames(const tk_check_options *o);
 
 typedef struct tk_plot_point {
     int64_t t_ns;        /* trace time of the snapshot */
@@ -177,6 +194,9 @@ typedef struct tk_result {
     /* Clock names learned from the trace; clock reports point into these. */
     char **learned_names;
     size_t n_learned_names;
+    /* With options.frames (or a frame threshold): each frames track. */
+    bool frames_checked;
+    tk_frames_report frames;
 } tk_result;
 
 void tk_result_free(tk_result *r);

@@ -133,6 +133,8 @@ struct tk_checker {
     uint64_t first_invalid_snapshot_offset;
     const char *first_limit_reason;
     uint64_t sequence_limit_hits;
+
+    tk_frames *frames; /* NULL unless the options want frame statistics */
 };
 
 /* ---- import (tk_import.c, tk_import_payloads.c) ---- */

@@ -86,6 +86,11 @@ tk_checker *tk_checker_new(const tk_check_options *o)
         return NULL;
     }
     tk_inflater_set_limits(c->z, &c->o.inflate_limits);
+    if (tk_check_options_want_frames(&c->o) &&
+        !(c->frames = tk_frames_new(c->o.frame_budget_ms, c->o.keep_plot_points))) {
+        tk_checker_free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -112,6 +117,7 @@ void tk_checker_free(tk_checker *c)
     free(c->subs);
     tk_inflater_free(c->z);
     tk_stats_free(&c->st);
+    tk_frames_free(c->frames);
     free(c);
 }
 
@@ -178,6 +184,8 @@ enum {
     H_EXTENSION = 1u << 19,
     H_REMOTE_SYNC = 1u << 20,
     H_CHROME = 1u << 21,
+    H_TRACK_EVENT = 1u << 22,
+    H_TRACK_DESCRIPTOR = 1u << 23,
 };
 
 typedef struct pkt {
@@ -191,6 +199,7 @@ typedef struct pkt {
     uint64_t timestamp;
     pb_bytes snapshot, stats, gpu, vk, interned, defaults, compressed, zstd, ftrace_stats,
         ftrace_events;
+    pb_bytes track_event, track_descriptor;
 } pkt;
 
 #define LEN_FIELD(bit, dst)           \
@@ -253,6 +262,10 @@ static PB_ALWAYS_INLINE bool decode_packet(const uint8_t *data, size_t len, pkt 
             LEN_FIELD(H_FTRACE_STATS, ftrace_stats);
         case TK_PKT_FTRACE_EVENTS:
             LEN_FIELD(H_FTRACE_EVENTS, ftrace_events);
+        case TK_TP_TRACK_EVENT:
+            LEN_FIELD(H_TRACK_EVENT, track_event);
+        case TK_TP_TRACK_DESCRIPTOR:
+            LEN_FIELD(H_TRACK_DESCRIPTOR, track_descriptor);
         case TK_TP_ZSTD_COMPRESSED_PACKETS:
             LEN_FIELD(H_ZSTD, zstd);
         case TK_TP_SERVICE_EVENT:
@@ -610,6 +623,9 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
     }
     if (p.has & (H_SERVICE | H_EXTENSION))
         return true;
+    /* Descriptors are global to the trace and need no time. */
+    if ((p.has & H_TRACK_DESCRIPTOR) && c->frames)
+        tk_frames_descriptor(c->frames, p.track_descriptor.data, p.track_descriptor.size);
 
     if ((flags & TK_SEQ_NEEDS_INCREMENTAL_STATE) && !has_needed_state(c, s, seq_id, offset))
         return !c->stop;
@@ -629,6 +645,8 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
         tk_match_gpu_stage(c, s, p.gpu, ts);
     if (p.has & H_VK)
         tk_match_vulkan_api_event(c, p.vk, ts);
+    if ((p.has & H_TRACK_EVENT) && c->frames)
+        tk_frames_event(c->frames, p.track_event.data, p.track_event.size, ts);
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool tk_file_failed(const tk_file_result *f, const tk_check_options *o)
@@ -81,6 +82,93 @@ static void totals(const tk_file_result *files, size_t n, uint64_t *bytes, uint6
         *gpu += r->gpu_render_stage_events;
         *vk += r->vulkan_api_events;
     }
+}
+
+/* ---- frames ---------------------------------------------------------------------------- */
+
+static void human_dist(FILE *out, const char *what, const tk_frames_dist *d)
+{
+    if (!d->count) {
+        fprintf(out, "%s: none", what);
+        return;
+    }
+    fprintf(out, "%s mean %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f ms (%" PRIu64 "%s)", what,
+            d->mean_ms, d->p50_ms, d->p90_ms, d->p99_ms, d->max_ms, d->count,
+            d->exact ? "" : ", percentiles within 1 %");
+}
+
+/* One line per frames track (also the JUnit report's text). */
+static void human_frames(FILE *out, const char *indent, const tk_result *r)
+{
+    if (!r->frames_checked)
+        return;
+    if (!r->frames.n_tracks)
+        fprintf(out, "%sframes: none (no frames track in the trace)\n", indent);
+    for (size_t i = 0; i < r->frames.n_tracks; i++) {
+        const tk_frames_track *t = &r->frames.tracks[i];
+        fprintf(out,
+                "%sframes: \"%s\" (pid %" PRId64 "): %" PRIu64 " frame(s), %" PRIu64 "..%" PRIu64
+                "; ",
+                indent, t->name, t->pid, t->frames, t->first_frame, t->last_frame);
+        human_dist(out, "frame interval", &t->interval);
+        fputs("; ", out);
+        human_dist(out, "GPU frame time", &t->gpu_time);
+        fprintf(out,
+                "; %" PRIu64 " stutter(s) over %.3f ms; longest run over %.3f ms: %" PRIu64
+                " frame(s)",
+                t->stutters, t->stutter_threshold_ms, t->slow_threshold_ms, t->longest_slow_run);
+        if (t->unmatched)
+            fprintf(out, "; %" PRIu64 " unmatched slice begin/end", t->unmatched);
+        fputc('\n', out);
+    }
+    if (r->frames.tracks_left_out)
+        fprintf(out, "%sframes: %" PRIu64 " more frames track(s) left out (at most %u)\n", indent,
+                r->frames.tracks_left_out, TK_FRAMES_MAX_TRACKS);
+}
+
+static void json_dist(FILE *out, const char *key, const tk_frames_dist *d)
+{
+    fprintf(out, ", \"%s\": {\"count\": %" PRIu64, key, d->count);
+    const double v[] = { d->mean_ms, d->p50_ms, d->p90_ms, d->p99_ms, d->max_ms };
+    static const char *const names[] = { "mean", "p50", "p90", "p99", "max" };
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        fprintf(out, ", \"%s\": ", names[k]);
+        if (d->count)
+            json_double(out, v[k]);
+        else
+            fputs("null", out);
+    }
+    fprintf(out, ", \"exact\": %s}", d->count && !d->exact ? "false" : "true");
+}
+
+static void json_frames(FILE *out, const tk_file_result *files, size_t n)
+{
+    fputs("  \"frames\": [", out);
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        const tk_result *r = files[i].result;
+        for (size_t k = 0; r && k < r->frames.n_tracks; k++) {
+            const tk_frames_track *t = &r->frames.tracks[k];
+            fputs(first ? "\n    {\"file\": " : ",\n    {\"file\": ", out);
+            first = false;
+            tk_json_string(out, files[i].path);
+            fputs(", \"track\": ", out);
+            tk_json_string(out, t->name);
+            fprintf(out,
+                    ", \"pid\": %" PRId64 ", \"frames\": %" PRIu64 ", \"first_frame\": %" PRIu64
+                    ", \"last_frame\": %" PRIu64,
+                    t->pid, t->frames, t->first_frame, t->last_frame);
+            json_dist(out, "frame_interval_ms", &t->interval);
+            json_dist(out, "gpu_frame_time_ms", &t->gpu_time);
+            fprintf(out, ", \"stutters\": %" PRIu64 ", \"stutter_threshold_ms\": ", t->stutters);
+            json_double(out, t->stutter_threshold_ms);
+            fprintf(out, ", \"longest_slow_run\": %" PRIu64 ", \"slow_threshold_ms\": ",
+                    t->longest_slow_run);
+            json_double(out, t->slow_threshold_ms);
+            fprintf(out, ", \"unmatched\": %" PRIu64 "}", t->unmatched);
+        }
+    }
+    fputs(first ? "],\n" : "\n  ],\n", out);
 }
 
 /* ---- human ---------------------------------------------------------------------------- */
@@ -188,6 +276,7 @@ void tk_report_human(FILE *out, const tk_file_result *files, size_t n, const tk_
         }
         if (!first)
             fputc('\n', out);
+        human_frames(out, "  ", r);
         for (size_t k = 0; k < r->n_violations; k++) {
             const tk_violation *v = &r->violations[k];
             counts[v->severity]++;
@@ -312,6 +401,8 @@ void tk_report_json(FILE *out, const tk_file_result *files, size_t n, const tk_c
     }
     fputs(first ? "],\n" : "\n  ],\n", out);
 
+    json_frames(out, files, n);
+
     /* Every stat, always (stable keys), summed over files and indices. */
     tk_stats sum;
     tk_stats_init(&sum);
@@ -434,6 +525,20 @@ void tk_report_junit_suites(FILE *out, const tk_file_result *files, size_t n,
                 }
                 fputs("</testcase>\n", out);
                 continue;
+            }
+            if (code == TK_V_frames_missing && f->result->frames_checked) {
+                /* The frame statistics, with the check that frames exist. */
+                fputs("<system-out>", out);
+                char *text = NULL;
+                size_t len = 0;
+                FILE *mem = open_memstream(&text, &len);
+                if (mem) {
+                    human_frames(mem, "", f->result);
+                    fclose(mem);
+                    xml_text(out, text ? text : "");
+                }
+                free(text);
+                fputs("</system-out>", out);
             }
             for (size_t k = 0; k < f->result->n_violations; k++) {
                 const tk_violation *v = &f->result->violations[k];

@@ -31,6 +31,8 @@ enum {
     TK_TP_MACHINE_ID = perfetto_protos_TracePacket_FIELD_machine_id,
     TK_TP_ZSTD_COMPRESSED_PACKETS = perfetto_protos_TracePacket_FIELD_zstd_compressed_packets,
     TK_TP_FOR_TESTING = perfetto_protos_TracePacket_FIELD_for_testing,
+    TK_TP_TRACK_EVENT = perfetto_protos_TracePacket_FIELD_track_event,
+    TK_TP_TRACK_DESCRIPTOR = perfetto_protos_TracePacket_FIELD_track_descriptor,
 
     TK_SEQ_INCREMENTAL_STATE_CLEARED =
         perfetto_protos_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED,

@@ -12,8 +12,10 @@
 #include "toolkit/tk_report.h"
 
 /* Returns false with errno set on I/O errors. Clocks without points
- * (builtin ones, the trace clock) are left out; with none left the file
- * says so in a text element. */
+ * (builtin ones, the trace clock) are left out; with none left (and no
+ * frames) the file says so in a text element. With frame statistics
+ * (--frames), each frames track also gets a panel of its frame interval
+ * and GPU frame time over the run, the interval's p50, p90 and p99 marked. */
 bool tk_svg_write(const char *path, const tk_file_result *files, size_t n);
 
 #endif /* TK_SVG_H */

@@ -437,6 +437,47 @@ static void judge_gpu(tk_checker *c, tk_vlist *vl)
                        c->gpu_events, o->expect_gpu_events);
 }
 
+/* Frame statistics against the thresholds (tk_frames.h). */
+static void judge_frames(tk_checker *c, tk_vlist *vl, tk_result *res)
+{
+    const tk_check_options *o = &c->o;
+    if (!c->frames)
+        return;
+    res->frames_checked = true;
+    tk_frames_finish(c->frames, &res->frames);
+    const bool thresholds =
+        o->max_frame_p99_ms >= 0 || o->max_gpu_frame_p99_ms >= 0 || o->max_stutters >= 0;
+    if (thresholds && !res->frames.n_tracks)
+        tk_verdict_add(vl, TK_V_frames_missing,
+                       "no frames track (\"Frames\") in the trace to hold to the frame "
+                       "thresholds: a program that never presents marks frames with "
+                       "VK_EXT_frame_boundary (docs/layer.md, \"Frames\")");
+    for (size_t i = 0; i < res->frames.n_tracks; i++) {
+        const tk_frames_track *t = &res->frames.tracks[i];
+        if (o->max_frame_p99_ms >= 0 && t->interval.count &&
+            t->interval.p99_ms > o->max_frame_p99_ms)
+            tk_verdict_add(vl, TK_V_frame_p99_exceeded,
+                           "%s (pid %" PRId64 "): frame interval p99 %.3f ms over %.3f ms (%" PRIu64
+                           " intervals, max %.3f ms)",
+                           t->name, t->pid, t->interval.p99_ms, o->max_frame_p99_ms,
+                           t->interval.count, t->interval.max_ms);
+        if (o->max_gpu_frame_p99_ms >= 0 && t->gpu_time.count &&
+            t->gpu_time.p99_ms > o->max_gpu_frame_p99_ms)
+            tk_verdict_add(vl, TK_V_gpu_frame_p99_exceeded,
+                           "%s (pid %" PRId64 "): GPU frame time p99 %.3f ms over %.3f ms (%" PRIu64
+                           " frames, max %.3f ms)",
+                           t->name, t->pid, t->gpu_time.p99_ms, o->max_gpu_frame_p99_ms,
+                           t->gpu_time.count, t->gpu_time.max_ms);
+        if (o->max_stutters >= 0 && t->stutters > (uint64_t)o->max_stutters)
+            tk_verdict_add(vl, TK_V_frame_stutters_exceeded,
+                           "%s (pid %" PRId64 "): %" PRIu64 " stutter(s) (frame interval over "
+                           "%.3f ms, twice the median), more than %" PRId64
+                           "; longest run of frames over %.3f ms: %" PRIu64,
+                           t->name, t->pid, t->stutters, t->stutter_threshold_ms, o->max_stutters,
+                           t->slow_threshold_ms, t->longest_slow_run);
+    }
+}
+
 tk_result *tk_checker_finish(tk_checker *c)
 {
     tk_result *res = calloc(1, sizeof *res);
@@ -462,6 +503,7 @@ tk_result *tk_checker_finish(tk_checker *c)
     judge_loss(c, &vl);
     const bool unfinished = judge_unfinished(c, &vl);
     judge_gpu(c, &vl);
+    judge_frames(c, &vl, res);
 
     /* Symptoms the recorded loss accounts for are loss, not errors. A trace
      * cut short lost its end: missing GPU events, nothing else. */
@@ -511,6 +553,7 @@ void tk_result_free(tk_result *r)
     for (size_t i = 0; i < r->n_learned_names; i++)
         free(r->learned_names[i]);
     free(r->learned_names);
+    tk_frames_report_free(&r->frames);
     tk_stats_free(&r->stats);
     free(r);
 }

@@ -26,6 +26,9 @@ static gint64 opt_expect_gpu = -1;
 static gint64 opt_max_packet = TK_READER_DEFAULT_MAX_PACKET;
 static gint64 opt_max_inflated = (gint64)TK_INFLATE_DEFAULT_MAX_BYTES;
 static gint64 opt_max_inflate_ratio = TK_INFLATE_DEFAULT_MAX_RATIO;
+static gboolean opt_frames;
+static gdouble opt_max_frame_p99_ms = -1, opt_max_gpu_frame_p99_ms = -1, opt_frame_budget_ms = -1;
+static gint64 opt_max_stutters = -1;
 
 static const GOptionEntry entries[] = {
     { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json,
@@ -62,6 +65,19 @@ static const GOptionEntry entries[] = {
       NULL },
     { "expect-gpu-events", 0, 0, G_OPTION_ARG_INT64, &opt_expect_gpu,
       "Fail unless at least N GPU render stage events would be imported", "N" },
+    { "frames", 0, 0, G_OPTION_ARG_NONE, &opt_frames,
+      "Report frame statistics of the frames tracks: count; mean, p50, p90, p99, max of "
+      "frame interval and GPU frame time; stutters (intervals over twice the median); the "
+      "longest run of slow frames",
+      NULL },
+    { "max-frame-p99-ms", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_frame_p99_ms,
+      "Fail when a frames track's frame interval p99 is over MS (implies --frames; <0 off)", "MS" },
+    { "max-gpu-frame-p99-ms", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_gpu_frame_p99_ms,
+      "Fail when a frames track's GPU frame time p99 is over MS (implies --frames; <0 off)", "MS" },
+    { "max-stutters", 0, 0, G_OPTION_ARG_INT64, &opt_max_stutters,
+      "Fail when a frames track has more than N stutters (implies --frames; <0 off)", "N" },
+    { "frame-budget-ms", 0, 0, G_OPTION_ARG_DOUBLE, &opt_frame_budget_ms,
+      "The longest run counts frames whose interval is over MS (default: twice the median)", "MS" },
     { "clock-name", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_clock_names,
       "Declare a global clock domain name, optionally with the id it uses (repeatable)",
       "[ID=]NAME" },
@@ -107,6 +123,12 @@ static const char description[] =
     "Violations have a severity: error and data_loss fail the check (data_loss not\n"
     "with --allow-loss), warning only with --fatal-warnings. All files are checked;\n"
     "results are combined. See docs/toolkit.md for each check and the JSON schema.\n"
+    "\n"
+    "With --frames (or a frame threshold) it reads the frames tracks the Vulkan layer\n"
+    "writes (\"Frames\": a slice per frame, present to present, with its GPU time)\n"
+    "and reports, per track, the frame interval and GPU frame time (mean, p50, p90,\n"
+    "p99, max), the stutters (intervals over twice the median) and the longest run\n"
+    "of frames over --frame-budget-ms (default: the stutter threshold).\n"
     "\n"
     "A trace without TraceStats was cut short (its writer crashed or was killed):\n"
     "that is data loss (no_trace_stats), as is an empty trace.\n"
@@ -244,6 +266,11 @@ static void fill_options(tool_check_config *cfg)
     cfg->o.inflate_limits.max_bytes = (uint64_t)opt_max_inflated;
     cfg->o.inflate_limits.max_ratio = (uint32_t)opt_max_inflate_ratio;
     cfg->o.keep_plot_points = opt_plot != NULL;
+    cfg->o.frames = opt_frames;
+    cfg->o.max_frame_p99_ms = opt_max_frame_p99_ms;
+    cfg->o.max_gpu_frame_p99_ms = opt_max_gpu_frame_p99_ms;
+    cfg->o.max_stutters = opt_max_stutters;
+    cfg->o.frame_budget_ms = opt_frame_budget_ms;
     if (cfg->gpu_stages) {
         cfg->o.on_gpu_stage = write_gpu_stage;
         cfg->o.on_gpu_stage_ctx = cfg->gpu_stages;

@@ -7,7 +7,11 @@
  *
  * Writers wake it through the arbiter's notify hook when a quarter of the
  * SMB waits to be drained, or when they stall or flush; otherwise it polls
- * every drain period. */
+ * every drain period.
+ *
+ * As a flight recorder the "file" is a sink into the recorder, read out
+ * every drain period; a trigger has the window written into a new file
+ * (write_window). */
 #include "tracing/inproc_backend.h"
 
 #include <errno.h>
@@ -24,6 +28,7 @@
 #include <unistd.h>
 
 #include "tracing/clock_snapshot.h"
+#include "tracing/flight_recorder.h"
 #include "tracing/service_output.h"
 #include "tracing/smb_service.h"
 #include "tracing/util/util_time.h"
@@ -69,6 +74,13 @@ struct inproc_backend {
     uint64_t failures_reported;
     int error_reported;
     bool failing;
+
+    /* Flight recorder (cfg.trigger): the recorder the sink feeds, the
+     * trigger, and the window files written. */
+    flr_recorder *flr;
+    trg_trigger *trg;
+    atomic_uint windows;
+    char pattern[4096]; /* cfg.output_path, kept: it names every window */
 };
 
 static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt,
@@ -195,6 +207,75 @@ static void flush_all(inproc_backend *be, bool final_read)
     read_out(be, final_read);
 }
 
+/* ---- flight recorder ---------------------------------------------------- */
+
+static void to_recorder(void *ctx, const uint8_t *data, const struct svc_out_record *records,
+                        size_t n)
+{
+    inproc_backend *be = ctx;
+    flr_append(be->flr, data, records, n, clk_monotonic_ns());
+}
+
+/* One window file: trace uuid, clock snapshot, the window, clock snapshot,
+ * TraceStats. */
+static void write_window(inproc_backend *be, unsigned fired)
+{
+    flush_all(be, false); /* what is in the writers' chunks now, too */
+    const unsigned n = atomic_load(&be->windows) + 1;
+    char pattern[sizeof be->path], expanded[sizeof be->path];
+    unsigned unknown = 0;
+    if (!flr_window_path(be->cfg.output_path, n, pattern, sizeof pattern) ||
+        !svc_out_expand_path(pattern, expanded, sizeof expanded, &unknown)) {
+        report(be, INPROC_BACKEND_REPORT_WARN, "flight recorder: file name %s too long",
+               be->cfg.output_path);
+        return;
+    }
+    svc_out_file f;
+    svc_out_create_file(expanded, &f);
+    if (f.fd < 0) {
+        char eb[128];
+        report(be, INPROC_BACKEND_REPORT_WARN, "flight recorder: trace file %s %s; not written",
+               f.path, f.refused ? f.refused : error_text(errno, eb, sizeof eb));
+        return;
+    }
+    svc_out wo;
+    svc_out_init(&wo, f.fd);
+    svc_out_trace_uuid(&wo);
+    svc_out_clock_snapshot(&wo);
+    const uint64_t now = clk_monotonic_ns(), span = (uint64_t)be->cfg.window_ms * 1000000u;
+    const size_t records =
+        flr_write_window(be->flr, &wo, now > span ? now - span : 0, GT_SERVICE_SEQUENCE_ID);
+    svc_out_clock_snapshot(&wo);
+    sync_writer_loss(be);
+    const svc_session_stats ss = {
+        .producers_connected = 1,
+        .producers_seen = 1,
+        .flushes_requested = be->flushes_requested,
+        .flushes_succeeded = be->flushes_succeeded,
+    };
+    svc_out_trace_stats(&wo, be->cb, &ss);
+    const bool ok = svc_out_close(&wo);
+    atomic_store(&be->windows, n);
+    report(be, ok ? INPROC_BACKEND_REPORT_INFO : INPROC_BACKEND_REPORT_WARN,
+           "flight recorder: %s %s (the last %u ms: %zu packets%s)",
+           ok ? "wrote" : "could not write all of", f.path, be->cfg.window_ms, records,
+           fired > 1 ? "; several triggers at once, one file" : "");
+}
+
+/* One pass of the flight recorder's loop. */
+static void record(inproc_backend *be, uint64_t now_ms, uint64_t *next_restart)
+{
+    drain(be);
+    read_out(be, false);
+    if (be->cfg.restart && now_ms >= *next_restart) {
+        be->cfg.restart(be->cfg.restart_ctx);
+        *next_restart = now_ms + be->cfg.restart_period_ms;
+    }
+    const unsigned fired = trg_poll(be->trg);
+    if (fired)
+        write_window(be, fired);
+}
+
 /* ---- the thread --------------------------------------------------------- */
 
 static uint64_t mono_ms(void)
@@ -249,6 +330,7 @@ static void *service_main(void *arg)
     uint64_t now = mono_ms();
     uint64_t next_write = now + be->cfg.write_period_ms;
     uint64_t next_snapshot = now + be->cfg.clock_snapshot_period_ms;
+    uint64_t next_restart = now;
     bool sealed = false; /* a dying process's last words are written */
 
     for (;;) {
@@ -283,6 +365,17 @@ static void *service_main(void *arg)
         if (stopping)
             break;
         now = mono_ms();
+        if (be->flr) {
+            record(be, now, &next_restart);
+            if (req != be->flush_done) {
+                flush_all(be, false); /* into the recorder */
+                pthread_mutex_lock(&be->mu);
+                be->flush_done = req;
+                pthread_cond_broadcast(&be->done_cv);
+                pthread_mutex_unlock(&be->mu);
+            }
+            continue;
+        }
         if (now >= next_snapshot) {
             svc_out_clock_snapshot(&be->out);
             next_snapshot = now + be->cfg.clock_snapshot_period_ms;
@@ -307,7 +400,7 @@ static void *service_main(void *arg)
         }
     }
 
-    if (!sealed) {
+    if (!sealed && !be->flr) {
         flush_all(be, true);
         write_trailer(be, false, false);
     }
@@ -428,6 +521,16 @@ inproc_backend *inproc_backend_create(const inproc_backend_config *cfg)
         be->cfg.drain_period_ms = d.drain_period_ms;
     if (!be->cfg.clock_snapshot_period_ms)
         be->cfg.clock_snapshot_period_ms = d.clock_snapshot_period_ms;
+    if (cfg->trigger) {
+        if (!be->cfg.window_ms)
+            be->cfg.window_ms = 10000;
+        if (!be->cfg.record_bytes)
+            be->cfg.record_bytes = be->cfg.buffer_size;
+        if (!be->cfg.restart_period_ms)
+            be->cfg.restart_period_ms = be->cfg.window_ms / 4 < 1000 ? be->cfg.window_ms / 4 : 1000;
+        if (!be->cfg.restart_period_ms)
+            be->cfg.restart_period_ms = 1;
+    }
     be->writer_cfg = (tw_config){
         .policy = cfg->writer_policy,
         .stall_timeout_ms = cfg->stall_timeout_ms ? cfg->stall_timeout_ms : d.stall_timeout_ms,
@@ -454,8 +557,29 @@ inproc_backend *inproc_backend_create(const inproc_backend_config *cfg)
         errno = errno ? errno : ENOMEM;
         goto fail;
     }
-    if (!open_output(be))
+    if (cfg->trigger) {
+        /* Nothing is written until the trigger fires. */
+        const char *why = NULL;
+        be->flr = flr_create(be->cfg.record_bytes);
+        if (!be->flr) {
+            errno = ENOMEM;
+            goto fail;
+        }
+        be->trg = trg_start(cfg->trigger, &be->wake, &why);
+        if (!be->trg) {
+            report(be, INPROC_BACKEND_REPORT_WARN, "flight recorder: cannot start its trigger: %s",
+                   why);
+            errno = EBUSY;
+            goto fail;
+        }
+        snprintf(be->pattern, sizeof be->pattern, "%s", cfg->output_path);
+        be->cfg.output_path = be->pattern;
+        snprintf(be->path, sizeof be->path, "%s", be->pattern);
+        svc_out_init_sink(&be->out, to_recorder, be);
+        be->out_open = true;
+    } else if (!open_output(be)) {
         goto fail;
+    }
 
     pthread_mutex_init(&be->mu, NULL);
     pthread_condattr_t ca;
@@ -478,8 +602,11 @@ fail : {
     if (be->out_open) {
         svc_out_close(&be->out);
         /* Nothing was written: leave no empty file behind. */
-        unlink(be->path);
+        if (!be->flr)
+            unlink(be->path);
     }
+    trg_stop(be->trg, NULL);
+    flr_destroy(be->flr);
     free(be->scrape_buf);
     cb_destroy(be->cb);
     smb_arbiter_destroy(be->arb);
@@ -527,6 +654,11 @@ bool inproc_backend_flush(inproc_backend *be, uint32_t timeout_ms)
     bool ok = be->flush_done >= req;
     pthread_mutex_unlock(&be->mu);
     return ok;
+}
+
+unsigned inproc_backend_windows_written(inproc_backend *be)
+{
+    return atomic_load(&be->windows);
 }
 
 bool inproc_backend_finish_from_signal(inproc_backend *be, bool last, uint32_t timeout_ms)
@@ -579,6 +711,12 @@ bool inproc_backend_destroy(inproc_backend *be)
         return true;
     inproc_backend_stop(be);
     bool ok = svc_out_close(&be->out);
+    bool replaced = false;
+    trg_stop(be->trg, &replaced);
+    if (replaced)
+        report(be, INPROC_BACKEND_REPORT_INFO,
+               "flight recorder: the program replaced the trigger's signal handler; left alone");
+    flr_destroy(be->flr);
     free(be->scrape_buf);
     smb_commit_batch_free(&be->batch);
     cb_destroy(be->cb);

@@ -12,7 +12,14 @@
  * service sequence (trusted_packet_sequence_id 1) with a trace_uuid, clock
  * snapshots of BOOTTIME/MONOTONIC/MONOTONIC_RAW/REALTIME at the start,
  * every ~10 s and at the end, and a final TraceStats (buffer stats and
- * per-writer stats), so any loss is visible in the file itself. */
+ * per-writer stats), so any loss is visible in the file itself.
+ *
+ * As a flight recorder (config.trigger set) it writes no file as it goes:
+ * it keeps what arrives (flight_recorder.h) and, each time the trigger
+ * fires, writes the last window_ms of it into a new file, named from
+ * output_path with flr_window_path (%n numbers the files from 1), with
+ * clock snapshots and a TraceStats of its own, while tracing goes on. The
+ * application is never held up: the trigger only wakes the I/O thread. */
 #ifndef INPROC_BACKEND_H
 #define INPROC_BACKEND_H
 
@@ -24,6 +31,7 @@
 #include "tracing/smb_arbiter.h"
 #include "tracing/trace_buffer.h"
 #include "tracing/trace_writer.h"
+#include "tracing/trigger.h"
 
 /* What the backend has to say about its file (the caller decides where it
  * goes: the layer's logger, stderr...). */
@@ -63,6 +71,18 @@ typedef struct inproc_backend_config {
     /* Defaults for inproc_backend_new_writer(). */
     smb_exhausted_policy writer_policy; /* default SMB_POLICY_DROP */
     uint32_t stall_timeout_ms;          /* default 100 ms */
+
+    /* Flight recorder: NULL (default) writes the file as it goes. */
+    const trg_spec *trigger;
+    uint32_t window_ms;  /* what a trigger writes (default 10000) */
+    size_t record_bytes; /* what the recorder keeps (default buffer_size) */
+    /* Called from the I/O thread every restart_period_ms (default the
+     * smaller of 1000 and window_ms / 4): the producers are to write restart
+     * points (their interned data, descriptors) so that a window's
+     * sequences can be read from shortly before its start. */
+    void (*restart)(void *ctx);
+    void *restart_ctx;
+    uint32_t restart_period_ms;
 } inproc_backend_config;
 
 typedef struct inproc_backend inproc_backend;
@@ -110,6 +130,9 @@ bool inproc_backend_stop(inproc_backend *be);
 /* inproc_backend_stop() if not done yet, close, free. True when every write
  * succeeded. */
 bool inproc_backend_destroy(inproc_backend *be);
+
+/* Flight recorder: the files written so far (each trigger's). */
+unsigned inproc_backend_windows_written(inproc_backend *be);
 
 /* The arbiter, for callers that create writers themselves. */
 smb_arbiter *inproc_backend_arbiter(inproc_backend *be);

@@ -34,6 +34,16 @@ void svc_out_init(svc_out *o, int fd)
         o->file_size = (uint64_t)st.st_size;
 }
 
+void svc_out_init_sink(svc_out *o,
+                       void (*sink)(void *ctx, const uint8_t *data,
+                                    const struct svc_out_record *records, size_t n),
+                       void *ctx)
+{
+    svc_out_init(o, -1);
+    o->sink = sink;
+    o->sink_ctx = ctx;
+}
+
 static void mark_dropped(svc_out *o, uint32_t seq)
 {
     if (seq >= SVC_OUT_MAX_MARKED_SEQ)
@@ -135,6 +145,12 @@ bool svc_out_flush(svc_out *o)
 {
     if (o->len == 0)
         return true;
+    if (o->sink) {
+        o->sink(o->sink_ctx, o->buf, o->records, o->num_records);
+        o->num_records = 0;
+        o->len = 0;
+        return true;
+    }
     if (o->broken || o->fd < 0) {
         drop_buffer(o, 0, o->fd < 0 ? EBADF : o->last_error);
         return false;
@@ -448,6 +464,15 @@ void svc_out_writer_packet(svc_out *o, const cb_packet *p, int32_t uid, int32_t 
         append(o, p->slices[i].data, p->slices[i].size);
     append(o, trailer, tl);
     end_record(o, start, p->sequence_id);
+    if (o->len >= OUT_FLUSH_BYTES)
+        svc_out_flush(o);
+}
+
+void svc_out_raw_record(svc_out *o, const uint8_t *record, size_t len, uint32_t sequence_id)
+{
+    size_t start = begin_record(o);
+    append(o, record, len);
+    end_record(o, start, sequence_id);
     if (o->len >= OUT_FLUSH_BYTES)
         svc_out_flush(o);
 }

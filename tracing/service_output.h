@@ -55,11 +55,24 @@ typedef struct svc_out {
     uint8_t *dropped_seq;
     size_t dropped_seq_len;
     bool alloc_failed; /* while appending the current record */
+    /* Set (svc_out_init_sink): write-outs hand the buffered records to it
+     * instead of a file (the flight recorder, flight_recorder.h). */
+    void (*sink)(void *ctx, const uint8_t *data, const struct svc_out_record *records, size_t n);
+    void *sink_ctx;
 } svc_out;
 
 /* Takes ownership of `fd`, which must be a regular file positioned at its
  * end (empty for a new trace). */
 void svc_out_init(svc_out *o, int fd);
+/* An output without a file: every write-out hands its whole records (the
+ * bytes, and for each where it ends and its sequence) to `sink`. */
+void svc_out_init_sink(svc_out *o,
+                       void (*sink)(void *ctx, const uint8_t *data,
+                                    const struct svc_out_record *records, size_t n),
+                       void *ctx);
+/* Appends one Trace record that is already framed (as a sink received it),
+ * of sequence `sequence_id`. */
+void svc_out_raw_record(svc_out *o, const uint8_t *record, size_t len, uint32_t sequence_id);
 /* Writes what is buffered and closes the fd. True when every write
  * succeeded. */
 bool svc_out_close(svc_out *o);

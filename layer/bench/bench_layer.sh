@@ -34,6 +34,15 @@
 #                                   wanting memory events (the hooks' own
 #                                   bookkeeping only)
 #   BENCH layer_cpu_ns_per_memory_event_idle   the same, no session
+#   BENCH layer_frames_present      the application thread's CPU time per
+#                                   vkQueuePresentKHR in a frame of one
+#                                   command buffer (bench_layer_hooks
+#                                   --presents); _present_alone: presents
+#                                   alone (each frame ready at its present);
+#                                   layer_frames: per region in that run.
+#                                   With GT_BENCH_OLD_LAYER_LIB (another
+#                                   build of the layer), the same for it,
+#                                   interleaved, as layer_frames_old...
 #
 # The five wall-time variants run interleaved (rotating order), GT_BENCH_REPS
 # times each (default 11), GT_BENCH_FRAMES frames per run (default 3000; a
@@ -69,6 +78,11 @@ GPUTRACE_OUTPUT="$tmp/hooks.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --memory 
     --iterations 70000 --label layer_cpu_ns_per_memory_event_off | grep -v _collector
 GPUTRACE_BACKEND=system "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --memory \
     --iterations 70000 --label layer_cpu_ns_per_memory_event_idle | grep -v _collector
+
+# ---- CPU per present (no driver), an older build beside it if given ----
+GPUTRACE_OUTPUT="$tmp/frames.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --presents \
+    --label layer_frames ${GT_BENCH_OLD_LAYER_LIB:+--compare "$GT_BENCH_OLD_LAYER_LIB"} |
+    grep -v _collector
 
 # ---- wall time (lavapipe) ----
 now_ns() { date +%s%N; }

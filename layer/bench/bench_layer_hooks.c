@@ -19,6 +19,17 @@
  * application's threads) is reported on its own line. Whether the layer
  * traces is up to the environment (GPUTRACE_OUTPUT / GPUTRACE_BACKEND).
  *
+ * With --presents it also measures the application thread's CPU time per
+ * vkQueuePresentKHR (through a swapchain created through the layer), as
+ * two figures: the presents of frames of one recorded and submitted
+ * command buffer each, timed around each present call (<label>_present: a
+ * frame whose work is still out when it is presented, the usual case); and
+ * presents alone (<label>_present_alone: every frame is ready at its
+ * present, so the layer also wakes its collector). --compare OLD.so runs
+ * the same measurements on a second build of the layer (loaded beside the
+ * first, its figures labelled <label>_old...), interleaved round by round
+ * with the first: two builds side by side in one run.
+ *
  * With --memory it measures memory events instead: each round allocates
  * memory, creates a buffer, binds, maps, unmaps, destroys and frees it (7
  * calls, each a memory event while a session wants them), through the layer
@@ -27,7 +38,8 @@
  * bookkeeping (the live-object table); a library without memory hooks
  * passes the calls through untouched (0 ns, give it to compare).
  *
- * usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME] [--memory]
+ * usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]
+ *                          [--presents] [--compare OLD.so] [--memory]
  * prints: BENCH <label> <ns> ns   (and BENCH <label>_collector <ns> ns)
  */
 #include <dirent.h>
@@ -243,8 +255,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL fake_AllocateCommandBuffers(
     (void)dev;
     for (uint32_t i = 0; i < info->commandBufferCount; i++) {
         unsigned n = atomic_fetch_add(&next_cb, 1);
-        static fake_object extra[64];
-        fake_object *o = n < CBS ? &fake_cbs[n] : &extra[(n - CBS) % 64];
+        static fake_object extra[256];
+        fake_object *o = n < CBS ? &fake_cbs[n] : &extra[(n - CBS) % 256];
         o->key = device_key;
         out[i] = (VkCommandBuffer)(void *)o;
     }
@@ -342,6 +354,7 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_gdpa(VkDevice dev, const ch
         { "vkCreateBuffer", (PFN_vkVoidFunction)fake_CreateHandle },
         { "vkCreateImage", (PFN_vkVoidFunction)fake_CreateHandle },
         { "vkGetBufferMemoryRequirements", (PFN_vkVoidFunction)fake_GetBufferMemoryRequirements },
+        { "vkCreateSwapchainKHR", (PFN_vkVoidFunction)fake_CreateHandle },
         { "vkAllocateCommandBuffers", (PFN_vkVoidFunction)fake_AllocateCommandBuffers },
         { "vkGetQueryPoolResults", (PFN_vkVoidFunction)fake_GetQueryPoolResults },
         { "vkCmdWriteTimestamp", (PFN_vkVoidFunction)fake_CmdWriteTimestamp },
@@ -377,6 +390,7 @@ struct hook_api {
     PFN_vkCmdBeginDebugUtilsLabelEXT CmdBeginDebugUtilsLabelEXT;
     PFN_vkCmdEndDebugUtilsLabelEXT CmdEndDebugUtilsLabelEXT;
     PFN_vkQueueSubmit QueueSubmit;
+    PFN_vkQueuePresentKHR QueuePresentKHR;
 };
 
 static void load_api(hook_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
@@ -390,12 +404,45 @@ static void load_api(hook_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
     LOAD(CmdBeginDebugUtilsLabelEXT);
     LOAD(CmdEndDebugUtilsLabelEXT);
     LOAD(QueueSubmit);
+    LOAD(QueuePresentKHR);
 #undef LOAD
 }
 
-/* Records and submits `iterations` command buffers; returns thread CPU ns. */
+/* What a frame ends with: nothing, or a present of `swapchain`. */
+typedef struct frame_end frame_end;
+struct frame_end {
+    bool present, record; /* record: a command buffer and its submission too */
+    VkSwapchainKHR swapchain;
+    uint64_t present_ns;
+};
+
+static void present(const hook_api *a, VkQueue queue, VkSwapchainKHR swapchain)
+{
+    const uint32_t image = 0;
+    const VkPresentInfoKHR pi = {
+        .sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR,
+        .swapchainCount = 1,
+        .pSwapchains = &swapchain,
+        .pImageIndices = &image,
+    };
+    a->QueuePresentKHR(queue, &pi);
+}
+
+/* Records and submits `iterations` command buffers (with `fe`, each
+ * followed by a present, or only the presents); returns thread CPU ns, and
+ * in fe->present_ns what the present calls took. */
+static uint64_t run_frames(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue,
+                           unsigned iterations, frame_end *fe);
+
 static uint64_t run(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue,
                     unsigned iterations)
+{
+    frame_end none = { .record = true };
+    return run_frames(a, cbs, queue, iterations, &none);
+}
+
+static uint64_t run_frames(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue,
+                           unsigned iterations, frame_end *fe)
 {
     const VkCommandBufferBeginInfo begin = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -407,6 +454,10 @@ static uint64_t run(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue
     const VkBuffer buf = (VkBuffer)(uintptr_t)0x1234;
     uint64_t t0 = thread_cpu_ns();
     for (unsigned i = 0; i < iterations; i++) {
+        if (fe->present && !fe->record) {
+            present(a, queue, fe->swapchain);
+            continue;
+        }
         VkCommandBuffer cb = cbs[i % CBS];
         a->BeginCommandBuffer(cb, &begin);
         a->CmdBeginDebugUtilsLabelEXT(cb, &label);
@@ -424,6 +475,11 @@ static uint64_t run(const hook_api *a, const VkCommandBuffer *cbs, VkQueue queue
             .pCommandBuffers = &cb,
         };
         a->QueueSubmit(queue, 1, &si, VK_NULL_HANDLE);
+        if (fe->present) {
+            const uint64_t p0 = thread_cpu_ns();
+            present(a, queue, fe->swapchain);
+            fe->present_ns += thread_cpu_ns() - p0;
+        }
     }
     return thread_cpu_ns() - t0;
 }
@@ -634,26 +690,117 @@ static bool create_through_layer(PFN_vkGetInstanceProcAddr layer_gipa, VkInstanc
     return true;
 }
 
+/* One build of the layer with its instance, device and the calls through it. */
+typedef struct subject subject;
+struct subject {
+    const char *label;
+    VkInstance instance;
+    VkDevice device;
+    PFN_vkGetInstanceProcAddr gipa;
+    PFN_vkGetDeviceProcAddr gdpa;
+    hook_api api;
+    VkQueue queue;
+    VkCommandBuffer cbs[CBS];
+    VkSwapchainKHR swapchain;
+};
+
+static bool set_up(subject *sub, const char *lib)
+{
+    sub->gipa = load_layer(lib);
+    if (!sub->gipa || !create_through_layer(sub->gipa, &sub->instance, &sub->device))
+        return false;
+    sub->gdpa = (PFN_vkGetDeviceProcAddr)sub->gipa(sub->instance, "vkGetDeviceProcAddr");
+    VkDevice device = sub->device;
+    load_api(&sub->api, sub->gdpa, device);
+    ((PFN_vkGetDeviceQueue)sub->gdpa(device, "vkGetDeviceQueue"))(device, 0, 0, &sub->queue);
+    const VkCommandPoolCreateInfo pci = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO };
+    VkCommandPool pool;
+    ((PFN_vkCreateCommandPool)sub->gdpa(device, "vkCreateCommandPool"))(device, &pci, NULL, &pool);
+    const VkCommandBufferAllocateInfo cai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = CBS,
+    };
+    ((PFN_vkAllocateCommandBuffers)sub->gdpa(device, "vkAllocateCommandBuffers"))(device, &cai,
+                                                                                  sub->cbs);
+    /* A FIFO swapchain (the layer follows it from here: present mode). */
+    const VkSwapchainCreateInfoKHR sci = {
+        .sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR,
+        .surface = (VkSurfaceKHR)(uintptr_t)0x5000,
+        .minImageCount = 3,
+        .presentMode = VK_PRESENT_MODE_FIFO_KHR,
+    };
+    ((PFN_vkCreateSwapchainKHR)sub->gdpa(device, "vkCreateSwapchainKHR"))(device, &sci, NULL,
+                                                                          &sub->swapchain);
+    return true;
+}
+
+static void tear_down(subject *sub)
+{
+    ((PFN_vkDestroyDevice)sub->gdpa(sub->device, "vkDestroyDevice"))(sub->device, NULL);
+    ((PFN_vkDestroyInstance)sub->gipa(sub->instance, "vkDestroyInstance"))(sub->instance, NULL);
+}
+
+enum {
+    ROUNDS = 7
+};
+/* What one round measures for each subject, and directly. */
+enum {
+    M_REGIONS,
+    M_FRAMES,  /* the presents of frames of a command buffer each */
+    M_PRESENT, /* presents alone */
+    M_COUNT
+};
+
+/* Medians of ROUNDS thread CPU times: [subject + 1][what] (0: direct). */
+static uint64_t times[3][M_COUNT][ROUNDS];
+
+static void measure_round(subject *subs, int nsubs, const hook_api *direct, int r,
+                          unsigned per_round, bool presents)
+{
+    for (int k = 0; k <= nsubs; k++) {
+        const hook_api *a = k ? &subs[k - 1].api : direct;
+        const VkCommandBuffer *cbs = k ? subs[k - 1].cbs : subs[0].cbs;
+        VkQueue queue = k ? subs[k - 1].queue : subs[0].queue;
+        const VkSwapchainKHR sc = k ? subs[k - 1].swapchain : subs[0].swapchain;
+        times[k][M_REGIONS][r] = run(a, cbs, queue, per_round);
+        if (presents) {
+            frame_end frames = { .present = true, .record = true, .swapchain = sc };
+            frame_end alone = { .present = true, .swapchain = sc };
+            run_frames(a, cbs, queue, per_round, &frames);
+            times[k][M_FRAMES][r] = frames.present_ns;
+            times[k][M_PRESENT][r] = run_frames(a, cbs, queue, per_round, &alone);
+        }
+        /* Each subject starts with the collectors idle and the shared
+         * memory drained, as an application's frames would find them: one
+         * that found them still busy with the last would measure the layer
+         * dropping packets (a full buffer), not tracing. */
+        wait_collector_idle();
+    }
+}
+
+static double median_of(int k, int what)
+{
+    qsort(times[k][what], ROUNDS, sizeof times[k][what][0], cmp_u64);
+    return (double)times[k][what][ROUNDS / 2];
+}
+
 /* --memory: rounds of memory calls through the layer and directly,
  * interleaved; the difference per call (medians). */
-static int bench_memory(PFN_vkGetInstanceProcAddr layer_gipa, PFN_vkGetDeviceProcAddr layer_gdpa,
-                        VkInstance instance, VkDevice device, unsigned iterations,
-                        const char *label)
+static int bench_memory(subject *sub, unsigned iterations, const char *label)
 {
-    enum {
-        ROUNDS = 7
-    };
     memory_api through, direct;
-    load_memory_api(&through, layer_gdpa, device);
-    load_memory_api(&direct, fake_gdpa, device);
+    load_memory_api(&through, sub->gdpa, sub->device);
+    load_memory_api(&direct, fake_gdpa, sub->device);
     uint64_t with[ROUNDS], without[ROUNDS];
     const unsigned per_round = iterations / ROUNDS + 1;
-    run_memory(&through, device, per_round / 4 + 1); /* warm up: tables, blocks */
+    run_memory(&through, sub->device, per_round / 4 + 1); /* warm up: tables, blocks */
     wait_collector_idle();
     uint64_t col0 = collector_cpu_ns();
     for (int r = 0; r < ROUNDS; r++) {
-        without[r] = run_memory(&direct, device, per_round);
-        with[r] = run_memory(&through, device, per_round);
+        without[r] = run_memory(&direct, sub->device, per_round);
+        with[r] = run_memory(&through, sub->device, per_round);
         wait_collector_idle(); /* as in the region rounds: nothing queued */
     }
     uint64_t col = collector_cpu_ns() - col0;
@@ -668,83 +815,61 @@ static int bench_memory(PFN_vkGetInstanceProcAddr layer_gipa, PFN_vkGetDevicePro
             "%.2f ms through the layer, %.2f ms direct\n",
             per_round, MEMORY_CALLS, ROUNDS, (double)with[ROUNDS / 2] / 1e6,
             (double)without[ROUNDS / 2] / 1e6);
-    ((PFN_vkDestroyDevice)layer_gdpa(device, "vkDestroyDevice"))(device, NULL);
-    ((PFN_vkDestroyInstance)layer_gipa(instance, "vkDestroyInstance"))(instance, NULL);
+    tear_down(sub);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    const char *lib = NULL, *label = "layer_cpu_ns_per_region";
+    const char *lib = NULL, *old = NULL, *label = "layer_cpu_ns_per_region";
     unsigned iterations = 7000; /* 1001 command buffers a round: no packet lost */
+    bool presents = false;
     bool memory = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
             iterations = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--label") && i + 1 < argc)
             label = argv[++i];
+        else if (!strcmp(argv[i], "--compare") && i + 1 < argc)
+            old = argv[++i];
+        else if (!strcmp(argv[i], "--presents"))
+            presents = true;
         else if (!strcmp(argv[i], "--memory"))
             memory = true;
         else
             lib = argv[i];
     }
     if (!lib || !iterations) {
-        fprintf(stderr,
-                "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME] [--memory]\n");
+        fprintf(stderr, "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME] "
+                        "[--presents] [--compare OLD.so] [--memory]\n");
         return 2;
     }
-    PFN_vkGetInstanceProcAddr layer_gipa = load_layer(lib);
-    if (!layer_gipa)
+    static subject subs[2];
+    const int nsubs = old ? 2 : 1;
+    char old_label[128];
+    snprintf(old_label, sizeof old_label, "%s_old", label);
+    subs[0].label = label;
+    subs[1].label = old_label;
+    if (memory && old) {
+        fprintf(stderr, "bench_layer_hooks: --memory measures one build (no --compare)\n");
+        return 2;
+    }
+    if (!set_up(&subs[0], lib) || (old && !set_up(&subs[1], old)))
         return 1;
-    VkInstance instance;
-    VkDevice device;
-    if (!create_through_layer(layer_gipa, &instance, &device))
-        return 1;
-    PFN_vkGetDeviceProcAddr layer_gdpa =
-        (PFN_vkGetDeviceProcAddr)layer_gipa(instance, "vkGetDeviceProcAddr");
-
     if (memory)
-        return bench_memory(layer_gipa, layer_gdpa, instance, device, iterations, label);
-
-    hook_api through, direct;
-    load_api(&through, layer_gdpa, device);
-    load_api(&direct, fake_gdpa, device);
-    VkQueue queue;
-    ((PFN_vkGetDeviceQueue)layer_gdpa(device, "vkGetDeviceQueue"))(device, 0, 0, &queue);
-    const VkCommandPoolCreateInfo pci = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO };
-    VkCommandPool pool;
-    ((PFN_vkCreateCommandPool)layer_gdpa(device, "vkCreateCommandPool"))(device, &pci, NULL, &pool);
-    const VkCommandBufferAllocateInfo cai = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = CBS,
-    };
-    VkCommandBuffer cbs[CBS];
-    ((PFN_vkAllocateCommandBuffers)layer_gdpa(device, "vkAllocateCommandBuffers"))(device, &cai,
-                                                                                   cbs);
+        return bench_memory(&subs[0], iterations, label);
+    hook_api direct;
+    load_api(&direct, fake_gdpa, subs[0].device);
 
     /* Interleaved rounds, medians. */
-    enum {
-        ROUNDS = 7
-    };
-    uint64_t with[ROUNDS], without[ROUNDS];
     const unsigned per_round = iterations / ROUNDS + 1;
-    run(&through, cbs, queue, per_round / 4 + 1); /* warm up: pools, tables */
+    for (int k = 0; k < nsubs; k++)
+        run(&subs[k].api, subs[k].cbs, subs[k].queue, per_round / 4 + 1); /* warm up */
     wait_collector_idle();
     uint64_t col0 = collector_cpu_ns();
-    for (int r = 0; r < ROUNDS; r++) {
-        without[r] = run(&direct, cbs, queue, per_round);
-        with[r] = run(&through, cbs, queue, per_round);
-        /* Each round starts with the collector idle and the shared memory
-         * drained, as an application's frames would find them: a round
-         * that found them still busy with the last would measure the
-         * layer dropping packets (a full buffer), not tracing. */
-        wait_collector_idle();
-    }
+    for (int r = 0; r < ROUNDS; r++)
+        measure_round(subs, nsubs, &direct, r, per_round, presents);
     uint64_t col = collector_cpu_ns() - col0;
-    qsort(with, ROUNDS, sizeof with[0], cmp_u64);
-    qsort(without, ROUNDS, sizeof without[0], cmp_u64);
     const double regions = (double)per_round * REGIONS_PER_CB;
     const unsigned long timestamps = atomic_load(&timestamps_written);
     const char *output = getenv("GPUTRACE_OUTPUT");
@@ -754,17 +879,27 @@ int main(int argc, char **argv)
                         "(GPUTRACE_LOG=info says why)\n");
         return 1;
     }
-    double ns = ((double)with[ROUNDS / 2] - (double)without[ROUNDS / 2]) / regions;
-    printf("BENCH %s %.1f ns\n", label, ns);
-    printf("BENCH %s_collector %.1f ns\n", label, (double)col / (regions * ROUNDS));
+    const double direct_regions = median_of(0, M_REGIONS);
+    for (int k = 1; k <= nsubs; k++) {
+        const char *l = subs[k - 1].label;
+        const double with = median_of(k, M_REGIONS);
+        printf("BENCH %s %.1f ns\n", l, (with - direct_regions) / regions);
+        if (!presents)
+            continue;
+        printf("BENCH %s_present %.1f ns\n", l,
+               (median_of(k, M_FRAMES) - median_of(0, M_FRAMES)) / per_round);
+        printf("BENCH %s_present_alone %.1f ns\n", l,
+               (median_of(k, M_PRESENT) - median_of(0, M_PRESENT)) / per_round);
+    }
+    if (nsubs == 1)
+        printf("BENCH %s_collector %.1f ns\n", label, (double)col / (regions * ROUNDS));
     fprintf(stderr,
             "bench_layer_hooks: %u command buffers x %d regions per round, %d rounds; "
             "median thread CPU %.1f ms through the layer, %.1f ms direct; "
             "%.2f timestamps per region\n",
-            per_round, REGIONS_PER_CB, ROUNDS, (double)with[ROUNDS / 2] / 1e6,
-            (double)without[ROUNDS / 2] / 1e6, (double)timestamps / (regions * (ROUNDS + 0.25)));
-
-    ((PFN_vkDestroyDevice)layer_gdpa(device, "vkDestroyDevice"))(device, NULL);
-    ((PFN_vkDestroyInstance)layer_gipa(instance, "vkDestroyInstance"))(instance, NULL);
+            per_round, REGIONS_PER_CB, ROUNDS, median_of(1, M_REGIONS) / 1e6, direct_regions / 1e6,
+            (double)timestamps / (regions * (ROUNDS + 0.25) * nsubs));
+    for (int k = nsubs - 1; k >= 0; k--)
+        tear_down(&subs[k]);
     return 0;
 }

@@ -123,7 +123,8 @@ static void ensure_interned(mem_device *md, msq_slot *s, uint64_t ts)
         functions[i] = mem_api_name((enum mem_api)i);
     me_interned(s->writer, s->after_loss, functions, MEM_API_COUNT);
     const pi_process *p = pi_process_get();
-    emc_process_track(s->writer, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len);
+    /* Not a restart point of its own: the interned data just before is. */
+    emc_process_track(s->writer, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len, false);
     char name[96];
     for (uint32_t h = 0; h < md->props.memoryHeapCount; h++) {
         for (unsigned c = 0; c < MSQ_COUNTERS; c++) {

@@ -60,7 +60,8 @@ static const char *const vars[] = {
     "GPUTRACE_DISABLE",         "GPUTRACE_OUTPUT",           "GPUTRACE_BACKEND",
     "GPUTRACE_CLOCK_BUDGET_NS", "GPUTRACE_HOST_QUERY_RESET", "GPUTRACE_MAX_PENDING_SUBMISSIONS",
     "GPUTRACE_QUERY_READBACK",  "GPUTRACE_STARTUP_WAIT_MS",  "GPUTRACE_BUFFER_KB",
-    "GPUTRACE_SIGNAL_WAIT_MS",  "GPUTRACE_CLOCK_SOURCE",
+    "GPUTRACE_SIGNAL_WAIT_MS",  "GPUTRACE_CLOCK_SOURCE",     "GPUTRACE_FRAMES",
+    "GPUTRACE_TRIGGER",         "GPUTRACE_TRIGGER_SECONDS",
 };
 #define NUM_VARS (sizeof vars / sizeof vars[0])
 
@@ -125,9 +126,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < NUM_VARS; i++) {
         values[i] = p <= end ? p : NULL;
         if (p <= end) {
+            /* A path takes any bytes and never warns; a trigger or frame
+             * range may warn once, whatever its bytes. */
+            const bool free_text =
+                strcmp(vars[i], "GPUTRACE_TRIGGER") == 0 || strcmp(vars[i], "GPUTRACE_FRAMES") == 0;
             if (*p && strcmp(vars[i], "GPUTRACE_OUTPUT") != 0) {
                 set++;
-                for (const char *q = p; *q; q++) {
+                for (const char *q = p; *q && !free_text; q++) {
                     if (!isalnum((unsigned char)*q)) {
                         must_warn++;
                         break;
@@ -164,6 +169,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (c->startup_wait_ms > 60000 || c->signal_wait_ms > 60000)
         abort();
     if (c->buffer_kb < 64 || c->buffer_kb > (1u << 20))
+        abort();
+    if (c->frames_first < 1 || c->frames_last < c->frames_first)
+        abort();
+    if (c->trigger_seconds < 1 || c->trigger_seconds > 3600)
+        abort();
+    if (c->trigger && c->trigger_spec.kind != TRG_SIGNAL && c->trigger_spec.kind != TRG_FILE)
+        abort();
+    if (c->trigger && c->trigger_spec.kind == TRG_FILE &&
+        (!c->trigger_spec.path[0] || !memchr(c->trigger_spec.path, '\0', TRG_PATH_MAX)))
         abort();
     const char *out = fuzz_getenv("GPUTRACE_OUTPUT");
     const char *file_out = gt_settings_file_find(&fuzz_file, "output", NULL);

@@ -115,7 +115,9 @@ block_kind() {
     'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=app.pftrace ./my-vulkan-app' | \
         '# from a build tree, without installing' | 'GPUTRACE_QUERY_READBACK=bulk '* | \
         'GPUTRACE_ENABLE=1 GPUTRACE_OUTPUT=demo.pftrace ./my-vulkan-app' | \
-        'gputrace-service '* | 'gputrace-ci '* | 'gputrace-probe '*) echo local ;;
+        'gputrace-service '* | 'gputrace-ci '* | 'gputrace-probe '* | \
+        'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=frames.pftrace \' | \
+        'GPUTRACE_TRIGGER=file:snap.now '*) echo local ;;
     *) echo unknown ;;
     esac
 }
@@ -429,6 +431,27 @@ PYEOF
         [ "$got" = "$allocations" ] ||
             fail "memory.pftrace: allocations (count,bytes) $got, my-vulkan-app made $allocations"
         echo "ok: block $n: both data sources through v58's traced, $stages stages = regions, allocations $got = what my-vulkan-app made"
+        ;;
+    'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=frames.pftrace \')
+        run_block "$n"
+        read_summary
+        check_trace "$block_dir/frames.pftrace" "$r" "$r"
+        grep -q '^  frames: "Frames" (pid [0-9]*): 120 frame(s), 1\.\.120; ' "$block_dir.out" ||
+            fail "gputrace-check --frames printed no line for the 120 frames"
+        grep -q '^verdict: pass' "$block_dir.out" || fail "gputrace-check printed no passing verdict"
+        grep -q 'frame interval' "$block_dir/frames.svg" 2> /dev/null || fail "no frames plot in frames.svg"
+        echo "ok: block $n: 120 frames, their statistics and plot; gputrace-check --frames passes"
+        ;;
+    'GPUTRACE_TRIGGER=file:snap.now '*)
+        run_block "$n"
+        for k in 1 2; do
+            check_trace "$block_dir/snap-$k.pftrace" 1
+        done
+        [ ! -e "$block_dir/snap-3.pftrace" ] || fail "a third window file without a third trigger"
+        [ "$(grep -c '^  frames: "Frames"' "$block_dir.out")" = 2 ] ||
+            fail "gputrace-check --frames found no frames in both window files"
+        grep -q '^verdict: pass' "$block_dir.out" || fail "gputrace-check printed no passing verdict"
+        echo "ok: block $n: the flight recorder wrote two windows, each with frames; gputrace-check passes"
         ;;
     *) fail "block $n: no check for '$first'" ;;
     esac

@@ -5,13 +5,13 @@ direction only (docs/layer.md, "Dependency direction").
 
     check_layer_deps.py LAYER_SRC_DIR [OBJECT_DIR [NM]]
 
-A module is foo.c together with foo.h (either may be missing), named by
-its path under layer/ without the extension ("collector", or
-"flows/flow_sync" for a sub-folder's). The library's sub-folders are its
-concerns (flows/, memory/); bench/ is not part of it. Three checks:
+A module is foo.c together with foo.h (either may be missing), named by its
+path below layer/ without the extension: "collector", or "frames/fr_frames"
+for a file in a sub-folder (each sub-folder with its own meson.build, its
+sources compiled into the layer; benchmarks excepted). Three checks:
 
-1. Include graph: the quoted includes of "layer/..." in layer/ and its
-   sub-folders' *.c and *.h, folded onto modules, have no cycle.
+1. Include graph: the quoted includes of "layer/..." in the layer's .c and
+   .h files, folded onto modules, have no cycle.
 2. Call graph: every undefined symbol of one object file in OBJECT_DIR
    (the layer library's objects, `nm`) is resolved to the object that
    defines it; folded onto modules, that graph has no cycle either.
@@ -41,29 +41,26 @@ PLUMBING = {
     "layer_lookup",  # handle -> gt_instance / gt_device
     "layer_info",  # the layer's name and versions
     "device_setup",  # the amended vkCreateDevice
+    "layer_frame_boundary",  # VK_EXT_frame_boundary where nothing below has it
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"layer/([^"]+)"', re.MULTILINE)
 
-# Folders under layer/ that are not the library.
-NOT_LIBRARY = {"bench"}
+
+def module_of(rel):
+    """The module of a path below layer/ ("frames/fr_emit.c" -> "frames/fr_emit")."""
+    return os.path.splitext(rel)[0]
 
 
-def module_of(path):
-    """A source's module: its path under layer/ without the extension."""
-    return os.path.splitext(path)[0]
-
-
-def library_sources(src_dir, patterns=("*.c", "*.h")):
-    """Paths of the library's sources, relative to src_dir."""
+def layer_files(src_dir, exts):
+    """Paths below src_dir (relative, "/"-separated) of the layer's sources."""
     found = []
-    for pattern in patterns:
-        found += glob.glob(os.path.join(src_dir, pattern))
-        for sub in sorted(os.listdir(src_dir)):
-            full = os.path.join(src_dir, sub)
-            if os.path.isdir(full) and sub not in NOT_LIBRARY:
-                found += glob.glob(os.path.join(full, pattern))
-    return sorted(os.path.relpath(p, src_dir) for p in found)
+    for root, dirs, files in os.walk(src_dir):
+        dirs[:] = sorted(d for d in dirs if d != "bench")
+        for name in files:
+            if name.endswith(exts):
+                found.append(os.path.relpath(os.path.join(root, name), src_dir).replace(os.sep, "/"))
+    return sorted(found)
 
 
 def find_cycles(graph):
@@ -151,29 +148,28 @@ def cycle_in(graph, start, members):
 def include_graph(src_dir):
     graph = {}
     edges = {}
-    files = library_sources(src_dir)
+    files = layer_files(src_dir, (".c", ".h"))
     if not files:
         sys.exit(f"check_layer_deps: no layer sources in {src_dir}")
-    for path in files:
-        mod = module_of(path)
+    for rel in files:
+        mod = module_of(rel)
         graph.setdefault(mod, set())
-        with open(os.path.join(src_dir, path), encoding="utf-8") as f:
+        with open(os.path.join(src_dir, rel), encoding="utf-8") as f:
             text = f.read()
         for inc in INCLUDE_RE.findall(text):
             target = module_of(inc)
             if target != mod:
                 graph[mod].add(target)
-                edges.setdefault((mod, target), path + " includes layer/" + inc)
+                edges.setdefault((mod, target), rel + " includes layer/" + inc)
     return graph, edges
 
 
 def call_graph(src_dir, obj_dir, nm):
-    # Meson names a sub-folder's object after its path, '/' made '_'
-    # (flows/flow_sync.c -> flows_flow_sync.c.o). Only objects of sources
-    # that exist: a build directory keeps the objects of files that were
-    # removed or renamed since.
-    by_object = {src.replace("/", "_") + ".o": module_of(src)
-                 for src in library_sources(src_dir, ("*.c",))}
+    # Meson names the object of sub/foo.c "sub_foo.c.o". Only objects of
+    # sources that exist: a build directory keeps the objects of files that
+    # were removed or renamed since.
+    by_object = {rel.replace("/", "_") + ".o": module_of(rel)
+                 for rel in layer_files(src_dir, (".c",))}
     objects = sorted(o for o in glob.glob(os.path.join(obj_dir, "*.c.o"))
                      if os.path.basename(o) in by_object)
     if not objects:

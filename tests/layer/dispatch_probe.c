@@ -289,6 +289,10 @@ static void print_names(const char *what, const names *l)
     X(QueueSubmit, 10)                     \
     X(QueueSubmit2, 13)                    \
     X(QueueSubmit2KHR, 0)                  \
+    X(QueueBindSparse, 10)                 \
+    X(QueuePresentKHR, 0)                  \
+    X(CreateSwapchainKHR, 0)               \
+    X(DestroySwapchainKHR, 0)              \
     X(QueueWaitIdle, 10)                   \
     X(DeviceWaitIdle, 10)                  \
     X(AllocateMemory, 10)                  \
@@ -525,6 +529,7 @@ static VkPhysicalDeviceFeatures features;
 static bool draw_indirect_count; /* the feature, enabled (Vulkan 1.2 and later) */
 static VkPhysicalDeviceMemoryProperties memory_props;
 static uint32_t queue_family;
+static bool queue_sparse; /* the queue family does sparse binding */
 
 static PFN_vkVoidFunction instance_fn(const char *name)
 {
@@ -641,6 +646,20 @@ static void query_draw_indirect_count(void)
     say(out, "feature drawIndirectCount %d", draw_indirect_count);
 }
 
+/* VK_KHR_get_physical_device_properties2's spelling, where the instance
+ * enabled it. */
+static void query_features2_khr(void)
+{
+    if (!has(&instance_exts, VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME))
+        return;
+    PFN_vkGetPhysicalDeviceFeatures2KHR get_features2 =
+        (PFN_vkGetPhysicalDeviceFeatures2KHR)instance_fn("vkGetPhysicalDeviceFeatures2KHR");
+    VkPhysicalDeviceFeatures2 features2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 };
+    if (get_features2)
+        get_features2(physical_device, &features2);
+    say(out, "feature2 robustBufferAccess %d", (int)features2.features.robustBufferAccess);
+}
+
 /* The instance-level commands, through the only lookup they have. */
 static bool query_instance(void)
 {
@@ -718,6 +737,7 @@ static bool query_instance(void)
         fail("no graphics+compute queue family");
         return false;
     }
+    queue_sparse = (families[queue_family].queueFlags & VK_QUEUE_SPARSE_BINDING_BIT) != 0;
     if (dev_layers) {
         uint32_t count = 0;
         say(notes, "introspection vkEnumerateDeviceLayerProperties %s",
@@ -730,10 +750,12 @@ static bool query_instance(void)
     if (r < 0)
         navail = 0;
     /* The loader adds the device extensions of an enabled layer's manifest
-     * to the list: ours (VK_EXT_tooling_info) is counted in the notes. */
+     * to the list, and our layer adds VK_EXT_frame_boundary where the driver
+     * lacks it (docs/layer.md, "Frames"): ours are counted in the notes. */
     uint32_t compared = 0;
     for (uint32_t i = 0; i < navail; i++)
-        compared += strcmp(avail[i].extensionName, VK_EXT_TOOLING_INFO_EXTENSION_NAME) != 0;
+        compared += strcmp(avail[i].extensionName, VK_EXT_TOOLING_INFO_EXTENSION_NAME) != 0 &&
+                    strcmp(avail[i].extensionName, "VK_EXT_frame_boundary") != 0;
     say(out, "result vkEnumerateDeviceExtensionProperties %s count %u", result_name(r), compared);
     say(notes, "introspection vkEnumerateDeviceExtensionProperties count %u", navail);
     if (cfg.dev) {
@@ -761,6 +783,7 @@ static bool query_instance(void)
     }
     print_names("device-extensions", &device_exts);
     query_draw_indirect_count();
+    query_features2_khr();
     return true;
 }
 
@@ -2093,6 +2116,25 @@ static void submit_all(objects *o)
             wait_fence(o);
     }
     VCALL(QueueEndDebugUtilsLabelEXT, o->queue);
+
+    /* vkQueueBindSparse binding nothing: valid only on a queue that does
+     * sparse binding (lavapipe's does not; the coverage check then leaves
+     * the name out, see dispatch_test.sh). */
+    if (queue_sparse)
+        RCALL(QueueBindSparse, o->queue, 0, NULL, VK_NULL_HANDLE);
+    else
+        say(notes, "uncallable vkQueueBindSparse");
+
+    /* The probe never enables VK_KHR_swapchain (there is no surface): these
+     * are only ever the layer's hooks in the --absent pass, which must do
+     * nothing. */
+    VkSwapchainCreateInfoKHR sci = { .sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR };
+    VkSwapchainKHR swapchain = VK_NULL_HANDLE;
+    RCALL(CreateSwapchainKHR, device, &sci, NULL, &swapchain);
+    VkPresentInfoKHR present = { .sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR };
+    RCALL(QueuePresentKHR, o->queue, &present);
+    VCALL(DestroySwapchainKHR, device, swapchain, NULL);
+
     RCALL(QueueWaitIdle, o->queue);
     RCALL(DeviceWaitIdle, device);
 }

@@ -13,7 +13,10 @@
 
 #include <cmocka.h>
 
+#include "protos/pb/pb_heap.h"
+#include "protos/pb/pb_writer.h"
 #include "toolkit/tk_checks.h"
+#include "toolkit/tk_frames.h"
 #include "tests/toolkit/trace_cases.h"
 
 static tk_clock_name names[4];
@@ -22,8 +25,21 @@ static tk_clock_name names[4];
 static void apply_args(const tk_case *c, tk_check_options *o)
 {
     size_t n_names = 0;
-    for (const char *const *a = c->args; a && a[0] && a[1]; a += 2) {
-        if (strcmp(a[0], "--clock-name") == 0) {
+    for (const char *const *a = c->args; a && a[0]; a += 2) {
+        if (strcmp(a[0], "--frames") == 0) {
+            o->frames = true;
+            a--; /* a flag */
+            continue;
+        }
+        if (!a[1])
+            fail_msg("case %s: option %s without a value", c->name, a[0]);
+        if (strcmp(a[0], "--max-frame-p99-ms") == 0) {
+            o->max_frame_p99_ms = atof(a[1]);
+        } else if (strcmp(a[0], "--max-gpu-frame-p99-ms") == 0) {
+            o->max_gpu_frame_p99_ms = atof(a[1]);
+        } else if (strcmp(a[0], "--max-stutters") == 0) {
+            o->max_stutters = atoll(a[1]);
+        } else if (strcmp(a[0], "--clock-name") == 0) {
             const char *eq = strchr(a[1], '=');
             names[n_names].has_id = eq != NULL;
             names[n_names].id = eq ? (uint32_t)strtoull(a[1], NULL, 0) : 0;
@@ -280,6 +296,132 @@ static void test_loss_numbers(void **state)
     tk_result_free(r);
 }
 
+/* The frames case's statistics, which trace_cases.c derives by hand. */
+static void test_frames_numbers(void **state)
+{
+    (void)state;
+    const tk_case *c = find("pass-frames");
+    tk_case_out out = { 0 };
+    c->make(&out);
+    tk_check_options o;
+    tk_check_options_default(&o);
+    apply_args(c, &o);
+    o.keep_plot_points = true;
+    tk_result *r = tk_check_buffer(out.data, out.len, &o);
+    assert_non_null(r);
+    assert_true(r->frames_checked);
+    assert_int_equal(r->frames.tracks[0].n_points, 100);
+    assert_int_equal(r->frames.n_tracks, 1);
+    const tk_frames_track *t = &r->frames.tracks[0];
+    assert_string_equal(t->name, "Frames");
+    assert_int_equal(t->pid, 4242);
+    assert_int_equal(t->frames, 100);
+    assert_int_equal(t->first_frame, 1);
+    assert_int_equal(t->last_frame, 100);
+    assert_int_equal(t->interval.count, 99);
+    assert_true(t->interval.exact);
+    assert_true(fabs(t->interval.mean_ms - 5220.0 / 99) < 1e-9);
+    assert_true(fabs(t->interval.p50_ms - 50) < 1e-9);
+    assert_true(fabs(t->interval.p90_ms - 93) < 1e-9);
+    assert_true(fabs(t->interval.p99_ms - 150) < 1e-9);
+    assert_true(fabs(t->interval.max_ms - 150) < 1e-9);
+    assert_int_equal(t->gpu_time.count, 100);
+    assert_true(fabs(t->gpu_time.p50_ms - 4) < 1e-9);
+    assert_true(fabs(t->gpu_time.p90_ms - 4) < 1e-9);
+    assert_true(fabs(t->gpu_time.p99_ms - 8) < 1e-9);
+    assert_true(fabs(t->gpu_time.mean_ms - 4.4) < 1e-9);
+    assert_int_equal(t->stutters, 3);
+    assert_true(fabs(t->stutter_threshold_ms - 100) < 1e-9);
+    assert_int_equal(t->longest_slow_run, 3);
+    assert_int_equal(t->unmatched, 0);
+    tk_result_free(r);
+
+    /* A budget of 60 ms: the run from frame 60 (150, 150, 150) goes on
+     * through 62..99 ms frames over 60: frames 60..100 minus those at or
+     * below 60 (none after frame 62 is below 62), i.e. 41 frames. */
+    tk_check_options_default(&o);
+    o.frames = true;
+    o.frame_budget_ms = 60;
+    r = tk_check_buffer(out.data, out.len, &o);
+    assert_non_null(r);
+    assert_int_equal(r->frames.tracks[0].longest_slow_run, 41);
+    assert_int_equal(r->frames.tracks[0].stutters, 3);
+    tk_result_free(r);
+    free(out.data);
+}
+
+/* A frame's BEGIN / END as the layer writes them, for tk_frames directly. */
+static size_t encode_event(uint8_t *buf, size_t cap, int type, uint64_t frame, uint64_t gpu_ns)
+{
+    pb_heap_buffer h;
+    pb_msg m, a;
+    pb_heap_init(&h, 256);
+    pb_msg_init_root(&m, pb_heap_stream(&h));
+    pb_msg_append_varint(&m, 9, (uint64_t)type);
+    pb_msg_append_varint(&m, 11, 78);
+    if (type == 1) {
+        pb_msg_begin_nested(&m, 4, &a);
+        pb_msg_append_string(&a, 10, "frame_number");
+        pb_msg_append_varint(&a, 3, frame);
+        pb_msg_end(&a);
+        pb_msg_begin_nested(&m, 4, &a);
+        pb_msg_append_string(&a, 10, "gpu_time_ns");
+        pb_msg_append_varint(&a, 3, gpu_ns);
+        pb_msg_end(&a);
+    }
+    pb_msg_end(&m);
+    size_t len;
+    uint8_t *d = pb_heap_dup(&h, &len);
+    pb_heap_free(&h);
+    assert_non_null(d);
+    assert_true(len <= cap);
+    memcpy(buf, d, len);
+    free(d);
+    return len;
+}
+
+/* Past TK_FRAMES_EXACT frames: the memory stays what it was, percentiles
+ * come within 1 %, and stutters are judged against the first frames'
+ * median. 100000 frames alternate 10 and 12 ms, every 1000th takes 50 ms. */
+static void test_frames_beyond_exact(void **state)
+{
+    (void)state;
+    tk_frames *f = tk_frames_new(-1, false);
+    assert_non_null(f);
+    static const uint8_t desc[] = { 0x08, 78, 0x12, 6, 'F', 'r', 'a', 'm', 'e', 's' };
+    tk_frames_descriptor(f, desc, sizeof desc);
+    int64_t at = 1000000000;
+    uint8_t buf[128];
+    const uint64_t n = 100000;
+    for (uint64_t k = 1; k <= n; k++) {
+        const int64_t dur = k % 1000 == 0 ? 50000000 : k % 2 ? 10000000 : 12000000;
+        size_t len = encode_event(buf, sizeof buf, 1, k, 3000000);
+        tk_frames_event(f, buf, len, at);
+        len = encode_event(buf, sizeof buf, 2, 0, 0);
+        tk_frames_event(f, buf, len, at + dur);
+        at += dur;
+    }
+    tk_frames_report rep;
+    tk_frames_finish(f, &rep);
+    assert_int_equal(rep.n_tracks, 1);
+    const tk_frames_track *t = &rep.tracks[0];
+    assert_int_equal(t->frames, n);
+    assert_int_equal(t->interval.count, n - 1);
+    assert_false(t->interval.exact);
+    /* Exact: p50 12 (half and one are 12 ms), p90 12, p99 12, max 50. */
+    assert_true(fabs(t->interval.p50_ms - 12) / 12 < 0.01);
+    assert_true(fabs(t->interval.p99_ms - 12) / 12 < 0.01);
+    assert_true(fabs(t->interval.max_ms - 50) < 1e-9);
+    /* The first 65536 intervals (frames 2..65537) are 32768 of 10 ms and
+     * the rest 12 or 50: their median is 10 ms, the threshold 20 ms; the
+     * 50 ms frames are 1000, 2000, ..., 100000 (frame 1 has no interval). */
+    assert_true(fabs(t->stutter_threshold_ms - 20) < 1e-9);
+    assert_int_equal(t->stutters, 100);
+    assert_int_equal(t->longest_slow_run, 1);
+    tk_frames_report_free(&rep);
+    tk_frames_free(f);
+}
+
 /* v58's names beside v47's (docs/toolkit.md, "Perfetto v47 and v58"):
  * the values trace_processor v58.2 gives for these traces (checked
  * against it by toolkit-trace-processor-diff-v58). */
@@ -361,6 +503,8 @@ int main(void)
         cmocka_unit_test(test_sequence_clock_numbers),
         cmocka_unit_test(test_loss_numbers),
         cmocka_unit_test(test_v58_stats),
+        cmocka_unit_test(test_frames_numbers),
+        cmocka_unit_test(test_frames_beyond_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1303,6 +1303,99 @@ static void c_dense_clocks_seed(out *r)
 static const char *const a_named[] = { "--clock-name", GPU_CLOCK_NAME, NULL };
 static const char *const a_other_name[] = { "--clock-name", "com.example.other", NULL };
 static const char *const a_mismatch[] = { "--clock-name", "2147483649=" GPU_CLOCK_NAME, NULL };
+/* ---- frames (docs/layer.md "Frames", tk_frames.h) ---- */
+
+enum {
+    P_TRACK_EVENT = 11,
+    P_TRACK_DESCRIPTOR = 60,
+};
+
+static void annotation(pb_msg *ev, const char *name, uint64_t value)
+{
+    pb_msg a;
+    pb_msg_begin_nested(ev, 4, &a);
+    pb_msg_append_string(&a, 10, name);
+    pb_msg_append_varint(&a, 3, value);
+    pb_msg_end(&a);
+}
+
+/* A process track (pid 4242) with a "Frames" track under it, as the layer
+ * writes them. */
+static void frames_tracks(tb *t, uint32_t seq, uint64_t ts)
+{
+    pb_msg p, td, pd;
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_TIMESTAMP, ts);
+    pb_msg_begin_nested(&p, P_TRACK_DESCRIPTOR, &td);
+    pb_msg_append_varint(&td, 1, 77);
+    pb_msg_begin_nested(&td, 3, &pd);
+    pb_msg_append_varint(&pd, 1, 4242);
+    pb_msg_end(&pd);
+    pb_msg_end(&td);
+    pb_msg_end(&p);
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_TIMESTAMP, ts);
+    pb_msg_begin_nested(&p, P_TRACK_DESCRIPTOR, &td);
+    pb_msg_append_varint(&td, 1, 78);
+    pb_msg_append_varint(&td, 5, 77);
+    pb_msg_append_string(&td, 2, "Frames");
+    pb_msg_end(&td);
+    pb_msg_end(&p);
+}
+
+/* Frame `n` from `start` for `dur` ns, its GPU time `gpu` ns. */
+static void frame_slice(tb *t, uint32_t seq, uint64_t n, uint64_t start, uint64_t dur, uint64_t gpu)
+{
+    pb_msg p, ev;
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_TIMESTAMP, start);
+    pb_msg_begin_nested(&p, P_TRACK_EVENT, &ev);
+    pb_msg_append_varint(&ev, 9, 1);
+    pb_msg_append_varint(&ev, 11, 78);
+    pb_msg_append_string(&ev, 23, "Frame");
+    annotation(&ev, "frame_number", n);
+    annotation(&ev, "gpu_time_ns", gpu);
+    pb_msg_end(&ev);
+    pb_msg_end(&p);
+    pk_begin(t, &p, seq);
+    pb_msg_append_varint(&p, P_TIMESTAMP, start + dur);
+    pb_msg_begin_nested(&p, P_TRACK_EVENT, &ev);
+    pb_msg_append_varint(&ev, 9, 2);
+    pb_msg_append_varint(&ev, 11, 78);
+    pb_msg_end(&ev);
+    pb_msg_end(&p);
+}
+
+/* 100 frames: frame n (n > 1) lasts n - 1 ms, except frames 60..62, which
+ * take 150 ms: 99 intervals, 1..58 and 62..99 ms and three of 150 ms, so
+ * p50 50, p90 93, p99 150 and max 150 ms, mean 5220 / 99 ms, and three
+ * stutters in a row (over twice the median, 100 ms). GPU time 4 ms, 8 ms
+ * every tenth frame: p50 and p90 4, p99 8 ms. */
+static void c_frames(out *r)
+{
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    frames_tracks(&t, 2, boot0);
+    uint64_t at = boot0 + MS;
+    for (uint64_t n = 1; n <= 100; n++) {
+        const uint64_t dur = n == 1 ? 5 * MS : n >= 60 && n <= 62 ? 150 * MS : (n - 1) * MS;
+        frame_slice(&t, 2, n, at, dur, (n % 10 == 0 ? 8 : 4) * MS);
+        at += dur;
+    }
+    traced_snapshot(&t, at + MS);
+    trace_stats(&t, at + MS, NULL, 0, NULL, 0);
+    finish_into(&t, r);
+}
+
+static const char *const a_frames_pass[] = { "--frames", "--max-frame-p99-ms",
+                                             "200",      "--max-stutters",
+                                             "3",        NULL };
+static const char *const a_frames_stutters[] = { "--max-stutters", "2", NULL };
+static const char *const a_frames_p99[] = { "--max-frame-p99-ms", "149.5", NULL };
+static const char *const a_frames_gpu_p99[] = { "--max-gpu-frame-p99-ms", "7.5", NULL };
+static const char *const a_frames_missing[] = { "--max-stutters", "10", NULL };
+
 static const char *const a_expect_60[] = { "--expect-gpu-events", "60", NULL };
 static const char *const a_expect_1000[] = { "--expect-gpu-events", "1000", NULL };
 static const char *const a_latency[] = { "--max-submit-latency-ns", "50000", NULL };
@@ -1391,6 +1484,11 @@ const tk_case tk_cases[] = {
     { "pass-primary-trace-clock", c_primary_clock },
     { "pass-global-clock-named", c_pass_gpu, a_named },
     { "pass-expect-gpu-events", c_pass_gpu, a_expect_60 },
+    { "pass-frames", c_frames, a_frames_pass, c_frames },
+    { "fail-frame_stutters_exceeded", c_frames, a_frames_stutters },
+    { "fail-frame_p99_exceeded", c_frames, a_frames_p99 },
+    { "fail-gpu_frame_p99_exceeded", c_frames, a_frames_gpu_p99 },
+    { "fail-frames_missing", c_pass_gpu, a_frames_missing },
     { "fail-clock_sync_failure", c_clock_sync_failure },
     { "fail-invalid_clock_snapshots", c_invalid_snapshot },
     { "fail-import_error", c_import_error },

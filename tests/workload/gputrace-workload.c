@@ -27,6 +27,7 @@ static void usage(FILE *out)
             "Usage: " WL_PROG " [--frames N] [--threads N] [--queues N] [--validate]\n"
             "       [--duration-ms N] [--work N] [--leak-exit]\n"
             "       [--submissions-per-frame N] [--app-timestamps] [--layer NAME]\n"
+            "       [--frame-boundary] [--stall-every N [--stall-ms M]]\n"
             "       [--thread-cpu] [--cross-queue-semaphore]\n"
             "\n"
             "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
@@ -65,6 +66,13 @@ static void usage(FILE *out)
             "  --layer NAME  name the layer NAME in VkInstanceCreateInfo::ppEnabledLayerNames,\n"
             "                as an application that wants it does (besides validation's\n"
             "                with --validate); fails when the loader has no such layer\n"
+            "  --frame-boundary  end each frame with a VkFrameBoundaryEXT (FRAME_END,\n"
+            "                frameID counting from 1) chained to its last submission\n"
+            "                (VK_EXT_frame_boundary, which VK_LAYER_GPUTRACE_timeline provides\n"
+            "                where the driver lacks it); fails when the device has none\n"
+            "  --stall-every N  every Nth frame sleeps before its last submission: a\n"
+            "                stutter (0 to %u; default 0, none)\n"
+            "  --stall-ms M  how long that sleep is (1 to %u ms, default 100)\n"
             "  --thread-cpu  end the summary line with thread_cpu_ns=C: the CPU time the\n"
             "                recording and submitting threads spent over their frames\n"
             "                (CLOCK_THREAD_CPUTIME_ID, summed), what the application's\n"
@@ -93,7 +101,8 @@ static void usage(FILE *out)
             "\n"
             "Environment:\n"
             "  GPUTRACE_WORKLOAD_DEVICE  device index or part of its name (default: first)\n",
-            WL_MAX_THREADS, WL_MAX_QUEUES, WL_MAX_WORK, WL_MAX_TINY);
+            WL_MAX_THREADS, WL_MAX_QUEUES, WL_MAX_WORK, WL_MAX_TINY, WL_MAX_STALL_EVERY,
+            WL_MAX_STALL_MS);
 }
 
 static bool parse_count(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
@@ -133,12 +142,15 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         { "submissions-per-frame", required_argument, NULL, 's' },
         { "app-timestamps", no_argument, NULL, 'a' },
         { "layer", required_argument, NULL, 'L' },
+        { "frame-boundary", no_argument, NULL, 'B' },
+        { "stall-every", required_argument, NULL, 'S' },
+        { "stall-ms", required_argument, NULL, 'M' },
         { "thread-cpu", no_argument, NULL, 'c' },
         { "cross-queue-semaphore", no_argument, NULL, 'x' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    *opt = (wl_options){ .frames = 3, .threads = 1, .queues = 1, .work = 1 };
+    *opt = (wl_options){ .frames = 3, .threads = 1, .queues = 1, .work = 1, .stall_ms = 100 };
     bool frames_given = false;
     *status = 2;
     int c;
@@ -180,6 +192,17 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
             break;
         case 'L':
             opt->layer = optarg;
+            break;
+        case 'B':
+            opt->frame_boundary = true;
+            break;
+        case 'S':
+            if (!parse_count("--stall-every", optarg, 0, WL_MAX_STALL_EVERY, &opt->stall_every))
+                return false;
+            break;
+        case 'M':
+            if (!parse_count("--stall-ms", optarg, 1, WL_MAX_STALL_MS, &opt->stall_ms))
+                return false;
             break;
         case 'c':
             opt->thread_cpu = true;

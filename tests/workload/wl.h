@@ -19,16 +19,20 @@
 
 #include <vulkan/vulkan.h>
 
+#include "layer/frame_boundary_ext.h"
+
 #define WL_PROG        "gputrace-workload"
 #define WL_MAX_QUEUES  16
 #define WL_MAX_THREADS 64
 
 /* Sizes of the work in one frame. */
-#define WL_VALUES   4096u /* uints in the compute buffer */
-#define WL_ROUNDS   64u   /* LCG steps per element per dispatch, times --work */
-#define WL_MAX_WORK 4096u
-#define WL_EXTENT   64u   /* width = height of the render targets */
-#define WL_MAX_TINY 1000u /* --submissions-per-frame */
+#define WL_VALUES          4096u /* uints in the compute buffer */
+#define WL_ROUNDS          64u   /* LCG steps per element per dispatch, times --work */
+#define WL_MAX_WORK        4096u
+#define WL_EXTENT          64u      /* width = height of the render targets */
+#define WL_MAX_TINY        1000u    /* --submissions-per-frame */
+#define WL_MAX_STALL_EVERY 1000000u /* --stall-every */
+#define WL_MAX_STALL_MS    60000u   /* --stall-ms */
 
 typedef struct wl_options wl_options;
 struct wl_options {
@@ -41,7 +45,13 @@ struct wl_options {
     bool app_stamps;   /* --app-timestamps */
     bool cross_queue;  /* --cross-queue-semaphore */
     const char *layer; /* --layer: named in ppEnabledLayerNames; NULL: none */
-    bool thread_cpu;   /* --thread-cpu */
+    /* --frame-boundary: each frame's last submission carries a
+     * VkFrameBoundaryEXT with FRAME_END (VK_EXT_frame_boundary). */
+    bool frame_boundary;
+    /* --stall-every N --stall-ms M: every Nth frame (0: none) sleeps M ms
+     * before its last submission, a stutter the trace must show. */
+    uint32_t stall_every, stall_ms;
+    bool thread_cpu; /* --thread-cpu */
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */
@@ -76,6 +86,9 @@ struct wl_context {
     bool llvmpipe;          /* lavapipe: the layer's workarounds apply */
     uint32_t tiny;          /* --submissions-per-frame */
     bool cross_queue;       /* --cross-queue-semaphore (timeline semaphores enabled) */
+    bool frame_boundary;    /* --frame-boundary: the extension is enabled */
+    uint32_t stall_every, stall_ms;
+    atomic_uint frame_ids; /* VkFrameBoundaryEXT::frameID of the next frame */
     PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
     PFN_vkCmdEndDebugUtilsLabelEXT end_label;
     PFN_vkSetDebugUtilsObjectNameEXT set_name; /* NULL without VK_EXT_debug_utils */

@@ -311,6 +311,38 @@ static bool enable_timeline(wl_context *ctx, const wl_options *opt,
     return true;
 }
 
+/* --frame-boundary: the device (or a layer, as VK_LAYER_GPUTRACE_timeline
+ * does) must list VK_EXT_frame_boundary and have its feature. */
+static bool frame_boundary_available(wl_context *ctx)
+{
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(ctx->physical_device, NULL, &n, NULL);
+    VkExtensionProperties *exts = calloc(n ? n : 1, sizeof *exts);
+    if (!exts)
+        return false;
+    vkEnumerateDeviceExtensionProperties(ctx->physical_device, NULL, &n, exts);
+    bool listed = false;
+    for (uint32_t i = 0; i < n && !listed; i++)
+        listed = strcmp(exts[i].extensionName, VK_EXT_FRAME_BOUNDARY_EXTENSION_NAME) == 0;
+    free(exts);
+    VkPhysicalDeviceFrameBoundaryFeaturesEXT fb = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT,
+    };
+    VkPhysicalDeviceFeatures2 all = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &fb,
+    };
+    if (listed && ctx->api_version >= VK_API_VERSION_1_1 &&
+        ctx->props.apiVersion >= VK_API_VERSION_1_1)
+        vkGetPhysicalDeviceFeatures2(ctx->physical_device, &all);
+    if (!listed || !fb.frameBoundary) {
+        wl_error("--frame-boundary: %s has no VK_EXT_frame_boundary (%s)", ctx->props.deviceName,
+                 listed ? "its frameBoundary feature is off" : "not listed");
+        return false;
+    }
+    return true;
+}
+
 static bool create_device(wl_context *ctx, const wl_options *opt)
 {
     uint32_t n_families = 0;
@@ -379,6 +411,20 @@ static bool create_device(wl_context *ctx, const wl_options *opt)
     if (!enable_host_reset(ctx, &want12, v13 ? &want13 : NULL, &info) ||
         !enable_timeline(ctx, opt, &want12, v13 ? &want13 : NULL, &info))
         return false;
+    VkPhysicalDeviceFrameBoundaryFeaturesEXT want_fb = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT,
+    };
+    const char *fb_name = VK_EXT_FRAME_BOUNDARY_EXTENSION_NAME;
+    if (opt->frame_boundary) {
+        if (!frame_boundary_available(ctx))
+            return false;
+        want_fb.frameBoundary = VK_TRUE;
+        want_fb.pNext = (void *)info.pNext;
+        info.pNext = &want_fb;
+        info.enabledExtensionCount = 1;
+        info.ppEnabledExtensionNames = &fb_name;
+        ctx->frame_boundary = true;
+    }
     if (!WL_VK(vkCreateDevice, (ctx->physical_device, &info, NULL, &ctx->device)))
         return false;
     ctx->dynamic_rendering = want13.dynamicRendering;
@@ -406,7 +452,10 @@ bool wl_context_init(wl_context *ctx, const wl_options *opt)
     ctx->app_stamps = opt->app_stamps;
     ctx->tiny = opt->tiny;
     ctx->work = opt->work;
+    ctx->stall_every = opt->stall_every;
+    ctx->stall_ms = opt->stall_ms;
     atomic_init(&ctx->validation_errors, 0);
+    atomic_init(&ctx->frame_ids, 1u);
     if (!create_instance(ctx, opt) || !pick_physical_device(ctx))
         return false;
     /* What the layer calls lavapipe (its workarounds apply there). */
@@ -416,11 +465,12 @@ bool wl_context_init(wl_context *ctx, const wl_options *opt)
         return false;
     fprintf(stderr,
             WL_PROG ": %s, Vulkan %u.%u, %u queue(s) of family %u, dynamic rendering %s, "
-                    "vkQueueSubmit2 %s, labels %s%s\n",
+                    "vkQueueSubmit2 %s, labels %s%s%s\n",
             ctx->props.deviceName, VK_API_VERSION_MAJOR(ctx->props.apiVersion),
             VK_API_VERSION_MINOR(ctx->props.apiVersion), ctx->queue_count, ctx->family,
             ctx->dynamic_rendering ? "yes" : "no", ctx->submit2 ? "yes" : "no",
-            ctx->labels ? "yes" : "no", opt->validate ? ", validation on" : "");
+            ctx->labels ? "yes" : "no", opt->validate ? ", validation on" : "",
+            ctx->frame_boundary ? ", frames marked with VK_EXT_frame_boundary" : "");
     return true;
 }
 

@@ -26,6 +26,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/workload/wl.h"
 
@@ -821,9 +822,11 @@ static bool record_dynamic(wl_thread *t, uint32_t frame, uint64_t *regions)
 /* ---- submission and checks ----------------------------------------------- */
 
 /* Alternates vkQueueSubmit and vkQueueSubmit2 (when available), so both
- * reach the layer. */
-static bool submit(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
-                   const wl_sync *sync)
+ * reach the layer; `sync` (or NULL) names the semaphores it waits for and
+ * signals, `chain` goes into the batch's pNext (either kind takes a
+ * VkFrameBoundaryEXT). */
+static bool submit_chained(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
+                           const wl_sync *sync, const void *chain)
 {
     bool use2 = t->ctx->submit2 && t->submissions % 2 == 1;
     const bool wait = sync && sync->wait, signal = sync && sync->signal;
@@ -850,6 +853,7 @@ static bool submit(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
         };
         const VkSubmitInfo2 info = {
             .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+            .pNext = chain,
             .waitSemaphoreInfoCount = wait,
             .pWaitSemaphoreInfos = wait ? &wait_info : NULL,
             .commandBufferInfoCount = 1,
@@ -863,6 +867,7 @@ static bool submit(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
         /* Values for timeline semaphores (ignored for a binary one). */
         const VkTimelineSemaphoreSubmitInfo values = {
             .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            .pNext = chain,
             .waitSemaphoreValueCount = wait,
             .pWaitSemaphoreValues = wait ? &wait_value : NULL,
             .signalSemaphoreValueCount = signal,
@@ -870,7 +875,7 @@ static bool submit(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
         };
         const VkSubmitInfo info = {
             .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-            .pNext = wait || signal ? &values : NULL,
+            .pNext = wait || signal ? (const void *)&values : chain,
             .waitSemaphoreCount = wait,
             .pWaitSemaphores = wait ? &sync->wait : NULL,
             .pWaitDstStageMask = wait ? &stage : NULL,
@@ -888,6 +893,12 @@ static bool submit(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
     return true;
 }
 
+static bool submit(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence,
+                   const wl_sync *sync)
+{
+    return submit_chained(t, q, cb, fence, sync, NULL);
+}
+
 bool wl_submit(wl_thread *t, VkCommandBuffer cb, VkFence fence)
 {
     return submit(t, t->queue, cb, fence, NULL);
@@ -897,6 +908,29 @@ bool wl_submit_sync(wl_thread *t, wl_queue *q, VkCommandBuffer cb, VkFence fence
                     const wl_sync *sync)
 {
     return submit(t, q, cb, fence, sync);
+}
+
+/* A frame's last main submission: --stall-every sleeps first (a stutter:
+ * the frame takes that much longer), --frame-boundary ends the frame with
+ * it. */
+static bool submit_last(wl_thread *t, uint32_t frame, wl_queue *q, VkCommandBuffer cb,
+                        VkFence fence, const wl_sync *sync)
+{
+    wl_context *ctx = t->ctx;
+    if (ctx->stall_every && (frame + 1) % ctx->stall_every == 0) {
+        struct timespec nap = { (time_t)(ctx->stall_ms / 1000),
+                                (long)(ctx->stall_ms % 1000) * 1000000L };
+        while (nanosleep(&nap, &nap) != 0)
+            ;
+    }
+    if (!ctx->frame_boundary)
+        return submit(t, q, cb, fence, sync);
+    const VkFrameBoundaryEXT fb = {
+        .sType = VK_STRUCTURE_TYPE_FRAME_BOUNDARY_EXT,
+        .flags = VK_FRAME_BOUNDARY_FRAME_END_BIT_EXT,
+        .frameID = atomic_fetch_add(&ctx->frame_ids, 1u),
+    };
+    return submit_chained(t, q, cb, fence, sync, &fb);
 }
 
 /* `rounds` steps of the shader's generator. Composing affine steps by
@@ -967,17 +1001,23 @@ bool wl_thread_run_frame(wl_thread *t, uint32_t frame)
     if (!record_compute(t, frame, &regions) ||
         !submit(t, t->queue, t->cb[WL_CB_COMPUTE], t->fence[n++], cross ? &to_render_pass : NULL))
         return false;
-    if (!record_render_pass(t, frame, &regions) ||
-        !submit(t, cross ? t->queue2 : t->queue, t->cb[WL_CB_RENDER_PASS], t->fence[n++],
-                cross ? &from_compute : NULL))
+    if (!record_render_pass(t, frame, &regions))
+        return false;
+    /* The frame's last submission (submit_last) is its dynamic rendering
+     * where there is one, else the render pass. */
+    wl_queue *const rp_queue = cross ? t->queue2 : t->queue;
+    const wl_sync *const rp_sync = cross ? &from_compute : NULL;
+    if (!(ctx->dynamic_rendering
+              ? submit(t, rp_queue, t->cb[WL_CB_RENDER_PASS], t->fence[n++], rp_sync)
+              : submit_last(t, frame, rp_queue, t->cb[WL_CB_RENDER_PASS], t->fence[n++], rp_sync)))
         return false;
     if (cross) {
         t->timeline_value++;
         t->semaphore_waits++;
     }
     if (ctx->dynamic_rendering && (!record_dynamic(t, frame, &regions) ||
-                                   !submit(t, t->queue, t->cb[WL_CB_DYNAMIC], t->fence[n++],
-                                           cross ? &from_render_pass : NULL)))
+                                   !submit_last(t, frame, t->queue, t->cb[WL_CB_DYNAMIC],
+                                                t->fence[n++], cross ? &from_render_pass : NULL)))
         return false;
     if (cross && ctx->dynamic_rendering)
         t->semaphore_waits++;

@@ -105,7 +105,12 @@ static const GOptionEntry check_entries[] = {
     PT("clock-name", 1, "Declare a global clock domain name (repeatable)", "[ID=]NAME"),
     PT("clock-names", 1, "Clock domain names from FILE", "FILE"),
     PT("clock-deviation", 1, "Recorded uncertainty of clock ID (repeatable)", "ID=NS"),
-    PT("plot", 1, "Write an SVG of each custom clock's offset", "FILE.svg"),
+    PT("plot", 1, "Write an SVG of each custom clock's offset (and the frame times)", "FILE.svg"),
+    PT_FLAG("frames", "Report frame statistics (interval, GPU time, stutters)"),
+    PT("max-frame-p99-ms", 1, "Fail when the frame interval p99 is over MS", "MS"),
+    PT("max-gpu-frame-p99-ms", 1, "Fail when the GPU frame time p99 is over MS", "MS"),
+    PT("max-stutters", 1, "Fail when a frames track has more than N stutters", "N"),
+    PT("frame-budget-ms", 1, "Slow-run threshold (default: twice the median interval)", "MS"),
     { NULL, 0, 0, 0, NULL, NULL, NULL },
 };
 
