@@ -47,10 +47,27 @@ void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_
     const sp_point *old = nth_newest(m, back);
     const double host = (double)(reading->monotonic_ns - old->monotonic_ns);
     const double device = (double)(reading->device_ns - old->device_ns);
+    if (back >= 2) {
+        /* The reading before this one against the line from the baseline's
+         * reading to this one: how far readings scatter about a line, with
+         * the drift (however large) taken out. */
+        const sp_point *prev = nth_newest(m, 1);
+        const double along = (double)(prev->device_ns - old->device_ns) / device;
+        const double line =
+            (double)sp_offset(old) + along * (double)(sp_offset(reading) - sp_offset(old));
+        const double off = (double)sp_offset(prev) - line;
+        m->scatter_ns[m->scatter_count % SP_SCATTER] = (uint64_t)(off < 0 ? -off : off);
+        m->scatter_count++;
+    }
     const double drift = (device - host) / host;
+    /* What the two readings' noise could fake (as they scatter once that
+     * is known, else as they report). */
     const double noise =
-        (double)(uncertainty_ns + m->uncertainty_ns[(m->newest + SP_HISTORY - back) % SP_HISTORY]) /
-        host;
+        m->scatter_count >= SP_SCATTER_MIN
+            ? 2.0 * (double)sp_uncertainty(m, reading->device_ns) / host
+            : (double)(uncertainty_ns +
+                       m->uncertainty_ns[(m->newest + SP_HISTORY - back) % SP_HISTORY]) /
+                  host;
     m->drift = (drift < 0 ? -drift : drift) > noise ? drift : 0.0;
     m->raw_rate = (double)(reading->monotonic_raw_ns - old->monotonic_raw_ns) / host;
 }
@@ -98,6 +115,13 @@ sp_point sp_extrapolate(const sp_model *m, uint64_t device_ns)
 
 uint64_t sp_uncertainty(const sp_model *m, uint64_t device_ns)
 {
+    if (m->scatter_count >= SP_SCATTER_MIN) {
+        const uint32_t n = m->scatter_count < SP_SCATTER ? m->scatter_count : SP_SCATTER;
+        uint64_t worst = 0;
+        for (uint32_t i = 0; i < n; i++)
+            worst = m->scatter_ns[i] > worst ? m->scatter_ns[i] : worst;
+        return worst;
+    }
     return m->count
                ? m->uncertainty_ns[(m->newest + SP_HISTORY - nearest(m, device_ns)) % SP_HISTORY]
                : 0;
@@ -159,9 +183,11 @@ static uint64_t published_error(const sp_state *st, const sp_model *m, uint64_t 
 
 /* How far the model and the published snapshot may disagree from noise
  * alone: their readings' uncertainties. */
-static uint64_t noise_at(const sp_state *st, const sp_model *m, uint64_t device_ns)
+static uint64_t noise_at(const sp_model *m, uint64_t device_ns)
 {
-    return st->published_uncertainty_ns + sp_uncertainty(m, device_ns);
+    /* The published offset came from the same readings: their noise
+     * twice (as it stands now, not as it was believed when published). */
+    return 2 * sp_uncertainty(m, device_ns);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -179,7 +205,7 @@ bool sp_wants(sp_state *st, const sp_model *m, uint64_t start, uint64_t end)
         return false; /* nothing can have moved */
     end = end > start ? end : start;
     const uint64_t error = published_error(st, m, start, end);
-    const uint64_t noise = noise_at(st, m, start + (end - start) / 2);
+    const uint64_t noise = noise_at(m, start + (end - start) / 2);
     if (st->reading_unpublished && error <= noise) {
         /* The calibration confirms the published offset: a snapshot
          * would only carry noise into the trace (two noisy snapshots a
@@ -204,7 +230,7 @@ enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const 
     const uint64_t mid = start + (end - start) / 2;
     const int64_t published = sp_offset(&st->published);
     const uint64_t error = published_error(st, m, start, end);
-    const uint64_t noise = noise_at(st, m, mid);
+    const uint64_t noise = noise_at(m, mid);
     if (error <= (st->reading_unpublished ? noise : max_u64(st->budget_ns / 4, noise)))
         return SP_KEEP;
 
@@ -250,7 +276,7 @@ enum sp_where sp_at_reading(const sp_state *st, const sp_model *m, uint64_t writ
     const int64_t step = sp_offset(r) - sp_offset(&st->published);
     /* Within noise it would only add noise; but the last one closes the
      * trace, so its readers measure the drift over the whole run. */
-    if (!last && magnitude(step) <= noise_at(st, m, r->device_ns))
+    if (!last && magnitude(step) <= noise_at(m, r->device_ns))
         return SP_KEEP;
     if (!keeps_apart(written_end, r->device_ns, step) || !moves_forward(&st->published, r))
         return SP_KEEP;
@@ -273,7 +299,6 @@ void sp_published(sp_state *st, const sp_model *m, enum sp_where where, const sp
     if (distance > st->max_extrapolation_ns)
         st->max_extrapolation_ns = distance;
     st->published = *p;
-    st->published_uncertainty_ns = sp_uncertainty(m, p->device_ns);
     st->have_published = true;
     st->reading_unpublished = false;
     st->count[where]++;

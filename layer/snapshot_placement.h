@@ -48,6 +48,10 @@ struct sp_point {
  * reaches that far: noise over 50 ms (tens of ns of host uncertainty per
  * reading) is ~1 ppm, over a second ~0.05 ppm. */
 #define SP_DRIFT_BASELINE_NS (1000ull * 1000 * 1000)
+/* Readings whose scatter about the model is kept, and how many it takes
+ * before the scatter stands for the readings' reported uncertainty. */
+#define SP_SCATTER     16u
+#define SP_SCATTER_MIN 4u
 
 /* The device clock as the calibrations measured it. A calibration reads
  * the device clock against MONOTONIC (vkGetCalibratedTimestamps); BOOTTIME
@@ -71,6 +75,13 @@ struct sp_model {
     /* d(MONOTONIC_RAW) / d(MONOTONIC) over the same readings (NTP slews one
      * and not the other); 1 until there are two. */
     double raw_rate;
+    /* How far the last SP_SCATTER readings fell from what the model
+     * predicted for them: the noise the model really has. Drivers report
+     * maxDeviation loosely (an NVIDIA H200: ~3 us, while its readings
+     * scatter by ~0.2 us), so past a few readings this, not what they
+     * report, tells noise from a change. */
+    uint64_t scatter_ns[SP_SCATTER];
+    uint32_t scatter_count;
     bool valid;
 };
 
@@ -83,8 +94,9 @@ void sp_model_update(sp_model *m, const sp_point *reading, uint64_t uncertainty_
  * the drift. */
 sp_point sp_extrapolate(const sp_model *m, uint64_t device_ns);
 
-/* How far that may be off from noise alone: the nearest reading's
- * uncertainty. */
+/* How far that may be off from noise alone: the readings' scatter about
+ * the model once there are SP_SCATTER_MIN of them, before that the
+ * nearest reading's reported uncertainty. */
 uint64_t sp_uncertainty(const sp_model *m, uint64_t device_ns);
 
 /* The device instant of a BOOTTIME, through the model. */
@@ -118,7 +130,6 @@ enum sp_where {
 typedef struct sp_state sp_state;
 struct sp_state {
     sp_point published; /* the last snapshot written */
-    uint64_t published_uncertainty_ns;
     bool have_published;
     bool reading_unpublished; /* a calibration newer than `published` */
     uint64_t budget_ns;

@@ -398,7 +398,12 @@ static void write_submit_event(tl_device *td, tl_queue *q, const tl_submit *subm
             q->writer_gen[i] = gen;
         }
         if (q->writer[i]) {
-            em_queue_submit(q->writer[i], start, end - start, td->pid, thread_id(),
+            /* A mark of no length: trace processors put every process's
+             * vk_queue_submit on one "Vulkan Events" track, and v58 drops
+             * (an error stat, slice_drop_overlapping_complete_event) one
+             * that overlaps another thread's or process's call. The call's
+             * duration is on its thread's slice (tl_context_submit). */
+            em_queue_submit(q->writer[i], start, 0, td->pid, thread_id(),
                             (uint64_t)(uintptr_t)q->handle, submit->count, submit->submits,
                             submit->submits2, id);
             tl_context_submit(q, i, gen, q->writer[i], start, end, id);

@@ -19,6 +19,9 @@ GPUTRACE_PACKAGES=(
   # Real programs the realapps suite runs with and without the layer
   # (libgl1-mesa-dri has zink, the OpenGL driver on top of Vulkan).
   vkd3d-demos glmark2-x11 mesa-utils libgl1-mesa-dri ffmpeg mpv xdotool
+  # libglvnd's dispatch libraries, which the GPU bundle carries for drivers
+  # that load them by name (NVIDIA's Vulkan ICD: scripts/gpu-bundle).
+  libglvnd0 libglx0 libegl1
   # What Perfetto's own programs (PERFETTO_BIN, PERFETTO_V58_BIN, below)
   # load at run time; zstd also for the toolkit (zstd_compressed_packets).
   libprotobuf32 libsqlite3-0 zlib1g libzstd1

@@ -69,7 +69,22 @@ if command -v ldd > /dev/null; then
 else
     ln -sf "$here"/lib/*.so* "$work/libs/"
 fi
-LD_LIBRARY_PATH="$work/libs"
+# Libraries drivers load by name (libglvnd's), only where the machine has none.
+has_lib() {
+    command -v ldconfig > /dev/null && ldconfig -p 2> /dev/null | grep -q " $1 " && return 0
+    for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /lib/x86_64-linux-gnu $(echo "${LD_LIBRARY_PATH:-}" | tr ':' ' '); do
+        [ -e "$d/$1" ] && return 0
+    done
+    return 1
+}
+for f in "$here"/lib/driver/*; do
+    [ -f "$f" ] || continue
+    has_lib "$(basename "$f")" || ln -sf "$f" "$work/libs/$(basename "$f")"
+done
+# In front of the machine's own path, never instead of it: a driver's
+# libraries may be found only through it (NVIDIA's containers keep
+# libGLX_nvidia, which its ICD manifest names bare, in /usr/local/nvidia).
+LD_LIBRARY_PATH="$work/libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
 
 # ---- the report ------------------------------------------------------------------------------

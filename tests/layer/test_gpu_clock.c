@@ -249,6 +249,61 @@ static void accept_measures_drift(void **state)
     assert_int_equal(c.rejected, 1);
 }
 
+/* A driver that reports microseconds of maxDeviation (an NVIDIA H200:
+ * ~2.8 us) for readings much closer than that: two readings 10 ms apart
+ * prove nothing about 13 ppm of drift, but half a second's do; the
+ * cadence must leave its first short interval once they do (it stayed at
+ * 10 ms on the H200 before). */
+static void accept_measures_drift_over_long_baselines(void **state)
+{
+    (void)state;
+    gc_domain d;
+    gc_domain_init(&d, 1.0f, 64);
+    gc_clock c;
+    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
+    const uint64_t ms = 1000000;
+    uint64_t boot = 1000 * ms;
+    const uint64_t dev0 = 5 * ms;
+    for (int i = 0; i < 200 && boot < 4000 * ms; i++) {
+        const uint64_t t = boot - 1000 * ms;
+        gc_reading r = reading(boot, dev0 + t - t * 13 / 1000000, 2800);
+        assert_true(gc_accept(&c, &r, 0));
+        boot += c.interval_ns;
+    }
+    /* budget / (13 ppm + what 2 x 2.8 us over >= 0.5 s could fake) */
+    assert_true(c.interval_ns >= 40 * ms && c.interval_ns <= 80 * ms);
+    assert_true(c.drift < -12e-6 && c.drift > -14e-6);
+}
+
+/* The cadence never outlasts a quarter of the counter's wrap: 32 valid
+ * bits at 1 ns wrap in 4.3 s (what one H200 queue family reports). */
+static void interval_within_a_quarter_wrap(void **state)
+{
+    (void)state;
+    gc_domain d;
+    gc_domain_init(&d, 1.0f, 32);
+    gc_clock c;
+    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
+    assert_int_equal(c.interval_max_ns, (UINT64_C(1) << 30));
+    const uint64_t ms = 1000000;
+    uint64_t boot = 1000 * ms;
+    for (int i = 0; i < 20; i++) {
+        gc_reading r = reading(boot, (boot - 990 * ms) & 0xffffffffu, 1);
+        r.device_ticks = r.device_ns;
+        gc_reading e = r;
+        e.device_ticks =
+            c.have_last ? gc_extend(&d, c.last.device_ticks, r.device_ticks) : r.device_ticks;
+        e.device_ns = gc_ticks_to_ns(&d, e.device_ticks);
+        assert_true(gc_accept(&c, &e, 0));
+        assert_true(c.interval_ns <= c.interval_max_ns);
+        boot += c.interval_ns;
+    }
+    assert_int_equal(c.rejected, 0); /* every extension across the wraps was right */
+    gc_domain_init(&d, 1.0f, 64);
+    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
+    assert_int_equal(c.interval_max_ns, GC_INTERVAL_MAX_NS);
+}
+
 static void accept_ignores_noise(void **state)
 {
     (void)state;
@@ -382,6 +437,8 @@ int main(void)
         cmocka_unit_test(interval_from_drift),
         cmocka_unit_test(accept_measures_drift),
         cmocka_unit_test(accept_ignores_noise),
+        cmocka_unit_test(accept_measures_drift_over_long_baselines),
+        cmocka_unit_test(interval_within_a_quarter_wrap),
         cmocka_unit_test(bracket_midpoint),
         cmocka_unit_test(fnv1a),
         cmocka_unit_test(handle_table),

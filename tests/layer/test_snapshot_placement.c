@@ -71,6 +71,27 @@ static void model_ignores_drift_within_noise(void **state)
     assert_true(m.drift == 0.0);
 }
 
+static uint64_t rnd(uint64_t *s);
+
+/* Readings reported as uncertain by 3 us that scatter by 100 ns: once a
+ * few have come, the model's noise is what they scatter, not what they
+ * report (an NVIDIA H200: maxDeviation ~2.8 us, spread ~0.2 us). */
+static void model_noise_is_what_readings_scatter(void **state)
+{
+    (void)state;
+    sp_model m = { 0 };
+    uint64_t seed = 5;
+    for (int i = 0; i < 40; i++) {
+        const int64_t noise = (int64_t)(rnd(&seed) % 201) - 100;
+        sp_point r = reading_at(1000000000 + (uint64_t)i * 50000000, 1000 + noise, 10e-6);
+        sp_model_update(&m, &r, 3000);
+        if (i < 2)
+            assert_int_equal(sp_uncertainty(&m, r.device_ns), 3000);
+    }
+    assert_true(sp_uncertainty(&m, m.reading.device_ns) <= 250);
+    assert_true(sp_uncertainty(&m, m.reading.device_ns) >= 20);
+}
+
 /* A state with one published point (at `published_at`) and a model of one
  * newer reading 100 ms later whose offset moved by `step`. Windows just
  * after that reading see the step whole. */
@@ -495,6 +516,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_interpolates_and_extrapolates),
         cmocka_unit_test(model_ignores_drift_within_noise),
+        cmocka_unit_test(model_noise_is_what_readings_scatter),
         cmocka_unit_test(first_snapshot_at_its_reading),
         cmocka_unit_test(idle_reading_published_where_it_was_taken),
         cmocka_unit_test(gap_takes_the_snapshot),
