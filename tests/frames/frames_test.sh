@@ -23,6 +23,8 @@
 #   window-open      gputrace_timeline.frames = 18.. in vk_layer_settings.txt
 #                    (VK_LAYER_SETTINGS_PATH): the last three of 20 frames
 #   window-bad       GPUTRACE_FRAMES=9..5: one warning, every frame timed
+#   window-system    GPUTRACE_FRAMES=5..9 with the system backend (gputrace-ci
+#                    --service): the same five frames and render stages
 #   trigger-signal   GPUTRACE_TRIGGER=signal:USR1, three signals two seconds
 #                    apart: three window files (and no other), each passing
 #                    gputrace-check with frames later than the last file's,
@@ -133,11 +135,11 @@ stutter)
     [ $crc -eq 0 ] || fail "--max-stutters 40 fails the trace (exit $crc)"
     echo "ok: --max-stutters 40 passes"
     ;;
-window | window-open | window-bad)
+window | window-open | window-bad | window-system)
     with_layer
     export GPUTRACE_OUTPUT="$tmp/trace.pftrace"
     case $case_name in
-    window) export GPUTRACE_FRAMES=5..9 first=5 last=9 ;;
+    window | window-system) export GPUTRACE_FRAMES=5..9 first=5 last=9 ;;
     window-open)
         # The same setting from the settings file (docs/layer.md, "Settings").
         printf 'gputrace_timeline.frames = 18..\n' > "$tmp/vk_layer_settings.txt"
@@ -145,7 +147,16 @@ window | window-open | window-bad)
         ;;
     window-bad) export GPUTRACE_FRAMES=9..5 first=1 last=20 ;;
     esac
-    run_ok 300 "$GT_WORKLOAD" --frame-boundary --frames 20
+    if [ "$case_name" = window-system ]; then
+        need_exe "$GT_CI" gputrace-ci
+        unset GPUTRACE_OUTPUT
+        run_ok 300 "$GT_CI" --lavapipe --service --timeout 240 --keep-trace "$tmp/trace.pftrace" \
+            -- "$GT_WORKLOAD" --frame-boundary --frames 20
+        grep -q 'gputrace-ci: PASS (gputrace-service backend)' "$tmp/out" ||
+            fail "not traced through gputrace-service: $(grep 'gputrace-ci:' "$tmp/out" "$tmp/err")"
+    else
+        run_ok 300 "$GT_WORKLOAD" --frame-boundary --frames 20
+    fi
     if [ "$case_name" = window-bad ]; then
         grep -q 'ignoring GPUTRACE_FRAMES=9..5' "$log" || fail "no warning about GPUTRACE_FRAMES=9..5"
     fi
