@@ -12,14 +12,19 @@
 #                    each with its GPU time
 #   boundary-alone   the same without the layer: the workload finds no
 #                    VK_EXT_frame_boundary and says so (exit 1)
-#   stutter          --stall-every 5 --stall-ms 200: every fifth frame's
-#                    interval is a stutter; --max-stutters below their
-#                    number fails the check (frame_stutters_exceeded), above
+#   stutter          --stall-every 5 --stall-ms 200, run by gputrace-ci:
+#                    every fifth frame's interval is a stutter; --max-stutters
+#                    below their number fails the run (gputrace-ci passes
+#                    --frames and the threshold to gputrace-check) and the
+#                    check of its kept trace (frame_stutters_exceeded), above
 #                    it passes
 #   window           GPUTRACE_FRAMES=5..9: frames 5 to 9 only, and only their
 #                    render stages (5 of the workload's frames' regions)
-#   window-open      GPUTRACE_FRAMES=18..: the last three of 20 frames
+#   window-open      gputrace_timeline.frames = 18.. in vk_layer_settings.txt
+#                    (VK_LAYER_SETTINGS_PATH): the last three of 20 frames
 #   window-bad       GPUTRACE_FRAMES=9..5: one warning, every frame timed
+#   window-system    GPUTRACE_FRAMES=5..9 with the system backend (gputrace-ci
+#                    --service): the same five frames and render stages
 #   trigger-signal   GPUTRACE_TRIGGER=signal:USR1, three signals two seconds
 #                    apart: three window files (and no other), each passing
 #                    gputrace-check with frames later than the last file's,
@@ -30,7 +35,7 @@
 #                    times: its handler ran three times, three files
 #
 # Environment (meson.build): GT_TEST_LIB, GT_WORKLOAD, GT_TRIGGER_APP,
-# GT_EXPLICIT_DIR, GT_GPUTRACE_CHECK.
+# GT_EXPLICIT_DIR, GT_GPUTRACE_CHECK, GT_CI (gputrace-ci).
 set -eu
 
 case_name=${1:?usage: frames_test.sh CASE}
@@ -102,9 +107,18 @@ boundary-alone)
     echo "ok: without the layer: $(grep 'frame-boundary' "$tmp/err")"
     ;;
 stutter)
-    with_layer
-    export GPUTRACE_OUTPUT="$tmp/trace.pftrace"
-    run_ok 300 "$GT_WORKLOAD" --frame-boundary --frames 40 --stall-every 5 --stall-ms 200
+    need_exe "$GT_CI" gputrace-ci
+    # A driver's CI job: gputrace-ci runs the program under the layer and
+    # fails it on the frame thresholds it passes to gputrace-check.
+    run_bounded 300 "$GT_CI" --lavapipe --timeout 240 --keep-trace "$tmp/trace.pftrace" \
+        --frames --max-stutters 7 -- \
+        "$GT_WORKLOAD" --frame-boundary --frames 40 --stall-every 5 --stall-ms 200
+    [ $rc -eq 1 ] || fail "gputrace-ci --max-stutters 7 exited $rc, expected 1: $(tail -n 3 "$tmp/err")"
+    grep -q 'ERROR frame_stutters_exceeded' "$tmp/out" ||
+        fail "gputrace-ci reported no frame_stutters_exceeded: $(tail -n 5 "$tmp/out")"
+    grep -q 'gputrace-workload: frames=40 ' "$tmp/out" "$tmp/err" ||
+        fail "the workload did not run its 40 frames"
+    echo "ok: gputrace-ci --frames --max-stutters 7 fails the run"
     # Frames 5, 10, ..., 40 sleep 200 ms: 8 stutters at least (others may
     # come of a busy machine, never fewer).
     check_json "$tmp/trace.pftrace" --max-stutters 7
@@ -121,17 +135,34 @@ stutter)
     [ $crc -eq 0 ] || fail "--max-stutters 40 fails the trace (exit $crc)"
     echo "ok: --max-stutters 40 passes"
     ;;
-window | window-open | window-bad)
+window | window-open | window-bad | window-system)
     with_layer
     export GPUTRACE_OUTPUT="$tmp/trace.pftrace"
     case $case_name in
-    window) export GPUTRACE_FRAMES=5..9 first=5 last=9 ;;
-    window-open) export GPUTRACE_FRAMES=18.. first=18 last=20 ;;
+    window | window-system) export GPUTRACE_FRAMES=5..9 first=5 last=9 ;;
+    window-open)
+        # The same setting from the settings file (docs/layer.md, "Settings").
+        printf 'gputrace_timeline.frames = 18..\n' > "$tmp/vk_layer_settings.txt"
+        export VK_LAYER_SETTINGS_PATH="$tmp/vk_layer_settings.txt" first=18 last=20
+        ;;
     window-bad) export GPUTRACE_FRAMES=9..5 first=1 last=20 ;;
     esac
-    run_ok 300 "$GT_WORKLOAD" --frame-boundary --frames 20
+    if [ "$case_name" = window-system ]; then
+        need_exe "$GT_CI" gputrace-ci
+        unset GPUTRACE_OUTPUT
+        run_ok 300 "$GT_CI" --lavapipe --service --timeout 240 --keep-trace "$tmp/trace.pftrace" \
+            -- "$GT_WORKLOAD" --frame-boundary --frames 20
+        grep -q 'gputrace-ci: PASS (gputrace-service backend)' "$tmp/out" ||
+            fail "not traced through gputrace-service: $(grep 'gputrace-ci:' "$tmp/out" "$tmp/err")"
+    else
+        run_ok 300 "$GT_WORKLOAD" --frame-boundary --frames 20
+    fi
     if [ "$case_name" = window-bad ]; then
         grep -q 'ignoring GPUTRACE_FRAMES=9..5' "$log" || fail "no warning about GPUTRACE_FRAMES=9..5"
+    fi
+    if [ "$case_name" = window-open ]; then
+        grep -q "setting gputrace_timeline.frames=18\.\. (from $tmp/vk_layer_settings.txt:1)" "$log" ||
+            fail "the layer did not take frames=18.. from the settings file"
     fi
     frames=$(workload_field frames)
     regions=$(workload_field regions)
