@@ -68,13 +68,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 cfg.raw_size != c.config.size)
                 abort();
             /* What the layer reads of it (layer/backend_system.c): the
-             * nested GpuRenderStagesConfig, inside the config's bytes. */
+             * nested GpuRenderStagesConfig and VulkanMemoryConfig, inside
+             * the config's bytes. */
             perfetto_protos_GpuRenderStagesConfig_view gpu;
             if (v.has_gpu_renderstages_config &&
                 perfetto_protos_GpuRenderStagesConfig_decode(&gpu, v.gpu_renderstages_config.data,
                                                              v.gpu_renderstages_config.size) &&
                 !inside(v.gpu_renderstages_config.data, v.gpu_renderstages_config.size,
                         c.config.data, c.config.size))
+                abort();
+            perfetto_protos_VulkanMemoryConfig_view mem;
+            if (v.has_vulkan_memory_config &&
+                perfetto_protos_VulkanMemoryConfig_decode(&mem, v.vulkan_memory_config.data,
+                                                          v.vulkan_memory_config.size) &&
+                !inside(v.vulkan_memory_config.data, v.vulkan_memory_config.size, c.config.data,
+                        c.config.size))
                 abort();
         }
         free(name);

@@ -77,19 +77,28 @@ static void write_msg(const char *sub, const char *name, void (*fill)(pb_msg *ro
 
 static void ds_config(perfetto_protos_DataSourceConfig *c, int arg)
 {
-    perfetto_protos_DataSourceConfig_set_name(c, arg ? "gpu.renderstages" : "gputrace.timeline");
+    static const char *const names[] = { "gputrace.timeline", "gpu.renderstages",
+                                         "vulkan.memory_tracker" };
+    perfetto_protos_DataSourceConfig_set_name(c, names[arg]);
     perfetto_protos_DataSourceConfig_set_target_buffer(c, 1);
     perfetto_protos_DataSourceConfig_set_tracing_session_id(c, 42);
     perfetto_protos_DataSourceConfig_set_trace_duration_ms(c, 10000);
     perfetto_protos_DataSourceConfig_set_stop_timeout_ms(c, 5000);
     perfetto_protos_DataSourceConfig_set_buffer_exhausted_policy(c, arg ? 2 : 1);
-    if (arg) {
+    if (arg == 1) {
         /* What the layer reads of a gpu.renderstages config. */
         perfetto_protos_GpuRenderStagesConfig gpu;
         perfetto_protos_DataSourceConfig_begin_gpu_renderstages_config(c, &gpu);
         perfetto_protos_GpuRenderStagesConfig_set_low_overhead(&gpu, true);
         perfetto_protos_GpuRenderStagesConfig_add_trace_metrics(&gpu, "gpu.busy");
         perfetto_protos_GpuRenderStagesConfig_end(&gpu);
+    } else if (arg == 2) {
+        /* And of a vulkan.memory_tracker config. */
+        perfetto_protos_VulkanMemoryConfig mem;
+        perfetto_protos_DataSourceConfig_begin_vulkan_memory_config(c, &mem);
+        perfetto_protos_VulkanMemoryConfig_set_track_driver_memory_usage(&mem, true);
+        perfetto_protos_VulkanMemoryConfig_set_track_device_memory_usage(&mem, true);
+        perfetto_protos_VulkanMemoryConfig_end(&mem);
     }
     perfetto_protos_DataSourceConfig_end(c);
 }
@@ -115,13 +124,14 @@ static void cmd(pb_msg *root, int which)
         perfetto_protos_GetAsyncCommandResponse_SetupDataSource_end(&m);
         break;
     }
-    case 2: {
+    case 2:
+    case 7: {
         perfetto_protos_GetAsyncCommandResponse_StartDataSource m;
         perfetto_protos_DataSourceConfig c;
         perfetto_protos_GetAsyncCommandResponse_begin_start_data_source(r, &m);
         perfetto_protos_GetAsyncCommandResponse_StartDataSource_set_new_instance_id(&m, 3);
         perfetto_protos_GetAsyncCommandResponse_StartDataSource_begin_config(&m, &c);
-        ds_config(&c, 1);
+        ds_config(&c, which == 2 ? 1 : 2);
         perfetto_protos_GetAsyncCommandResponse_StartDataSource_end(&m);
         break;
     }
@@ -346,9 +356,9 @@ int main(int argc, char **argv)
 
     static const char *const cmd_names[] = {
         "setup_tracing", "setup_data_source", "start_data_source",       "stop_data_source",
-        "flush",         "flush_packed_ids",  "clear_incremental_state",
+        "flush",         "flush_packed_ids",  "clear_incremental_state", "start_memory_data_source",
     };
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         write_msg("fuzz/corpus/producer_cmd", cmd_names[i], cmd, i);
 
     chunk_seed("smb-writer-div14", SMB_PAGE_DIV14, 12, 0, false, 0);
