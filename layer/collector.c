@@ -544,7 +544,7 @@ static void *collector_main(void *arg)
                 seq_never_stall(col);
                 /* No more submissions will bring a better bracket. */
                 if (gc_accept_best(&col->clock, now)) {
-                    seq_emit_snapshot(col);
+                    seq_reading_accepted(col);
                     gt_debug("gpu %u bracket calibration: +-%" PRIu64 " ns (the narrowest of %u)",
                              td->gpu_id, col->clock.last.deviation_ns, col->clock.rejected);
                 }
@@ -580,6 +580,7 @@ static void *collector_main(void *arg)
             struct timespec ts = { 0, (long)(COL_MIN_SPAN_NS - since) };
             nanosleep(&ts, NULL);
         }
+        col->closing = true;
         seq_calibrate(col);
     }
     seq_release_writer(col);
@@ -595,6 +596,12 @@ static void *collector_main(void *arg)
              col->clock.rejected, col->clock.max_deviation_ns,
              (uint64_t)atomic_load(&col->dropped_subs),
              (uint64_t)atomic_load(&col->dropped_regions));
+    const sp_state *sp = &col->placement;
+    gt_debug("gpu %u clock snapshots: %" PRIu64 " at their reading, %" PRIu64 " in gaps, %" PRIu64
+             " forced; largest offset step %" PRIu64 " ns (forced %" PRIu64
+             " ns), largest extrapolation %" PRIu64 " us",
+             td->gpu_id, sp->count[SP_AT_READING], sp->count[SP_IN_GAP], sp->count[SP_FORCED],
+             sp->max_step_ns, sp->max_forced_step_ns, sp->max_extrapolation_ns / 1000);
     pthread_mutex_lock(&col->lock);
     col->finished = true;
     col->release_ack = col->release_req;
@@ -624,6 +631,7 @@ tl_collector *col_create(tl_device *td)
                    gc_device_valid_bits(td->families, td->nfamilies));
     gc_clock_init(&col->clock, &domain, td->clock_source, td->clock_has_raw,
                   gt_config_get()->clock_budget_ns);
+    sp_init(&col->placement, gt_config_get()->clock_budget_ns);
     if (td->clock_source == GC_SOURCE_BRACKET)
         atomic_store(&td->bracket_state, 1u); /* at the first submission */
     else

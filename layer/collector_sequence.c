@@ -22,6 +22,9 @@
 
 /* A snapshot this recent is not repeated when the sequence restarts. */
 #define COL_SNAPSHOT_FRESH_NS (10ull * 1000 * 1000)
+/* Work may start this much before its submission seems to, on the model's
+ * time line, beyond the calibration's own uncertainty. */
+#define COL_HORIZON_MARGIN_NS 1000u
 
 /* ---- writer and packets --------------------------------------------------------- */
 
@@ -38,36 +41,82 @@ static void check_loss(tl_col_seq *s)
     }
 }
 
+/* The published snapshot (snapshot_placement.h) on one sequence. */
 static void emit_snapshot_on(tl_collector *col, tl_col_seq *s)
 {
-    if (!s->writer || !col->clock.have_last)
+    if (!s->writer || !col->placement.have_published)
         return;
-    em_clock_snapshot(s->writer, col->td->clock_id, &col->clock.last);
+    const sp_point *p = &col->placement.published;
+    em_clock_snapshot(s->writer, col->td->clock_id, p->device_ns, p->boottime_ns, p->monotonic_ns,
+                      p->monotonic_raw_ns);
     check_loss(s);
     s->last_snapshot_at = gc_monotonic_ns();
     if (!s->first_snapshot_at)
         s->first_snapshot_at = s->last_snapshot_at;
 }
 
-/* Every reading goes to every sequence: each session's trace converts its
- * GPU times on its own. */
-void seq_emit_snapshot(tl_collector *col)
+static const char *const where_names[] = { "kept", "at its reading", "in a gap", "forced" };
+
+/* Every published snapshot goes to every sequence: each session's trace
+ * converts its GPU times on its own, through the same snapshots. */
+static void publish(tl_collector *col, enum sp_where where, const sp_point *p)
 {
+    const int64_t before =
+        col->placement.have_published ? sp_offset(&col->placement.published) : sp_offset(p);
+    sp_published(&col->placement, &col->clock_model, where, p);
     for (unsigned i = 0; i < TL_SESSION_SLOTS && col->nwriters; i++)
         emit_snapshot_on(col, &col->seqs[i]);
+    if (gt_log_enabled(GT_LOG_DEBUG))
+        gt_debug("gpu %u clock snapshot %s: device %" PRIu64 " ns, offset step %" PRId64
+                 " ns, %" PRId64 " ns from its reading",
+                 col->td->gpu_id, where_names[where], p->device_ns, sp_offset(p) - before,
+                 (int64_t)(p->device_ns - col->clock_model.reading.device_ns));
 }
 
-/* A snapshot for a (re)starting sequence: the last reading, and a fresh
- * one unless one was written a moment ago. */
+/* Whether work of this device is on its way to the GPU or waiting to be
+ * written (other than `except`, and calibrations, which write no events). */
+static bool work_unwritten(tl_collector *col, const tl_submission *except)
+{
+    tl_device *td = col->td;
+    const uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (atomic_load_explicit(&td->queues[i]->submitting_since, memory_order_seq_cst))
+            return true;
+    bool any = false;
+    pthread_mutex_lock(&col->lock);
+    for (const tl_submission *y = col->head; y && !any; y = y->next)
+        any = y != except && y->kind == TL_SUB_WORK && y->submitted_ns;
+    pthread_mutex_unlock(&col->lock);
+    return any;
+}
+
+/* A calibration was accepted (col->clock.last): into the model, and
+ * published at once where nothing can straddle it. */
+void seq_reading_accepted(tl_collector *col)
+{
+    const gc_reading *r = &col->clock.last;
+    const sp_point p = { r->device_ns, r->boottime_ns, r->monotonic_ns, r->monotonic_raw_ns };
+    sp_model_update(&col->clock_model, &p, r->deviation_ns + r->host_uncertainty_ns);
+    sp_reading_accepted(&col->placement);
+    sp_point out;
+    if (col->placement.have_published && work_unwritten(col, NULL))
+        return; /* at the next gap (seq_process_work) */
+    enum sp_where where =
+        sp_at_reading(&col->placement, &col->clock_model, col->written_end, col->closing, &out);
+    if (where != SP_KEEP)
+        publish(col, where, &out);
+}
+
+/* A snapshot for a (re)starting sequence: the published one, and a fresh
+ * calibration unless one was written a moment ago. */
 static void refresh_snapshot(tl_collector *col, tl_col_seq *s)
 {
     uint64_t now = gc_monotonic_ns();
     if (s->last_snapshot_at && now - s->last_snapshot_at < COL_SNAPSHOT_FRESH_NS)
         return;
+    emit_snapshot_on(col, s);
     if (col->td->clock_source == GC_SOURCE_CALIBRATED)
         seq_calibrate(col);
-    else
-        emit_snapshot_on(col, s);
 }
 
 bool seq_any_writer(const tl_collector *col)
@@ -101,12 +150,12 @@ void seq_calibrate(tl_collector *col)
         col->clock.next_due_ns = now + GC_INTERVAL_MIN_NS;
         return;
     }
-    seq_emit_snapshot(col);
     if (gt_log_enabled(GT_LOG_DEBUG))
-        gt_debug("gpu %u clock: deviation %" PRIu64 " ns (+%" PRIu64 " host), drift %.3f ppm, "
-                 "next calibration in %" PRIu64 " ms",
-                 td->gpu_id, r.deviation_ns, r.host_uncertainty_ns, col->clock.drift * 1e6,
-                 col->clock.interval_ns / 1000000);
+        gt_debug("gpu %u clock: reading at device %" PRIu64 " ns, deviation %" PRIu64
+                 " ns (+%" PRIu64 " host), drift %.3f ppm, next calibration in %" PRIu64 " ms",
+                 td->gpu_id, r.device_ns, r.deviation_ns, r.host_uncertainty_ns,
+                 col->clock.drift * 1e6, col->clock.interval_ns / 1000000);
+    seq_reading_accepted(col);
 }
 
 static void release_seq(tl_collector *col, tl_col_seq *s)
@@ -165,11 +214,9 @@ static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
     s->interned_queues = 0;
     s->events = s->interned_events = 0;
     s->first_snapshot_at = s->last_snapshot_at = 0;
-    /* The sequence starts with the clock: the reading taken when the device
-    * was created (before any of its work), then a fresh one. */
-    if (col->clock.have_last)
-        emit_snapshot_on(col, s);
-    s->last_snapshot_at = 0;
+    /* The sequence starts with the clock: the snapshot published last
+    * (the first one was taken before any of the device's work), then a
+    * fresh calibration, published where it cannot split work. */
     refresh_snapshot(col, s);
 }
 
@@ -413,6 +460,8 @@ static void emit_event(emit_ctx *x, const tl_recording *rec, const tl_region *r,
         check_loss(s);
     }
     col->events_emitted++;
+    if (end > col->written_end)
+        col->written_end = end;
 }
 
 /* One recording's regions, with the secondaries it executes emitted where
@@ -448,6 +497,110 @@ static bool read_span(tl_device *td, const tl_qchunk *chunk, uint64_t out[4])
     return (r == VK_SUCCESS || r == VK_NOT_READY) && out[1] && out[3];
 }
 
+/* ---- where the clock's snapshots go (snapshot_placement.h) ----------------------- */
+
+/* The device span of the events a submission will write: its first start
+ * and last end. False when it has none. */
+static bool submission_span(const tl_collector *col, const tl_submission *sub, const uint64_t *span,
+                            uint64_t *first, uint64_t *last)
+{
+    const tl_queue *q = sub->queue;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < sub->nresults; i++) {
+        const tl_result *res = &sub->results[i];
+        if (!res->values || !res->ok)
+            continue;
+        const tl_recording *rec = res->rec;
+        for (uint32_t k = 0; k < rec->nregions; k++) {
+            const tl_region *r = &rec->regions[k];
+            if (r->stage == TL_STAGE_EXECUTE || r->dropped || r->begin == TL_NO_SLOT ||
+                r->end == TL_NO_SLOT)
+                continue;
+            const uint64_t *b = &res->values[2 * r->begin], *e = &res->values[2 * r->end];
+            if (!b[1] || !e[1])
+                continue;
+            const uint64_t start = to_device_ns(col, q, b[0]), end = to_device_ns(col, q, e[0]);
+            lo = start < lo ? start : lo;
+            hi = end > hi ? end : hi;
+        }
+    }
+    if (span) {
+        const uint64_t start = to_device_ns(col, q, span[0]), end = to_device_ns(col, q, span[2]);
+        lo = start < lo ? start : lo;
+        hi = end > hi ? end : hi;
+    }
+    *first = lo;
+    *last = hi > lo ? hi : lo;
+    return lo != UINT64_MAX;
+}
+
+/* Submissions looked at for the horizon before giving up on a gap. */
+#define COL_HORIZON_LOOK 64u
+
+/* The earliest device time at which work not yet written, other than `x`,
+ * may run: what is on its way down on another queue, what waits in the
+ * list (behind `x` on its own queue only if on another queue: a queue
+ * starts its submissions in order), and what is submitted from now on.
+ * Host times are taken to device time through the model, less what the
+ * model may be off by. 0 when it cannot be told. */
+static uint64_t unwritten_horizon(tl_collector *col, const tl_submission *x)
+{
+    tl_device *td = col->td;
+    uint64_t bound = gc_boottime_ns();
+    const uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint64_t since =
+            atomic_load_explicit(&td->queues[i]->submitting_since, memory_order_seq_cst);
+        if (td->queues[i] != x->queue && since && since < bound)
+            bound = since;
+    }
+    bool behind_x = false, gave_up = false;
+    unsigned looked = 0;
+    pthread_mutex_lock(&col->lock);
+    for (const tl_submission *y = col->head; y; y = y->next) {
+        if (y == x) {
+            behind_x = true;
+            continue;
+        }
+        if (!y->submitted_ns || (behind_x && y->queue == x->queue))
+            continue;
+        if (y->submitted_ns < bound)
+            bound = y->submitted_ns;
+        if (++looked >= COL_HORIZON_LOOK) {
+            gave_up = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&col->lock);
+    const sp_model *m = &col->clock_model;
+    if (gave_up || !m->valid)
+        return 0;
+    const uint64_t device = sp_device_at(m, bound);
+    const uint64_t margin =
+        col->clock.last.deviation_ns + col->clock.last.host_uncertainty_ns + COL_HORIZON_MARGIN_NS;
+    return device > margin ? device - margin : 0;
+}
+
+/* Before a submission's events: a snapshot where none of its work (nor
+ * other unwritten work) can straddle it, when one is due. */
+static void place_snapshot(tl_collector *col, const tl_submission *sub, const uint64_t *span)
+{
+    uint64_t first, last;
+    if (!submission_span(col, sub, span, &first, &last) ||
+        !sp_wants(&col->placement, &col->clock_model, first, last))
+        return;
+    const sp_window w = {
+        .written_end = col->written_end,
+        .next_start = first,
+        .next_end = last,
+        .horizon = unwritten_horizon(col, sub),
+    };
+    sp_point p;
+    enum sp_where where = sp_before_submission(&col->placement, &col->clock_model, &w, &p);
+    if (where != SP_KEEP)
+        publish(col, where, &p);
+}
+
 void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
 {
     tl_device *td = col->td;
@@ -467,7 +620,7 @@ void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
         return;
     if (!col->clock.have_last && col->stop_seen && gc_accept_best(&col->clock, gc_monotonic_ns())) {
         /* Draining: the narrowest refused bracket is all there will be. */
-        seq_emit_snapshot(col);
+        seq_reading_accepted(col);
         gt_debug("gpu %u bracket calibration: +-%" PRIu64 " ns (the narrowest of %u)", td->gpu_id,
                  col->clock.last.deviation_ns, col->clock.rejected);
     }
@@ -477,6 +630,9 @@ void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
                      td->gpu_id);
         return;
     }
+    uint64_t span[4];
+    const bool have_span = sub->span_chunk && read_span(td, sub->span_chunk, span);
+    place_snapshot(col, sub, have_span ? span : NULL);
     seq_ensure_interned(col, sub->queue);
     emit_names(col);
     tl_meta_scratch meta; /* the collector's (its thread's stack) */
@@ -486,8 +642,7 @@ void seq_process_work(tl_collector *col, tl_submission *sub, uint64_t collected)
         x.end = sub->entries[i].first + sub->entries[i].count;
         emit_recording(&x);
     }
-    uint64_t span[4];
-    if (sub->span_chunk && read_span(td, sub->span_chunk, span)) {
+    if (have_span) {
         const tl_region r = { .stage = TL_STAGE_SUBMISSION, .api = "vkQueueSubmit" };
         const tl_recording fake = { .cb = sub->span_app_cb };
         emit_event(&x, &fake, &r, to_device_ns(col, sub->queue, span[0]),
@@ -511,7 +666,7 @@ void seq_process_calibration(tl_collector *col, tl_submission *sub, const gc_hos
         gc_reading reading;
         gc_bracket(&tmp, v[0], &sub->before, after, &reading);
         if (gc_accept(&col->clock, &reading, after->monotonic_ns)) {
-            seq_emit_snapshot(col);
+            seq_reading_accepted(col);
             gt_debug("gpu %u bracket calibration: +-%" PRIu64 " ns, next in %" PRIu64 " ms",
                      td->gpu_id, reading.deviation_ns, col->clock.interval_ns / 1000000);
             atomic_store(&td->bracket_state, 0);

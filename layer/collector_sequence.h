@@ -32,11 +32,13 @@ uint64_t seq_newest_start(const tl_collector *col);
  * waits for the service. */
 void seq_never_stall(tl_collector *col);
 
-/* Reads calibrated timestamps and, when the reading is accepted, writes a
- * clock snapshot. */
+/* Reads calibrated timestamps and takes an accepted reading (below). */
 void seq_calibrate(tl_collector *col);
-/* A ClockSnapshot of the last accepted reading, if there is a writer. */
-void seq_emit_snapshot(tl_collector *col);
+/* col->clock.last was just accepted: it updates the clock model and is
+ * written as a ClockSnapshot at once where no work can straddle it (the
+ * device is idle), else before the next submission that leaves a gap
+ * (snapshot_placement.h). */
+void seq_reading_accepted(tl_collector *col);
 /* Interned data for queue `q` (and everything, when the sequence needs it
  * again: loss, a session request, periodically). */
 void seq_ensure_interned(tl_collector *col, const tl_queue *q);

@@ -14,6 +14,7 @@
 #include "layer/gpu_clock.h"
 #include "layer/label_specs.h"
 #include "layer/object_names.h"
+#include "layer/snapshot_placement.h"
 #include "layer/timeline_device_types.h"
 #include "layer/timeline_submission_types.h"
 #include "tracing/trace_writer.h"
@@ -76,6 +77,13 @@ struct tl_collector {
 
     /* The thread's own. */
     gc_clock clock;
+    /* Where the clock's snapshots go (snapshot_placement.h): the model the
+     * calibrations feed, what was published, and the latest device end of
+     * the GPU events written so far. */
+    sp_model clock_model;
+    sp_state placement;
+    uint64_t written_end;
+    bool closing; /* the last calibration, after the last events */
     tl_col_seq seqs[TL_SESSION_SLOTS];
     uint32_t nwriters; /* seqs with a writer */
     uint64_t event_id; /* one per event, the same in every sequence */

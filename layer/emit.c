@@ -61,17 +61,18 @@ static void clock_entry(perfetto_protos_ClockSnapshot *cs, uint32_t id, uint64_t
     perfetto_protos_ClockSnapshot_Clock_end(&c);
 }
 
-void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const gc_reading *r)
+void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, uint64_t device_ns, uint64_t boottime_ns,
+                       uint64_t monotonic_ns, uint64_t monotonic_raw_ns)
 {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_ClockSnapshot cs;
     tw_begin_packet(tw, &pkt);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, r->boottime_ns);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, boottime_ns);
     perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
-    clock_entry(&cs, clock_id, r->device_ns);
-    clock_entry(&cs, perfetto_protos_BuiltinClock_BUILTIN_CLOCK_BOOTTIME, r->boottime_ns);
-    clock_entry(&cs, perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC, r->monotonic_ns);
-    clock_entry(&cs, perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC_RAW, r->monotonic_raw_ns);
+    clock_entry(&cs, clock_id, device_ns);
+    clock_entry(&cs, perfetto_protos_BuiltinClock_BUILTIN_CLOCK_BOOTTIME, boottime_ns);
+    clock_entry(&cs, perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC, monotonic_ns);
+    clock_entry(&cs, perfetto_protos_BuiltinClock_BUILTIN_CLOCK_MONOTONIC_RAW, monotonic_raw_ns);
     perfetto_protos_ClockSnapshot_end(&cs);
     tw_end_packet(tw);
 }

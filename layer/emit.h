@@ -14,14 +14,12 @@
 
 #include <vulkan/vulkan.h>
 
-#include "layer/gpu_clock.h"
 #include "tracing/trace_writer.h"
 
-typedef struct gc_reading gc_reading;
-
 /* ClockSnapshot on the device's sequence: the device clock (global id)
- * with BOOTTIME, MONOTONIC and MONOTONIC_RAW from the same reading. */
-void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, const gc_reading *r);
+ * with BOOTTIME, MONOTONIC and MONOTONIC_RAW at the same instant. */
+void em_clock_snapshot(tw_writer *tw, uint32_t clock_id, uint64_t device_ns, uint64_t boottime_ns,
+                       uint64_t monotonic_ns, uint64_t monotonic_raw_ns);
 
 typedef struct em_queue_spec em_queue_spec;
 struct em_queue_spec {

@@ -138,6 +138,17 @@ void gc_clock_init(gc_clock *c, const gc_domain *domain, enum gc_source source, 
     c->device_has_raw = device_has_raw;
     c->budget_ns = budget_ns ? budget_ns : GC_DEFAULT_BUDGET_NS;
     c->interval_ns = GC_INTERVAL_MIN_NS;
+    /* A quarter wrap: 2^bits ticks at the period (64 bits: no bound). One
+     * NVIDIA H200 reports 32 valid bits for its video family, whose
+     * timestamps are 64-bit: 2^32 ns wraps in 4.3 s, under the 10 s a
+     * quiet device's cadence reaches. */
+    c->interval_max_ns = GC_INTERVAL_MAX_NS;
+    if (domain->valid_bits < 64) {
+        const uint64_t wrap_ticks = UINT64_C(1) << domain->valid_bits;
+        const uint64_t quarter = gc_ticks_to_ns(domain, wrap_ticks / 4);
+        if (quarter < c->interval_max_ns)
+            c->interval_max_ns = quarter;
+    }
 }
 
 VkResult gc_calibrate(const gc_clock *c, VkDevice device, PFN_vkGetCalibratedTimestampsEXT get,
@@ -249,12 +260,18 @@ bool gc_accept(gc_clock *c, const gc_reading *r, uint64_t now_ns)
             c->rejected++;
             return false;
         }
-        double dt = (double)(r->boottime_ns - p->boottime_ns);
-        double ddev = (double)(r->device_ns - p->device_ns);
+        /* Against the anchor once it lies far enough back (the noise of a
+         * pair shrinks with its distance), else against the last. */
+        if (p->boottime_ns - c->anchor.boottime_ns >= GC_ANCHOR_MAX_NS)
+            c->anchor = *p;
+        const gc_reading *a =
+            r->boottime_ns - c->anchor.boottime_ns >= GC_ANCHOR_MIN_NS ? &c->anchor : p;
+        double dt = (double)(r->boottime_ns - a->boottime_ns);
+        double ddev = (double)(r->device_ns - a->device_ns);
         double drift = (ddev - dt) / dt;
         /* What the readings' own uncertainty could fake. */
-        double noise = (double)(r->deviation_ns + r->host_uncertainty_ns + p->deviation_ns +
-                                p->host_uncertainty_ns) /
+        double noise = (double)(r->deviation_ns + r->host_uncertainty_ns + a->deviation_ns +
+                                a->host_uncertainty_ns) /
                        dt;
         double magnitude = drift < 0 ? -drift : drift;
         double effective = magnitude > noise ? magnitude - noise : 0.0;
@@ -273,9 +290,10 @@ bool gc_accept(gc_clock *c, const gc_reading *r, uint64_t now_ns)
             double safe = (double)c->budget_ns / worst;
             next = safe > (double)c->interval_ns ? (uint64_t)safe : c->interval_ns;
         }
-        c->interval_ns = next;
+        c->interval_ns = next < c->interval_max_ns ? next : c->interval_max_ns;
     } else {
-        c->interval_ns = GC_INTERVAL_MIN_NS;
+        c->interval_ns = GC_INTERVAL_FIRST_NS;
+        c->anchor = *r;
     }
     c->last = *r;
     c->have_last = true;

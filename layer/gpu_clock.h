@@ -35,10 +35,18 @@
 
 #include <vulkan/vulkan.h>
 
-#define GC_INTERVAL_MIN_NS   (50ull * 1000 * 1000)        /* 50 ms */
+#define GC_INTERVAL_MIN_NS (50ull * 1000 * 1000) /* 50 ms */
+/* The second reading comes sooner: until there are two, the drift is
+ * unknown and the conversion error grows with it unchecked (50 ppm over
+ * these 10 ms: 0.5 us). */
+#define GC_INTERVAL_FIRST_NS (10ull * 1000 * 1000)
 #define GC_INTERVAL_MAX_NS   (10ull * 1000 * 1000 * 1000) /* 10 s */
 #define GC_DEFAULT_BUDGET_NS 1000ull                      /* 1 us */
 #define GC_CALIBRATION_TRIES 8
+/* The drift is measured over at least this much host time once the
+ * readings span it, and the anchor moves up after GC_ANCHOR_MAX_NS. */
+#define GC_ANCHOR_MIN_NS (500ull * 1000 * 1000)
+#define GC_ANCHOR_MAX_NS (4000ull * 1000 * 1000)
 /* A calibration falls due 1/8 of its interval early (see gc_accept). */
 #define GC_DUE_EARLY_DIV 8u
 /* A bracket wider than this (2 x 500 us) is not worth a snapshot; the very
@@ -128,7 +136,16 @@ struct gc_clock {
 
     gc_reading last;
     bool have_last;
+    /* An older accepted reading the drift is also measured against, at
+     * least GC_ANCHOR_MIN_NS before the last where possible: drivers that
+     * report a maxDeviation of microseconds (NVIDIA: ~3 us) make two
+     * readings 50 ms apart prove nothing about a drift of 20 ppm. */
+    gc_reading anchor;
     uint64_t interval_ns; /* current cadence */
+    /* The longest interval the counter allows: a quarter of its wrap
+     * period at the device's smallest timestampValidBits (the extension
+     * relative to the last reading must stay within half a wrap). */
+    uint64_t interval_max_ns;
     uint64_t next_due_ns; /* MONOTONIC; interval_ns after the last, less a margin */
     double drift;         /* last estimate: d(device) / d(BOOTTIME) - 1 */
     uint64_t max_deviation_ns;

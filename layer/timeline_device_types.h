@@ -86,6 +86,10 @@ struct tl_queue {
     /* Between tl_queue_submit_pre and _post (queue externally synchronised). */
     tl_submission *pending;
     uint64_t pre_boottime_ns;
+    /* pre_boottime_ns while a timed submission is on its way down and not
+     * yet handed to the collector, else 0: read by the collector, which
+     * must not put a clock snapshot where that work may run. */
+    _Atomic uint64_t submitting_since;
 
     /* Layer-owned command buffers (simultaneous-use spans, bracket
     * calibration): pool used only under the queue's synchronisation,

@@ -50,6 +50,9 @@ struct tl_submission {
     uint32_t id; /* submission_id */
     VkFence fence;
     uint64_t queued_ns; /* MONOTONIC when handed to the collector */
+    /* BOOTTIME just before the call down: its work cannot start earlier
+     * (where snapshots may go, snapshot_placement.h). */
+    uint64_t submitted_ns;
 
     tl_entry *entries;
     uint32_t nentries, entries_cap;

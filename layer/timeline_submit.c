@@ -233,13 +233,14 @@ static bool submit_own(tl_device *td, tl_queue *q, VkCommandBuffer cb, VkFence f
 
 /* Fallback clock: a timestamp between two host readings, submitted before
  * the application's batch so that it runs as soon as the queue is free. */
-static void submit_calibration(tl_device *td, tl_queue *q)
+static void submit_calibration(tl_device *td, tl_queue *q, uint64_t since)
 {
     tl_submission *cal = tl_submission_new(td);
     if (!cal)
         goto fail;
     cal->kind = TL_SUB_CALIBRATION;
     cal->queue = q;
+    cal->submitted_ns = since;
     /* Numbered in queue order like every submission (see tl_queries). */
     cal->id = tl_next_submission_id();
     cal->cal_chunk = tl_query_take(td);
@@ -303,12 +304,18 @@ void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
         col_count_dropped(td->collector, count_regions(td, submit));
         tracing = false;
     }
+    /* Before anything of it goes down: the collector must not put a clock
+     * snapshot where this work may run (snapshot_placement.h). Cleared
+     * once the collector has it (tl_submit_post). */
+    const uint64_t since = tracing ? gc_boottime_ns() : 0;
+    if (since)
+        atomic_store_explicit(&q->submitting_since, since, memory_order_seq_cst);
     /* Submitted first, so it runs as soon as the queue is free, and
     * numbered before the batch's submission like it is queued before it. */
     if (tracing && td->clock_source == GC_SOURCE_BRACKET) {
         unsigned wanted = 1;
         if (atomic_compare_exchange_strong(&td->bracket_state, &wanted, 2u))
-            submit_calibration(td, q);
+            submit_calibration(td, q, since);
     }
     tl_submission *sub = NULL;
     if (tracing) {
@@ -318,6 +325,7 @@ void tl_submit_pre(tl_device *td, VkQueue queue, const tl_submit *submit)
             sub->kind = TL_SUB_WORK;
             sub->queue = q;
             sub->id = tl_next_submission_id();
+            sub->submitted_ns = since;
         }
     }
     reset_plan plan = { .q = q };
@@ -387,7 +395,12 @@ static void write_submit_event(tl_device *td, tl_queue *q, const tl_submit *subm
             q->writer_gen[i] = gen;
         }
         if (q->writer[i]) {
-            em_queue_submit(q->writer[i], start, end - start, td->pid, thread_id(),
+            /* A mark of no length: trace processors put every process's
+             * vk_queue_submit on one "Vulkan Events" track, and v58 drops
+             * (an error stat, slice_drop_overlapping_complete_event) one
+             * that overlaps another thread's or process's call. The call's
+             * duration is on its thread's slice (tl_context_submit). */
+            em_queue_submit(q->writer[i], start, 0, td->pid, thread_id(),
                             (uint64_t)(uintptr_t)q->handle, submit->count, submit->submits,
                             submit->submits2, id);
             tl_context_submit(q, i, gen, q->writer[i], start, end, id);
@@ -431,10 +444,9 @@ static void drop_results(tl_submission *sub)
     sub->nresults = sub->nentries = sub->nvalues = 0;
 }
 
-void tl_submit_post(tl_device *td, VkQueue queue, const tl_submit *submit, VkResult result)
+static void post_submission(tl_device *td, tl_queue *q, const tl_submit *submit, VkResult result)
 {
-    tl_queue *q = tl_queue_find(td, queue);
-    if (!q || !q->pending)
+    if (!q->pending)
         return;
     tl_submission *sub = q->pending;
     q->pending = NULL;
@@ -492,4 +504,14 @@ void tl_submit_post(tl_device *td, VkQueue queue, const tl_submit *submit, VkRes
         sub->reset_chunk = NULL;
         tl_submission_free(td, sub);
     }
+}
+
+void tl_submit_post(tl_device *td, VkQueue queue, const tl_submit *submit, VkResult result)
+{
+    tl_queue *q = tl_queue_find(td, queue);
+    if (!q)
+        return;
+    post_submission(td, q, submit, result);
+    /* The collector has the submission now (or nothing of it is timed). */
+    atomic_store_explicit(&q->submitting_since, 0, memory_order_seq_cst);
 }

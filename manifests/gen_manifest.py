@@ -7,7 +7,13 @@ reads: the manifest's features.settings (what Vulkan Configurator shows) is
 generated from it, and tests/install/check_manifest.py compares it with the
 GPUTRACE_* variables the layer's sources read, their ranges and defaults.
 
-    gen_manifest.py --library-path PATH --library-arch 64|32 [--vulkan-version X.Y.Z] OUTPUT.json
+    gen_manifest.py --kind implicit|explicit --library-path PATH --library-arch 64|32
+                    [--vulkan-version X.Y.Z] OUTPUT.json
+
+The two kinds differ only in enable_environment and disable_environment,
+which the loader reads from implicit manifests alone (docs/layer.md,
+"Enabling"): the explicit one leaves them out rather than carry fields
+that would look as if they applied.
 """
 
 import argparse
@@ -27,16 +33,14 @@ LAYER = {
         "dispatch, transfer and debug-utils label region, converts the device's "
         "timestamps to the host's clocks, and writes them as Perfetto trace packets: "
         "into a .pftrace file from inside the program, or to a Perfetto tracing "
-        "service (traced or gputrace-service). Loaded implicitly when GPUTRACE_ENABLE=1; "
-        "VK_LOADER_LAYERS_ENABLE or an application's enabled layer names load it by name."
+        "service (traced or gputrace-service). Enabled by name (VK_INSTANCE_LAYERS, "
+        "VK_LOADER_LAYERS_ENABLE or the application's enabled layer names), or in every "
+        "Vulkan program started with GPUTRACE_ENABLE=1."
     ),
     # Placeholder until the project has a public home.
     "url": "https://github.com/gputrace/gputrace",
     "platforms": ["LINUX"],
     "status": "BETA",
-    # One manifest, installed as an implicit layer (docs/layer.md, "Enabling").
-    "enable_environment": {"GPUTRACE_ENABLE": "1"},
-    "disable_environment": {"GPUTRACE_DISABLE": "1"},
     # What vkEnumerate*ExtensionProperties answer for the layer's name
     # (layer/layer_instance.c): it answers vkGetPhysicalDeviceToolPropertiesEXT
     # and reads VkLayerSettingsCreateInfoEXT, as validation lists them. The
@@ -231,6 +235,14 @@ SETTINGS = [
 ]
 
 
+# Implicit manifest only: what loads the layer into every program, and what
+# keeps it out (the loader reads both from implicit manifests alone).
+IMPLICIT_ONLY = {
+    "enable_environment": {"GPUTRACE_ENABLE": "1"},
+    "disable_environment": {"GPUTRACE_DISABLE": "1"},
+}
+
+
 # Loaders before 1.3.272 (Debian 12: 1.3.239) refuse vkCreateInstance with an
 # instance extension they do not know, and vulkaninfo enables every one
 # listed: so VK_EXT_layer_settings is listed only when building against a
@@ -239,8 +251,10 @@ SETTINGS = [
 LAYER_SETTINGS_SINCE = (1, 3, 272)
 
 
-def manifest(library_path, library_arch, vulkan_version="0"):
+def manifest(kind, library_path, library_arch, vulkan_version="0"):
     layer = dict(LAYER)
+    if kind == "implicit":
+        layer.update(IMPLICIT_ONLY)
     version = tuple(int(p) for p in vulkan_version.split(".")[:3] if p.isdigit())
     if version >= LAYER_SETTINGS_SINCE:
         layer["instance_extensions"] = [{"name": "VK_EXT_layer_settings", "spec_version": "2"}]
@@ -260,13 +274,14 @@ def manifest(library_path, library_arch, vulkan_version="0"):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", required=True, choices=["implicit", "explicit"])
     parser.add_argument("--library-path", required=True)
     parser.add_argument("--library-arch", required=True, choices=["32", "64"])
     parser.add_argument("--vulkan-version", default="0",
                         help="the Vulkan loader/headers version built against")
     parser.add_argument("output")
     args = parser.parse_args(argv)
-    text = json.dumps(manifest(args.library_path, args.library_arch, args.vulkan_version), indent=4,
+    text = json.dumps(manifest(args.kind, args.library_path, args.library_arch, args.vulkan_version), indent=4,
                       ensure_ascii=False)
     with open(args.output, "w", encoding="utf-8") as f:
         f.write(text + "\n")

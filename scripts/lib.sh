@@ -8,7 +8,7 @@ GPUTRACE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPUTRACE_PACKAGES=(
   build-essential g++ meson ninja-build pkg-config
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
-  libglib2.0-dev libdrm-dev libcmocka-dev zlib1g-dev
+  libglib2.0-dev libdrm-dev libcmocka-dev zlib1g-dev libzstd-dev
   protobuf-compiler libprotobuf-dev
   # The house style's formatter (tests/style).
   clang-format
@@ -19,16 +19,28 @@ GPUTRACE_PACKAGES=(
   # Real programs the realapps suite runs with and without the layer
   # (libgl1-mesa-dri has zink, the OpenGL driver on top of Vulkan).
   vkd3d-demos glmark2-x11 mesa-utils libgl1-mesa-dri ffmpeg mpv xdotool
-  # What Perfetto's own programs (PERFETTO_BIN, below) load at run time.
-  libprotobuf32 libsqlite3-0 zlib1g
+  # libglvnd's dispatch libraries, which the GPU bundle carries for drivers
+  # that load them by name (NVIDIA's Vulkan ICD: scripts/gpu-bundle).
+  libglvnd0 libglx0 libegl1
+  # What Perfetto's own programs (PERFETTO_BIN, PERFETTO_V58_BIN, below)
+  # load at run time; zstd also for the toolkit (zstd_compressed_packets).
+  libprotobuf32 libsqlite3-0 zlib1g libzstd1
 )
 
-# Perfetto's own traced, perfetto and trace_processor_shell, for the tests
-# that compare against them (they SKIP without it): ../shared/perfetto/bin
-# beside the repository unless PERFETTO_BIN already names a folder.
+# Perfetto's own traced, traced_probes, perfetto and trace_processor_shell,
+# for the tests that compare against them (they SKIP without them; the
+# tests find them through tests/perfetto/tp_lib.sh), one folder per version:
+#   PERFETTO_BIN      v47 (October 2024): ../shared/perfetto/bin
+#   PERFETTO_V58_BIN  v58 (August 2026, what tracebox and ui.perfetto.dev
+#                     run today): ../shared/perfetto/v58/bin
+# each taken from beside the repository unless already set.
 if [[ -z ${PERFETTO_BIN:-} && -d $GPUTRACE_ROOT/../shared/perfetto/bin ]]; then
   PERFETTO_BIN=$(cd "$GPUTRACE_ROOT/../shared/perfetto/bin" && pwd)
   export PERFETTO_BIN
+fi
+if [[ -z ${PERFETTO_V58_BIN:-} && -d $GPUTRACE_ROOT/../shared/perfetto/v58/bin ]]; then
+  PERFETTO_V58_BIN=$(cd "$GPUTRACE_ROOT/../shared/perfetto/v58/bin" && pwd)
+  export PERFETTO_V58_BIN
 fi
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }

@@ -17,6 +17,7 @@
 #include "toolkit/tk_clock_graph.h"
 #include "toolkit/tk_fields.h"
 #include "toolkit/tk_schema.h"
+#include "toolkit/tk_inflate.h"
 #include "toolkit/tk_trace_reader.h"
 #include "toolkit/tool_common.h"
 
@@ -36,12 +37,12 @@ static const GOptionEntry entries[] = {
     { "max-packet-size", 0, 0, G_OPTION_ARG_INT64, &opt_max_packet,
       "Reject packets larger than this (default 33554432)", "BYTES" },
     { "max-inflated-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflated,
-      "Stop when a file's compressed_packets inflate to more than this in total "
-      "(default 1073741824; 0 no limit)",
+      "Stop when a file's compressed packets (deflate or zstd) expand to more than this "
+      "in total (default 1073741824; 0 no limit)",
       "BYTES" },
     { "max-inflate-ratio", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflate_ratio,
-      "Stop when a file's compressed_packets inflate to more than N times their size, "
-      "beyond the first 16 MiB (default 100; 0 no limit)",
+      "Stop when a file's compressed packets (deflate or zstd) expand to more than N times "
+      "their size, beyond the first 16 MiB (default 100; 0 no limit)",
       "N" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print the version and exit", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE…" },
@@ -361,6 +362,7 @@ static void dump_payloads(const uint8_t *data, size_t len)
             print_fields(f.data, (size_t)f.value, "    defaults:");
             break;
         case TK_TP_COMPRESSED_PACKETS:
+        case TK_TP_ZSTD_COMPRESSED_PACKETS:
         case TK_TP_SYNCHRONIZATION_MARKER:
             break;
         default:
@@ -383,6 +385,7 @@ static bool on_packet(void *vctx, const uint8_t *data, size_t len, uint64_t offs
     uint64_t ts = 0, clk = 0, seq = 0, flags = 0;
     bool dropped = false, first = false, cleared = false;
     pb_bytes compressed = { 0 }, defaults = { 0 };
+    tk_codec codec = TK_CODEC_DEFLATE;
     char payloads[256] = "";
     size_t pl = 0;
 
@@ -420,6 +423,14 @@ static bool on_packet(void *vctx, const uint8_t *data, size_t len, uint64_t offs
             continue;
         case TK_TP_COMPRESSED_PACKETS:
             compressed = pb_field_bytes(&f);
+            codec = TK_CODEC_DEFLATE;
+            break;
+        case TK_TP_ZSTD_COMPRESSED_PACKETS:
+            /* As upstream: deflate when a packet has both. */
+            if (!compressed.data) {
+                compressed = pb_field_bytes(&f);
+                codec = TK_CODEC_ZSTD;
+            }
             break;
         case TK_TP_TRACE_PACKET_DEFAULTS:
             defaults = pb_field_bytes(&f);
@@ -473,8 +484,8 @@ static bool on_packet(void *vctx, const uint8_t *data, size_t len, uint64_t offs
             return false;
         }
         ctx->in_compressed = true;
-        tk_read_status st = tk_inflate_packets(ctx->z, compressed.data, compressed.size, offset,
-                                               on_packet, ctx, NULL);
+        tk_read_status st = tk_decompress_packets(ctx->z, codec, compressed.data, compressed.size,
+                                                  offset, on_packet, ctx, NULL);
         ctx->in_compressed = false;
         if (st != TK_READ_OK && st != TK_READ_ERR_ABORTED) {
             snprintf(ctx->err, sizeof ctx->err, "%s", tk_inflater_error(ctx->z));
@@ -499,9 +510,10 @@ int main(int argc, char **argv)
         octx, "Each line: input offset of the packet record, size, trusted_packet_sequence_id,\n"
               "timestamp and timestamp_clock_id as written, sequence flags ([cleared],\n"
               "[needs-state]), loss markers ([previous-dropped], [first]) and the payload\n"
-              "fields. Packets inside compressed_packets are indented with \"> \" and carry the\n"
-              "offset of the compressed packet. \"-\" reads standard input.\n"
-              "compressed_packets may inflate to at most --max-inflate-ratio times their size\n"
+              "fields. Packets inside compressed_packets (deflate) or zstd_compressed_packets\n"
+              "are indented with \"> \" and carry the offset of the compressed packet. \"-\"\n"
+              "reads standard input. Compressed packets may expand to at most\n"
+              "--max-inflate-ratio times their size\n"
               "and --max-inflated-bytes in all; beyond, the file is an input error.\n"
               "\n"
               "Exit status:\n"

@@ -16,6 +16,7 @@
 
 #include "toolkit/tk_clock_graph.h"
 #include "toolkit/tk_stats.h"
+#include "toolkit/tk_inflate.h"
 #include "toolkit/tk_trace_reader.h"
 
 typedef enum tk_severity {
@@ -67,7 +68,6 @@ const char *tk_severity_name(tk_severity s);
     X(gpu_stage_before_submit, TK_SEV_ERROR)            \
     X(gpu_stage_after_submit_window, TK_SEV_WARNING)    \
     X(gpu_events_missing, TK_SEV_ERROR)                 \
-    X(zstd_unsupported, TK_SEV_WARNING)                 \
     X(state_limit_reached, TK_SEV_WARNING)
 
 typedef enum tk_violation_code {

@@ -41,6 +41,9 @@ typedef struct tk_seq_state {
     /* Key of trace_processor's packet_sequence_data_loss_ map exists. */
     bool loss_key;
     uint64_t data_loss;
+    /* Packets with SEQ_NEEDS_INCREMENTAL_STATE, and those of them skipped
+     * (v58: a sequence that lost them all is counted per buffer). */
+    uint64_t needs_state, needs_state_skipped;
     /* Interned ids of the current generation. */
     tk_iid_set specs, contexts;
 } tk_seq_state;
@@ -69,6 +72,7 @@ typedef struct tk_machine {
      * failed_index. */
     tk_failed_clock *failed;
     uint32_t n_failed, cap_failed;
+    uint64_t failed_unlisted; /* failures beyond TK_MAX_FAILED_CLOCKS clocks */
     tk_map failed_index;
     tk_map ftrace_error_seqs;
 } tk_machine;

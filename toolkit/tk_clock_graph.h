@@ -156,6 +156,9 @@ bool tk_clock_graph_convert(tk_clock_graph *g, int64_t src, int64_t ts, int64_t 
  * nothing counted). */
 bool tk_clock_graph_resolvable(tk_clock_graph *g, int64_t src);
 
+/* Whether `id` has appeared in a ClockSnapshot (nothing counted). */
+bool tk_clock_graph_known(tk_clock_graph *g, int64_t id);
+
 int64_t tk_clock_graph_trace_clock(const tk_clock_graph *g);
 
 typedef struct tk_clock_graph_counters {

@@ -292,3 +292,8 @@ bool tk_clock_graph_resolvable(tk_clock_graph *g, int64_t src)
     path p;
     return tk_cg_find_path(g, src, g->trace_clock, &p);
 }
+
+bool tk_clock_graph_known(tk_clock_graph *g, int64_t id)
+{
+    return tk_map_find(&g->index, (uint64_t)id) != NULL;
+}

@@ -191,7 +191,8 @@ typedef struct pkt {
     bool incremental_state_cleared;
     bool previous_packet_dropped;
     uint64_t timestamp;
-    pb_bytes snapshot, stats, gpu, vk, interned, defaults, compressed, ftrace_stats, ftrace_events;
+    pb_bytes snapshot, stats, gpu, vk, interned, defaults, compressed, zstd, ftrace_stats,
+        ftrace_events;
 } pkt;
 
 #define LEN_FIELD(bit, dst)           \
@@ -255,8 +256,7 @@ static PB_ALWAYS_INLINE bool decode_packet(const uint8_t *data, size_t len, pkt 
         case TK_PKT_FTRACE_EVENTS:
             LEN_FIELD(H_FTRACE_EVENTS, ftrace_events);
         case TK_TP_ZSTD_COMPRESSED_PACKETS:
-            p->has |= H_ZSTD;
-            break;
+            LEN_FIELD(H_ZSTD, zstd);
         case TK_TP_SERVICE_EVENT:
             p->has |= H_SERVICE;
             break;
@@ -328,19 +328,25 @@ static void count_failed_clock(tk_machine *m, int64_t id)
         m->failed[*v].count++;
         return;
     }
-    if (m->n_failed >= TK_MAX_FAILED_CLOCKS)
+    if (m->n_failed >= TK_MAX_FAILED_CLOCKS) {
+        m->failed_unlisted++;
         return;
+    }
     if (m->n_failed == m->cap_failed) {
         uint32_t ncap = m->cap_failed ? m->cap_failed * 2 : 8;
         tk_failed_clock *nf = realloc(m->failed, ncap * sizeof *nf);
-        if (!nf)
+        if (!nf) {
+            m->failed_unlisted++;
             return;
+        }
         m->failed = nf;
         m->cap_failed = ncap;
     }
     bool ins;
-    if (!tk_map_insert(&m->failed_index, (uint64_t)id, m->n_failed, &ins))
+    if (!tk_map_insert(&m->failed_index, (uint64_t)id, m->n_failed, &ins)) {
+        m->failed_unlisted++;
         return;
+    }
     m->failed[m->n_failed++] = (tk_failed_clock){ id, 1 };
 }
 
@@ -351,22 +357,22 @@ static bool inflate_cb(void *ctx, const uint8_t *data, size_t len, uint64_t offs
     return process_packet(ctx, data, len, offset);
 }
 
-/* compressed_packets: the packets inside are imported in place, each
- * through process_packet (one level deep only). */
-static bool import_compressed(tk_checker *c, const pkt *p, uint64_t offset)
+/* compressed_packets / zstd_compressed_packets: the packets inside are
+ * imported in place, each through process_packet (one level deep only). */
+static bool import_compressed(tk_checker *c, tk_codec codec, pb_bytes data, uint64_t offset)
 {
     if (c->inflating) {
-        tk_import_stop(c, true,
-                       "offset %" PRIu64 ": compressed_packets nested inside "
-                       "compressed_packets",
-                       offset);
+        tk_import_stop(c, true, "offset %" PRIu64 ": %s nested inside compressed packets", offset,
+                       tk_codec_field(codec));
         return false;
     }
-    tk_stats_add(&c->st, TK_STAT_compressed_packets, 1);
+    tk_stats_add(
+        &c->st,
+        codec == TK_CODEC_ZSTD ? TK_STAT_zstd_compressed_packets : TK_STAT_compressed_packets, 1);
     uint64_t inflated = 0;
     c->inflating = true;
-    tk_read_status st = tk_inflate_packets(c->z, p->compressed.data, p->compressed.size, offset,
-                                           inflate_cb, c, &inflated);
+    tk_read_status st =
+        tk_decompress_packets(c->z, codec, data.data, data.size, offset, inflate_cb, c, &inflated);
     c->inflating = false;
     tk_stats_add(&c->st, TK_STAT_compressed_bytes_inflated, (int64_t)inflated);
     if (st == TK_READ_ERR_ABORTED)
@@ -388,16 +394,22 @@ static void import_sequence_state(tk_checker *c, tk_seq_state *s, const pkt *p, 
                          (flags & TK_SEQ_INCREMENTAL_STATE_CLEARED);
     const bool dropped = (p->has & H_PPD) && p->previous_packet_dropped;
 
+    /* Without a sequence id: one tokenizer error in v47, a stat of its own
+     * for each case in v58. */
     if (cleared) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_incremental_state_cleared_missing_sequence_id, 1);
+        } else {
             clear_incremental_state(s);
+        }
     } else if (dropped) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_previous_packet_dropped_missing_sequence_id, 1);
+        } else {
             s->incr_valid = false;
+        }
     }
     if (dropped)
         tk_stats_add(&c->st, TK_STAT_previous_packet_dropped, 1);
@@ -417,18 +429,23 @@ static void import_sequence_state(tk_checker *c, tk_seq_state *s, const pkt *p, 
     }
 
     if (p->has & H_DEFAULTS) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_trace_packet_defaults_missing_sequence_id, 1);
+        } else {
             tk_import_defaults(s, p->defaults);
+        }
     }
     if (p->has & H_INTERNED) {
-        if (!has_seq)
+        if (!has_seq) {
             tk_stats_add(&c->st, TK_STAT_interned_data_tokenizer_errors, 1);
-        else if (!s->incr_valid)
+            tk_stats_add(&c->st, TK_STAT_interned_data_missing_sequence_id, 1);
+        } else if (!s->incr_valid) {
             tk_stats_add(&c->st, TK_STAT_tokenizer_skipped_packets, 1);
-        else
+            tk_stats_add(&c->st, TK_STAT_interned_data_skipped_incremental_state_invalid, 1);
+        } else {
             tk_import_interned(c, s, p->interned);
+        }
     }
 }
 
@@ -444,8 +461,11 @@ static bool has_needed_state(tk_checker *c, tk_seq_state *s, uint32_t seq_id, ui
                        offset);
         return false; /* c->stop is set */
     }
+    s->needs_state++;
     if (!s->incr_valid) {
+        s->needs_state_skipped++;
         tk_stats_add(&c->st, TK_STAT_tokenizer_skipped_packets, 1);
+        tk_stats_add(&c->st, TK_STAT_packet_skipped_seq_needs_incremental_state_invalid, 1);
         if (s->ever_cleared) {
             tk_stats_add(&c->st, TK_STAT_incremental_state_skipped_after_loss, 1);
             if (!c->first_lost_state_seq)
@@ -523,6 +543,10 @@ static ts_outcome packet_trace_time(tk_checker *c, tk_machine *m, const tk_seq_s
                     c->worst_ooo_ns = lag;
             }
         }
+        /* v58's sorter drops a packet whose trace time is negative (v47
+         * keeps it). */
+        if (PB_UNLIKELY(ts < 0))
+            tk_stats_add(&c->st, TK_STAT_trace_sorter_negative_timestamp_dropped, 1);
         if (!m->has_pushed || ts > m->max_pushed_ts)
             m->max_pushed_ts = ts;
         m->has_pushed = true;
@@ -551,8 +575,11 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
         return false;
     }
 
+    /* As upstream: deflate when a packet has both. */
     if (PB_UNLIKELY(p.has & H_COMPRESSED))
-        return import_compressed(c, &p, offset);
+        return import_compressed(c, TK_CODEC_DEFLATE, p.compressed, offset);
+    if (PB_UNLIKELY(p.has & H_ZSTD))
+        return import_compressed(c, TK_CODEC_ZSTD, p.zstd, offset);
 
     tk_machine *m = &c->m[0];
     if (PB_UNLIKELY(p.has & H_MACHINE)) {
@@ -566,8 +593,6 @@ static bool process_packet(tk_checker *c, const uint8_t *data, size_t len, uint6
         }
     }
     c->packets++;
-    if (PB_UNLIKELY(p.has & H_ZSTD))
-        tk_stats_add(&c->st, TK_STAT_zstd_compressed_packets, 1);
 
     const uint32_t seq_id = (p.has & H_SEQ) ? p.seq_id : 0;
     tk_seq_state *s = get_seq(c, m, seq_id);

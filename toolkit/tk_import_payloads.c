@@ -341,9 +341,12 @@ void tk_import_trace_stats(tk_checker *c, tk_machine *m, pb_bytes b)
     }
     if (!any_writer)
         return;
-    /* traced_buf_sequence_packet_loss[buffer] = the losses of the writers
-     * this packet lists for that buffer: reset the buffers named, then sum
-     * (through the stats' own index, so a long list stays linear). */
+    /* Per buffer, over the writers this packet lists for it: reset the
+     * buffers named, then sum (through the stats' own index, so a long list
+     * stays linear).
+     *   traced_buf_sequence_packet_loss: their losses;
+     *   traced_buf_incremental_sequences_dropped (v58): how many of them
+     *   had every packet that needed incremental state skipped. */
     for (int pass = 0; pass < 2; pass++) {
         pb_reader_init(&r, b.data, b.size);
         while (pb_reader_next(&r, &f)) {
@@ -352,15 +355,25 @@ void tk_import_trace_stats(tk_checker *c, tk_machine *m, pb_bytes b)
             perfetto_protos_TraceStats_WriterStats_view ws;
             (void)perfetto_protos_TraceStats_WriterStats_decode(&ws, f.data, (size_t)f.value);
             uint64_t *idx = tk_map_find(&m->seq_index, (uint32_t)ws.sequence_id);
-            if (!idx || !m->seqs[*idx].loss_key)
+            if (!idx)
                 continue;
+            const tk_seq_state *s = &m->seqs[*idx];
             const int32_t buffer = (int32_t)ws.buffer;
+            const bool all_skipped =
+                s->needs_state_skipped > 0 && s->needs_state_skipped == s->needs_state;
             int64_t sum = 0;
             if (pass == 1)
+                tk_stats_get_indexed(&c->st, TK_STAT_traced_buf_incremental_sequences_dropped,
+                                     buffer, &sum);
+            tk_stats_set_indexed(&c->st, TK_STAT_traced_buf_incremental_sequences_dropped, buffer,
+                                 pass == 0 ? 0 : tk_sat_add(sum, all_skipped));
+            if (!s->loss_key)
+                continue;
+            sum = 0;
+            if (pass == 1)
                 tk_stats_get_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer, &sum);
-            tk_stats_set_indexed(
-                &c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer,
-                pass == 0 ? 0 : tk_sat_add(sum, tk_sat_from_u64(m->seqs[*idx].data_loss)));
+            tk_stats_set_indexed(&c->st, TK_STAT_traced_buf_sequence_packet_loss, buffer,
+                                 pass == 0 ? 0 : tk_sat_add(sum, tk_sat_from_u64(s->data_loss)));
         }
     }
 }

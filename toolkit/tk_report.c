@@ -170,12 +170,13 @@ void tk_report_human(FILE *out, const tk_file_result *files, size_t n, const tk_
             if (verbose || is_custom(&r->clocks[k]))
                 human_clock(out, &r->clocks[k], r->trace_clock);
 
-        /* Loss-related and error stats that are not zero. */
+        /* Loss-related and error stats that are not zero (v58's names of
+         * what v47's already show, with --verbose only). */
         bool first = true;
         for (int s = 0; s < TK_STAT_COUNT; s++) {
             const tk_stat_desc *d = tk_stat_describe((tk_stat_id)s);
             int64_t v = tk_stats_total(&r->stats, (tk_stat_id)s);
-            if (!v ||
+            if (!v || (!verbose && d->source == TK_SRC_TP58) ||
                 (!verbose && d->severity == TK_STAT_INFO &&
                  s != TK_STAT_traced_buf_chunks_overwritten &&
                  s != TK_STAT_traced_buf_bytes_overwritten &&

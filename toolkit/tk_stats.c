@@ -28,6 +28,8 @@ const char *tk_stat_severity_name(tk_stat_severity s)
         return "data_loss";
     case TK_STAT_ERROR:
         return "error";
+    case TK_STAT_NOTICE:
+        return "notice";
     }
     return "?";
 }

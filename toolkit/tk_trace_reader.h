@@ -10,12 +10,10 @@
  * packets are dropped, group/reserved wire types are an error. Unlike
  * trace_processor, a file that ends inside a record is reported as truncated.
  *
- * compressed_packets (TracePacket field 50) hold a zlib or gzip stream whose
- * output is again a run of `packet` records; each must start with the single
- * tag byte 0x0a and the last at most two bytes are ignored, as upstream.
- * tk_inflater expands such a field incrementally, through a bounded window.
+ * Compressed packets (compressed_packets, zstd_compressed_packets) are
+ * expanded by tk_inflate.h.
  *
- * No glib; zlib only. */
+ * No glib, libc only. */
 #ifndef TK_TRACE_READER_H
 #define TK_TRACE_READER_H
 
@@ -81,40 +79,5 @@ tk_read_status tk_reader_parse_buffer(tk_reader *r, const void *data, size_t len
 /* Reads `fd` to the end in blocks. `progress` may be NULL. */
 tk_read_status tk_reader_read_fd(tk_reader *r, int fd, tk_packet_cb cb, void *ctx,
                                  tk_progress_cb progress, void *progress_ctx);
-
-/* ---- compressed_packets ------------------------------------------------------ */
-
-/* What compressed_packets may expand to, over all the fields one inflater
- * sees (one input file). A few hundred bytes of deflate can expand a
- * thousandfold, into millions of tiny packets: without a bound a small file
- * keeps the checker busy for minutes. With the ratio bound the inflated
- * total, and so the work, stays proportional to the input's size. */
-typedef struct tk_inflate_limits {
-    uint64_t max_bytes;   /* inflated bytes in total; 0 = no limit */
-    uint32_t max_ratio;   /* inflated total <= max_ratio x compressed total; 0 = no limit */
-    uint64_t ratio_floor; /* inflated bytes allowed whatever the ratio */
-} tk_inflate_limits;
-
-#define TK_INFLATE_DEFAULT_MAX_BYTES   (1ull << 30)
-#define TK_INFLATE_DEFAULT_MAX_RATIO   100u
-#define TK_INFLATE_DEFAULT_RATIO_FLOOR (16ull << 20)
-
-void tk_inflate_limits_default(tk_inflate_limits *l);
-
-typedef struct tk_inflater tk_inflater;
-
-/* The new inflater has the default limits. */
-tk_inflater *tk_inflater_new(size_t max_packet_size);
-void tk_inflater_free(tk_inflater *z);
-void tk_inflater_set_limits(tk_inflater *z, const tk_inflate_limits *l);
-
-/* Inflates one compressed_packets payload and delivers each packet inside.
- * On failure returns the status and leaves a message in tk_inflater_error();
- * TK_READ_ERR_INFLATE_LIMIT once the limits are exceeded (packets of the
- * window that crossed them are not delivered). Bytes inflated so far are
- * added to *inflated (may be NULL). */
-tk_read_status tk_inflate_packets(tk_inflater *z, const uint8_t *data, size_t len, uint64_t offset,
-                                  tk_packet_cb cb, void *ctx, uint64_t *inflated);
-const char *tk_inflater_error(const tk_inflater *z);
 
 #endif /* TK_TRACE_READER_H */

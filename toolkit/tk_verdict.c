@@ -172,6 +172,37 @@ static void merge_learned_clocks(tk_checker *c, tk_result *res, tk_clock_name **
     *devs_out = merged_devs;
 }
 
+/* v58 retries a packet whose clock did not convert at the end of the file
+ * and drops it only then: it converts those whose clock has a path to the
+ * trace clock by then; the rest count by why (the clock was in no snapshot,
+ * or in snapshots with no path) and as dropped packets. (v47 counts them
+ * all in clock_sync_failure as they come, with failed snapshot readings.) */
+static void failed_as_v58(tk_checker *c, tk_machine *m)
+{
+    uint64_t dropped = m->failed_unlisted;
+    for (uint32_t k = 0; k < m->n_failed; k++) {
+        const tk_failed_clock *fc = &m->failed[k];
+        if (tk_clock_graph_resolvable(m->g, fc->id))
+            continue;
+        const int64_t trace_clock = tk_clock_graph_trace_clock(m->g);
+        tk_stat_id why = !tk_clock_graph_known(m->g, fc->id)
+                             ? TK_STAT_clock_sync_failure_unknown_source_clock
+                         : !tk_clock_graph_known(m->g, trace_clock)
+                             ? TK_STAT_clock_sync_failure_unknown_target_clock
+                             : TK_STAT_clock_sync_failure_no_path;
+        tk_stats_add(&c->st, why, tk_sat_from_u64(fc->count));
+        dropped += fc->count;
+    }
+    if (m->failed_unlisted) {
+        /* Beyond the list's bound: dropped, why unknown. */
+        tk_stats_add(&c->st, TK_STAT_state_limit_hits, 1);
+        if (!c->first_limit_reason)
+            c->first_limit_reason = "conversions failed on more than 4096 clocks";
+    }
+    tk_stats_add(&c->st, TK_STAT_clock_sync_failure_undeferrable_packet_loss,
+                 tk_sat_from_u64(dropped));
+}
+
 /* Counters kept elsewhere (clock graphs, stats table, raw overflows) into
  * the stats; returns the number of sequences seen. */
 static uint64_t gather_counters(tk_checker *c, tk_vlist *vl)
@@ -200,6 +231,7 @@ static uint64_t gather_counters(tk_checker *c, tk_vlist *vl)
                 c->first_limit_reason = "a conversion needed a clock snapshot evicted from the "
                                         "bounded history";
         }
+        failed_as_v58(c, m);
         if (gc->trace_clock_change_ignored)
             tk_verdict_add(vl, TK_V_trace_clock_change_ignored,
                            "%" PRIu64 " ClockSnapshot(s) asked for another trace clock after "
@@ -439,11 +471,6 @@ tk_result *tk_checker_finish(tk_checker *c)
             (unfinished && vl.v[i].code == TK_V_gpu_events_missing))
             vl.v[i].severity = TK_SEV_DATA_LOSS;
 
-    if (stat_total(c, TK_STAT_zstd_compressed_packets) > 0)
-        tk_verdict_add(&vl, TK_V_zstd_unsupported,
-                       "%" PRId64 " zstd_compressed_packets field(s) not expanded (trace_processor "
-                       "v47 does not either)",
-                       stat_total(c, TK_STAT_zstd_compressed_packets));
     if (stat_total(c, TK_STAT_state_limit_hits) > 0)
         tk_verdict_add(&vl, TK_V_state_limit_reached,
                        "memory bounds reached %" PRId64 " time(s) (%s); results may be incomplete",

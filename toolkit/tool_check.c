@@ -74,12 +74,12 @@ static const GOptionEntry entries[] = {
     { "max-packet-size", 0, 0, G_OPTION_ARG_INT64, &opt_max_packet,
       "Reject packets larger than this (default 33554432)", "BYTES" },
     { "max-inflated-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflated,
-      "Reject a file whose compressed_packets inflate to more than this in total "
-      "(default 1073741824; 0 no limit)",
+      "Reject a file whose compressed packets (deflate or zstd) expand to more than this "
+      "in total (default 1073741824; 0 no limit)",
       "BYTES" },
     { "max-inflate-ratio", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflate_ratio,
-      "Reject a file whose compressed_packets inflate to more than N times their size, "
-      "beyond the first 16 MiB (default 100; 0 no limit)",
+      "Reject a file whose compressed packets (deflate or zstd) expand to more than N "
+      "times their size, beyond the first 16 MiB (default 100; 0 no limit)",
       "N" },
     { "no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress,
       "Never print the progress line on a terminal", NULL },
@@ -113,8 +113,9 @@ static const char description[] =
     "A trace without TraceStats was cut short (its writer crashed or was killed):\n"
     "that is data loss (no_trace_stats), as is an empty trace.\n"
     "\n"
-    "Work is linear in the input: compressed_packets may inflate to at most\n"
-    "--max-inflate-ratio times their size (and --max-inflated-bytes in all), and\n"
+    "Work is linear in the input: compressed packets (deflate or zstd) may expand\n"
+    "to at most --max-inflate-ratio times their size (and --max-inflated-bytes in\n"
+    "all), and\n"
     "per-id tables are hashed and bounded (docs/toolkit.md, Resource bounds).\n"
     "\n"
     "Exit status:\n"

@@ -33,6 +33,8 @@ need_exe() { # need_exe PATH WHAT
     [ -x "$1" ] || skip "$2 not built ($1)"
 }
 
+. "$(dirname "$0")/../common/installed_layer_guard.sh"
+
 # Lavapipe only, and none of the user's layers, settings or faults.
 lvp=
 for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do

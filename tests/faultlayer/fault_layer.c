@@ -14,6 +14,12 @@
  *  - calibration: failures, noise with a matching maxDeviation, or the
  *    extension hidden (filtered from vkEnumerateDeviceExtensionProperties,
  *    and the time-domain / calibration functions not handed out);
+ *  - the driver bugs gputrace-probe must catch: the calibrated DEVICE
+ *    domain offset from the queries, timestampPeriod misreported,
+ *    maxDeviation understated, one queue family's stamps offset
+ *    (fault_family.c), the counter restarting at 0, host domains offset,
+ *    fewer valid bits shown than used, availability before the write, a
+ *    WAIT read that never returns;
  *  - device loss: VK_ERROR_DEVICE_LOST from submits, query results and
  *    fence waits after a number of calls, sticky afterwards. Before the
  *    first lost result the real device is drained, so whatever the
@@ -34,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
@@ -74,6 +81,8 @@ static void write_truth(void)
         .waits = atomic_load(&fl_count.waits),
         .lost_returned = atomic_load(&fl_count.lost_returned),
         .lost = atomic_load(&fl_count.lost),
+        .early_available = atomic_load(&fl_count.early_available),
+        .family_offsets = atomic_load(&fl_count.family_offsets),
     };
     pthread_mutex_lock(&g_lock);
     if (!fm_truth_write(g_truth_path, &fl_cfg, &n))
@@ -264,6 +273,9 @@ static void patch_limits(VkPhysicalDeviceLimits *limits)
 {
     if (fl_cfg.period_ns > 0)
         limits->timestampPeriod = fl_cfg.period_ns;
+    /* A misreported period: the ticks stay what they were. */
+    if (fl_cfg.period_ppm != 0)
+        limits->timestampPeriod = (float)(limits->timestampPeriod * (1 + fl_cfg.period_ppm * 1e-6));
 }
 
 static VKAPI_ATTR void VKAPI_CALL fl_GetPhysicalDeviceProperties(VkPhysicalDevice pd,
@@ -300,6 +312,9 @@ static void patch_family(VkQueueFamilyProperties *f)
 {
     if (fl_cfg.valid_bits && f->timestampValidBits)
         f->timestampValidBits = fl_cfg.valid_bits;
+    /* Fewer bits shown than the values use. */
+    if (fl_cfg.report_bits && f->timestampValidBits)
+        f->timestampValidBits = fl_cfg.report_bits;
 }
 
 static VKAPI_ATTR void VKAPI_CALL fl_GetPhysicalDeviceQueueFamilyProperties(
@@ -408,6 +423,8 @@ static void fl_device_created(tls_device *base)
     GET(CmdPipelineBarrier2);
     GET(CmdExecuteCommands);
     GET(ResetQueryPool);
+    GET(CreateCommandPool);
+    GET(AllocateCommandBuffers);
 #undef GET
     d->CmdWriteTimestamp2KHR = (PFN_vkCmdWriteTimestamp2)gdpa(h, "vkCmdWriteTimestamp2KHR");
     d->CmdPipelineBarrier2KHR = (PFN_vkCmdPipelineBarrier2)gdpa(h, "vkCmdPipelineBarrier2KHR");
@@ -419,6 +436,7 @@ static void fl_device_created(tls_device *base)
     pthread_rwlock_init(&d->submit_lock, NULL);
     pthread_mutex_init(&d->pool_lock, NULL);
     pthread_mutex_init(&d->copy_lock, NULL);
+    pthread_mutex_init(&d->family_lock, NULL);
     atomic_init(&d->lost, false);
 }
 
@@ -436,6 +454,8 @@ static void fl_device_destroy_after(tls_device *base)
     free(d->timestamp_pools);
     fl_memory_release(d);
     pthread_mutex_destroy(&d->copy_lock);
+    fl_family_release(d);
+    pthread_mutex_destroy(&d->family_lock);
     write_truth();
 }
 
@@ -475,8 +495,15 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_GetQueryPoolResults(VkDevice device, Vk
     fl_device *d = fl_device_of(device);
     if (lost_now(d, &fl_count.results, fl_cfg.lost_after_results))
         return VK_ERROR_DEVICE_LOST;
-    if (!fl_cfg.transforms || !fl_pool_is_timestamp(d, pool))
+    if (!fm_rewrites_results(&fl_cfg) || !fl_pool_is_timestamp(d, pool))
         return d->GetQueryPoolResults(device, pool, first, count, size, data, stride, flags);
+    if (fl_cfg.wait_hang && (flags & VK_QUERY_RESULT_WAIT_BIT)) {
+        /* A WAIT read that never returns (gapid #3661); the caller must
+         * give up on the thread. */
+        fprintf(stderr, "clockfault: a WAIT read of a timestamp query hangs (injected)\n");
+        for (;;)
+            sleep(3600);
+    }
 
     /* Read everything as 64-bit with availability into our own buffer, so
     * 32-bit results are transformed from the full value and unavailable
@@ -494,14 +521,27 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_GetQueryPoolResults(VkDevice device, Vk
         goto out;
     const bool wide = flags & VK_QUERY_RESULT_64_BIT;
     const bool with_avail = flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+    bool all = true;
     for (uint32_t i = 0; i < count; i++) {
         uint8_t *dst = (uint8_t *)data + (size_t)i * stride;
         uint64_t value = tmp[2 * i], avail = tmp[2 * i + 1];
-        bool write_value = avail || (flags & VK_QUERY_RESULT_PARTIAL_BIT);
-        if (avail) {
-            value = fm_forward(&fl_cfg, value);
+        if (!avail && fl_cfg.early_available && !(flags & VK_QUERY_RESULT_WAIT_BIT)) {
+            /* Available before it was written: a value of 0. */
+            avail = 1;
+            value = 0;
+            atomic_fetch_add(&fl_count.early_available, 1);
+        } else if (avail) {
+            if (fl_cfg.transforms)
+                value = fm_forward(&fl_cfg, value);
+            if (fl_cfg.family_offset_ns &&
+                fl_family_of_query(d, pool, first + i) == fl_cfg.family) {
+                value = fm_offset_ticks(&fl_cfg, value, fl_cfg.family_offset_ns);
+                atomic_fetch_add(&fl_count.family_offsets, 1);
+            }
             atomic_fetch_add(&fl_count.query_values, 1);
         }
+        all = all && avail;
+        bool write_value = avail || (flags & VK_QUERY_RESULT_PARTIAL_BIT);
         if (wide) {
             if (write_value)
                 memcpy(dst, &value, 8);
@@ -515,6 +555,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_GetQueryPoolResults(VkDevice device, Vk
                 memcpy(dst + 4, &a32, 4);
         }
     }
+    if (r == VK_NOT_READY && all)
+        r = VK_SUCCESS;
 out:
     if (tmp != stack)
         free(tmp);
@@ -543,9 +585,17 @@ static VkResult calibrated(fl_device *d, PFN_vkGetCalibratedTimestampsEXT next, 
         if (*max_deviation < fl_cfg.deviation_ns)
             *max_deviation = fl_cfg.deviation_ns;
     }
+    if (fl_cfg.deviation_reported_ns >= 0) /* understated (or overstated) */
+        *max_deviation = (uint64_t)fl_cfg.deviation_reported_ns;
     for (uint32_t i = 0; i < count; i++) {
-        if (infos[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT)
+        if (infos[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT) {
             ts[i] = fm_forward(&fl_cfg, ts[i] + noise);
+            /* Another counter than the queries' (AMD GFX11.5: 11.85 s). */
+            if (fl_cfg.calib_offset_ns)
+                ts[i] = fm_offset_ticks(&fl_cfg, ts[i], fl_cfg.calib_offset_ns);
+        } else if (fl_cfg.host_offset_ns) {
+            ts[i] += (uint64_t)fl_cfg.host_offset_ns;
+        }
     }
     return VK_SUCCESS;
 }
@@ -685,6 +735,8 @@ static const tls_hook device_hooks[] = {
     HOOK(CmdExecuteCommands),
     HOOK(ResetQueryPool),
     HOOK(ResetQueryPoolEXT),
+    HOOK(CreateCommandPool),
+    HOOK(AllocateCommandBuffers),
 };
 
 #undef HOOK

@@ -8,6 +8,8 @@
  *   fault_memory.c       timestamps copied into mapped memory
  *   fault_reuse_hooks.c  the commands the query-reuse check watches
  *                        (reuse_check.h)
+ *   fault_family.c       which queue family wrote each timestamp query
+ *                        (GPUTRACE_FAULT_FAMILY_OFFSET_NS)
  */
 #ifndef GPUTRACE_FAULT_LAYER_H
 #define GPUTRACE_FAULT_LAYER_H
@@ -33,6 +35,7 @@ typedef struct fl_counts fl_counts;
 struct fl_counts {
     atomic_uint_fast64_t query_values, calibrations, calibration_failures, noisy_readings;
     atomic_uint_fast64_t submits, results, waits, lost_returned;
+    atomic_uint_fast64_t early_available, family_offsets;
     atomic_bool lost;
 };
 extern fl_counts fl_count;
@@ -61,6 +64,21 @@ struct fl_copy {
     VkDeviceSize offset;
     uint32_t count;
     uint64_t *out;
+};
+
+/* A handle (or a query pool and its query) and the queue family it
+ * belongs to (fault_family.c). */
+typedef struct fl_family_entry fl_family_entry;
+struct fl_family_entry {
+    uint64_t handle;
+    uint32_t query;
+    uint32_t family;
+};
+
+typedef struct fl_family_map fl_family_map;
+struct fl_family_map {
+    fl_family_entry *e;
+    size_t n, cap;
 };
 
 typedef struct fl_device fl_device;
@@ -115,6 +133,14 @@ struct fl_device {
     PFN_vkCmdExecuteCommands CmdExecuteCommands;
     PFN_vkResetQueryPool ResetQueryPool;
     PFN_vkResetQueryPool ResetQueryPoolEXT;
+
+    /* GPUTRACE_FAULT_FAMILY_OFFSET_NS: command pools and buffers to their
+     * family, timestamp queries to the family that last wrote them
+     * (under family_lock; fault_family.c). */
+    PFN_vkCreateCommandPool CreateCommandPool;
+    PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
+    pthread_mutex_t family_lock;
+    fl_family_map command_pools, command_buffers, stamps;
 };
 
 static inline fl_device *fl_device_of(const void *dispatchable)
@@ -156,6 +182,21 @@ VKAPI_ATTR VkResult VKAPI_CALL fl_InvalidateMappedMemoryRanges(VkDevice device, 
                                                                const VkMappedMemoryRange *ranges);
 /* Frees what the device's copy tracking holds. */
 void fl_memory_release(fl_device *d);
+
+/* fault_family.c */
+VKAPI_ATTR VkResult VKAPI_CALL fl_CreateCommandPool(VkDevice device,
+                                                    const VkCommandPoolCreateInfo *info,
+                                                    const VkAllocationCallbacks *alloc,
+                                                    VkCommandPool *pool);
+VKAPI_ATTR VkResult VKAPI_CALL fl_AllocateCommandBuffers(VkDevice device,
+                                                         const VkCommandBufferAllocateInfo *info,
+                                                         VkCommandBuffer *cbs);
+/* A timestamp recorded into `cb`: remembers its family for the query. */
+void fl_family_stamp(fl_device *d, VkCommandBuffer cb, VkQueryPool pool, uint32_t query);
+/* The family whose command buffer last wrote the query; UINT32_MAX if
+ * unknown. */
+uint32_t fl_family_of_query(fl_device *d, VkQueryPool pool, uint32_t query);
+void fl_family_release(fl_device *d);
 
 /* fault_reuse_hooks.c */
 VKAPI_ATTR VkResult VKAPI_CALL fl_BeginCommandBuffer(VkCommandBuffer cb,

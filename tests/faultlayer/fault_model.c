@@ -81,7 +81,24 @@ void fm_config_from_env(fm_config *c, uint64_t now_ns)
     c->lost_after_results = env_u64("GPUTRACE_FAULT_LOST_AFTER_RESULTS", 0);
     c->lost_after_waits = env_u64("GPUTRACE_FAULT_LOST_AFTER_WAITS", 0);
     c->seed = env_u64("GPUTRACE_FAULT_SEED", 1);
-    c->transforms = c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits;
+    c->calib_offset_ns = (int64_t)env_double("GPUTRACE_FAULT_CALIB_OFFSET_NS", 0, -1e15, 1e15);
+    c->period_ppm = env_double("GPUTRACE_FAULT_PERIOD_PPM", 0, -100000, 100000);
+    c->deviation_reported_ns =
+        (int64_t)env_double("GPUTRACE_FAULT_DEVIATION_REPORTED_NS", -1, -1, 1e15);
+    c->family_offset_ns = (int64_t)env_double("GPUTRACE_FAULT_FAMILY_OFFSET_NS", 0, -1e15, 1e15);
+    c->family = (uint32_t)env_u64("GPUTRACE_FAULT_FAMILY", 0);
+    const uint64_t reset_ms = env_u64("GPUTRACE_FAULT_RESET_AT_MS", 0);
+    c->reset_at_ns = reset_ms ? now_ns + reset_ms * 1000000u : 0;
+    c->report_bits = (uint32_t)env_u64("GPUTRACE_FAULT_REPORT_BITS", 0);
+    if (c->report_bits && (c->report_bits < 36 || c->report_bits > 64)) {
+        bad("GPUTRACE_FAULT_REPORT_BITS", env("GPUTRACE_FAULT_REPORT_BITS"));
+        c->report_bits = 0;
+    }
+    c->host_offset_ns = (int64_t)env_double("GPUTRACE_FAULT_HOST_OFFSET_NS", 0, -1e15, 1e15);
+    c->early_available = env_u64("GPUTRACE_FAULT_EARLY_AVAILABLE", 0) != 0;
+    c->wait_hang = env_u64("GPUTRACE_FAULT_WAIT_HANG", 0) != 0;
+    c->transforms =
+        c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits || c->reset_at_ns;
 
     if (c->valid_bits) {
         /* Start the counter `wrap_after` before its wrap, so every run of a
@@ -144,12 +161,32 @@ static uint64_t ticks_to_ns(const fm_config *c, uint64_t ticks)
     return (uint64_t)(((unsigned __int128)ticks * fm_period_fp(c)) >> 32);
 }
 
+/* The counter's value when it restarts (GPUTRACE_FAULT_RESET_AT_MS). */
+static uint64_t reset_ticks(const fm_config *c)
+{
+    return ns_to_ticks(c, shifted(c, c->reset_at_ns));
+}
+
 uint64_t fm_forward(const fm_config *c, uint64_t raw_ns)
 {
     uint64_t ticks = ns_to_ticks(c, shifted(c, raw_ns));
+    if (c->reset_at_ns && raw_ns >= c->reset_at_ns)
+        ticks -= reset_ticks(c);
     if (c->valid_bits)
         ticks = (ticks + c->wrap_offset) & ((1ull << c->valid_bits) - 1);
     return ticks;
+}
+
+uint64_t fm_offset_ticks(const fm_config *c, uint64_t ticks, int64_t ns)
+{
+    const double period = c->period_ns > 0 ? (double)c->period_ns : 1.0;
+    ticks += (uint64_t)(int64_t)llround((double)ns / period);
+    return c->valid_bits ? ticks & ((1ull << c->valid_bits) - 1) : ticks;
+}
+
+bool fm_rewrites_results(const fm_config *c)
+{
+    return c->transforms || c->family_offset_ns || c->early_available || c->wait_hang;
 }
 
 uint64_t fm_inverse(const fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns)
@@ -161,15 +198,19 @@ uint64_t fm_inverse(const fm_config *c, uint64_t device_ns, uint64_t hint_raw_ns
         uint64_t p = fm_period_fp(c);
         ticks = (uint64_t)((num + p - 1) / p);
     }
+    const bool after_reset = c->reset_at_ns && hint_raw_ns >= c->reset_at_ns;
     if (c->valid_bits) {
         const uint64_t mod = 1ull << c->valid_bits;
         uint64_t base = (ticks - c->wrap_offset) & (mod - 1);
-        uint64_t hint = ns_to_ticks(c, shifted(c, hint_raw_ns));
+        uint64_t hint =
+            ns_to_ticks(c, shifted(c, hint_raw_ns)) - (after_reset ? reset_ticks(c) : 0);
         int64_t diff = (int64_t)(hint - base);
         int64_t k = diff >= 0 ? (diff + (int64_t)(mod / 2)) / (int64_t)mod
                               : -((-diff + (int64_t)(mod / 2) - 1) / (int64_t)mod);
         ticks = base + (uint64_t)(k * (int64_t)mod);
     }
+    if (after_reset) /* near the reset instant the hint decides the side */
+        ticks += reset_ticks(c);
     uint64_t r = ticks_to_ns(c, ticks);
     if (c->step_ns) {
         /* Values inside [edge, edge + step) are never produced; a tick that
@@ -206,13 +247,23 @@ bool fm_truth_write(const char *path, const fm_config *c, const fm_counters *n)
             c->valid_bits, c->wrap_offset, c->wrap_after_ns, c->calib_fail_first,
             c->calib_fail_prob, c->calib_result, c->deviation_ns, (int)c->hide_calibration,
             c->lost_after_submits, c->lost_after_results, c->lost_after_waits, c->seed);
+    fprintf(f,
+            "calib_offset_ns=%" PRId64 "\nperiod_ppm=%.17g\ndeviation_reported_ns=%" PRId64
+            "\nfamily_offset_ns=%" PRId64 "\nfamily=%" PRIu32 "\nreset_at_ns=%" PRIu64
+            "\nreport_bits=%" PRIu32 "\nhost_offset_ns=%" PRId64 "\nearly_available=%d"
+            "\nwait_hang=%d\n",
+            c->calib_offset_ns, c->period_ppm, c->deviation_reported_ns, c->family_offset_ns,
+            c->family, c->reset_at_ns, c->report_bits, c->host_offset_ns, (int)c->early_available,
+            (int)c->wait_hang);
     if (n)
         fprintf(f,
                 "query_values=%" PRIu64 "\ncalibrations=%" PRIu64 "\ncalibration_failures=%" PRIu64
                 "\nnoisy_readings=%" PRIu64 "\nsubmits=%" PRIu64 "\nresults=%" PRIu64
-                "\nwaits=%" PRIu64 "\nlost_returned=%" PRIu64 "\nlost=%d\n",
+                "\nwaits=%" PRIu64 "\nlost_returned=%" PRIu64
+                "\nlost=%d\nearly_available_reads=%" PRIu64 "\nfamily_offsets=%" PRIu64 "\n",
                 n->query_values, n->calibrations, n->calibration_failures, n->noisy_readings,
-                n->submits, n->results, n->waits, n->lost_returned, (int)n->lost);
+                n->submits, n->results, n->waits, n->lost_returned, (int)n->lost,
+                n->early_available, n->family_offsets);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
@@ -251,6 +302,16 @@ bool fm_truth_read(const char *path, fm_config *c, fm_counters *n)
             c->calib_fail_prob = strtod(v, NULL);
         } else if (strcmp(k, "calib_result") == 0) {
             c->calib_result = (int32_t)strtol(v, NULL, 10);
+        } else if (strcmp(k, "period_ppm") == 0) {
+            c->period_ppm = strtod(v, NULL);
+        } else if (strcmp(k, "calib_offset_ns") == 0) {
+            c->calib_offset_ns = strtoll(v, NULL, 10);
+        } else if (strcmp(k, "deviation_reported_ns") == 0) {
+            c->deviation_reported_ns = strtoll(v, NULL, 10);
+        } else if (strcmp(k, "family_offset_ns") == 0) {
+            c->family_offset_ns = strtoll(v, NULL, 10);
+        } else if (strcmp(k, "host_offset_ns") == 0) {
+            c->host_offset_ns = strtoll(v, NULL, 10);
         }
         U("step_ns", c->step_ns)
         U("step_at_ns", c->step_at_ns)
@@ -264,6 +325,11 @@ bool fm_truth_read(const char *path, fm_config *c, fm_counters *n)
         U("lost_after_results", c->lost_after_results)
         U("lost_after_waits", c->lost_after_waits)
         U("seed", c->seed)
+        U("family", c->family)
+        U("reset_at_ns", c->reset_at_ns)
+        U("report_bits", c->report_bits)
+        U("early_available", c->early_available)
+        U("wait_hang", c->wait_hang)
         U("query_values", n->query_values)
         U("calibrations", n->calibrations)
         U("calibration_failures", n->calibration_failures)
@@ -273,9 +339,12 @@ bool fm_truth_read(const char *path, fm_config *c, fm_counters *n)
         U("waits", n->waits)
         U("lost_returned", n->lost_returned)
         U("lost", n->lost)
+        U("early_available_reads", n->early_available)
+        U("family_offsets", n->family_offsets)
 #undef U
     }
     fclose(f);
-    c->transforms = c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits;
+    c->transforms =
+        c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits || c->reset_at_ns;
     return have_t0;
 }

@@ -9,6 +9,7 @@
  *   drift    r1 = r + (r - t0) * ppm / 1e6           (t0: layer start)
  *   step     r2 = r1 + step_ns        once r >= step_at
  *   period   ticks = floor(r2 / P)                   (P: reported timestampPeriod)
+ *   reset    ticks -= ticks at reset_at   once r >= reset_at (the counter restarts at 0)
  *   bits     ticks' = (ticks + wrap_offset) mod 2^B  (B: timestampValidBits)
  *
  * Query results and the DEVICE reading of vkGetCalibratedTimestamps* go
@@ -16,6 +17,14 @@
  * calibrated reading can additionally carry noise (up to deviation_ns,
  * reported as maxDeviation) or fail; those are not part of the transform:
  * they are what the consumer has to survive.
+ *
+ * The driver bugs gputrace-probe must catch are not part of it either:
+ * they make the driver's reports disagree with each other (the DEVICE
+ * domain offset from the queries, a misreported period, an understated
+ * maxDeviation, one queue family's stamps offset, host readings offset,
+ * too few valid bits reported, availability too early, a WAIT read that
+ * never returns). The reset is in the transform: it hits queries and the
+ * DEVICE domain alike, as a counter restarting would.
  *
  * Configuration comes from GPUTRACE_FAULT_* (see docs/ci.md); the layer
  * writes what it resolved (t0, wrap offset, ...) to
@@ -51,6 +60,18 @@ struct fm_config {
     uint64_t lost_after_results; /* GPUTRACE_FAULT_LOST_AFTER_RESULTS */
     uint64_t lost_after_waits;   /* GPUTRACE_FAULT_LOST_AFTER_WAITS */
 
+    /* driver bugs for gputrace-probe (docs/ci.md) */
+    int64_t calib_offset_ns;       /* GPUTRACE_FAULT_CALIB_OFFSET_NS: DEVICE domain vs queries */
+    double period_ppm;             /* GPUTRACE_FAULT_PERIOD_PPM: timestampPeriod misreported */
+    int64_t deviation_reported_ns; /* GPUTRACE_FAULT_DEVIATION_REPORTED_NS; -1: honest */
+    int64_t family_offset_ns;      /* GPUTRACE_FAULT_FAMILY_OFFSET_NS */
+    uint32_t family;               /* GPUTRACE_FAULT_FAMILY: the family it applies to */
+    uint64_t reset_at_ns;          /* t0 + GPUTRACE_FAULT_RESET_AT_MS; 0: never */
+    uint32_t report_bits;          /* GPUTRACE_FAULT_REPORT_BITS: timestampValidBits shown */
+    int64_t host_offset_ns;        /* GPUTRACE_FAULT_HOST_OFFSET_NS: calibrated host domains */
+    bool early_available;          /* GPUTRACE_FAULT_EARLY_AVAILABLE */
+    bool wait_hang;                /* GPUTRACE_FAULT_WAIT_HANG */
+
     uint64_t seed; /* GPUTRACE_FAULT_SEED */
     /* Any transform of timestamps at all. */
     bool transforms;
@@ -62,6 +83,13 @@ void fm_config_from_env(fm_config *c, uint64_t now_ns);
 
 /* Raw driver nanoseconds -> device ticks as reported above the layer. */
 uint64_t fm_forward(const fm_config *c, uint64_t raw_ns);
+
+/* `ns` nanoseconds of offset in reported ticks, added to `ticks` and kept
+ * within the reported valid bits (for the offset faults). */
+uint64_t fm_offset_ticks(const fm_config *c, uint64_t ticks, int64_t ns);
+
+/* Whether query results pass through the layer's rewriting at all. */
+bool fm_rewrites_results(const fm_config *c);
 
 /* The reported period as the timing layer converts it: exact 32.32 fixed
  * point of the float (what any exact converter computes). 1.0 when the
@@ -80,6 +108,7 @@ typedef struct fm_counters fm_counters;
 struct fm_counters {
     uint64_t query_values, calibrations, calibration_failures, noisy_readings;
     uint64_t submits, results, waits, lost_returned;
+    uint64_t early_available, family_offsets;
     bool lost;
 };
 bool fm_truth_write(const char *path, const fm_config *c, const fm_counters *n);

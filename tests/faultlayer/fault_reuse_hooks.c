@@ -30,6 +30,7 @@ VKAPI_ATTR void VKAPI_CALL fl_CmdWriteTimestamp(VkCommandBuffer cb, VkPipelineSt
 {
     fl_device *d = fl_device_of(cb);
     rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+    fl_family_stamp(d, cb, pool, query);
     d->CmdWriteTimestamp(cb, stage, pool, query);
 }
 
@@ -38,6 +39,7 @@ VKAPI_ATTR void VKAPI_CALL fl_CmdWriteTimestamp2(VkCommandBuffer cb, VkPipelineS
 {
     fl_device *d = fl_device_of(cb);
     rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT);
+    fl_family_stamp(d, cb, pool, query);
     d->CmdWriteTimestamp2(cb, stage, pool, query);
 }
 
@@ -46,6 +48,7 @@ VKAPI_ATTR void VKAPI_CALL fl_CmdWriteTimestamp2KHR(VkCommandBuffer cb, VkPipeli
 {
     fl_device *d = fl_device_of(cb);
     rc_timestamp(d->reuse, cb, pool, query, stage == VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT);
+    fl_family_stamp(d, cb, pool, query);
     d->CmdWriteTimestamp2KHR(cb, stage, pool, query);
 }
 

@@ -78,6 +78,14 @@ calibration-fails-first) export GPUTRACE_FAULT_CALIB_FAIL_FIRST=12 ;;
 calibration-fails-random) export GPUTRACE_FAULT_CALIB_FAIL_PROB=0.5 GPUTRACE_FAULT_SEED=7 ;;
 deviation-20us) export GPUTRACE_FAULT_DEVIATION_NS=20000 GPUTRACE_FAULT_SEED=3 ;;
 calibration-hidden) export GPUTRACE_FAULT_HIDE_CALIBRATION=1 ;;
+deviation-overstated)
+    # What an NVIDIA H200 does: maxDeviation reported as ~3 us while its
+    # readings scatter by a few hundred ns, and the clock drifts by 7 ppm.
+    # The layer must tell noise from drift by the scatter (it held its
+    # snapshots until 5.7 us of error while it believed the report).
+    export GPUTRACE_FAULT_DRIFT_PPM=-7 GPUTRACE_FAULT_DEVIATION_NS=300 \
+           GPUTRACE_FAULT_DEVIATION_REPORTED_NS=3000 GPUTRACE_FAULT_SEED=11
+    ;;
 *)
     echo "fault_test.sh: unknown case '$case_name'" >&2
     exit 2
@@ -173,5 +181,13 @@ if [ "$case_name" = baseline ]; then
     # oracle's own BOOTTIME-MONOTONIC estimate (tens of ns) separates them.
     [ $verdict = pass ] || fail "no fault injected, yet gputrace-check flagged the trace"
     [ "$max_error" -le 100 ] || fail "error of $max_error ns without any fault"
+fi
+if [ "$case_name" = deviation-overstated ]; then
+    # The drift is well within what the budget allows at this cadence and
+    # the readings' real scatter: the layer must meet it (by the oracle;
+    # gputrace-check, told the 3 us the driver claims, rightly cannot
+    # promise as much and may flag the trace).
+    [ $((conv_error - oracle_shift)) -le $budget ] ||
+        fail "7 ppm of drift, readings reported 10x noisier than they are: $conv_error ns of error beyond the $budget ns budget"
 fi
 echo "ok: $case_name"

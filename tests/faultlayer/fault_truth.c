@@ -36,6 +36,7 @@
 #include "tests/faultlayer/fault_model.h"
 #include "protos/perfetto/gpu_render_stage_event.pbc.h"
 #include "toolkit/tk_clock_graph.h"
+#include "toolkit/tk_inflate.h"
 #include "toolkit/tk_trace_reader.h"
 #include "protos/perfetto/trace_packet.pbc.h"
 

@@ -20,6 +20,7 @@
 #include "toolkit/tk_clock_graph.h"
 #include "toolkit/tk_fields.h"
 #include "toolkit/tk_schema.h"
+#include "toolkit/tk_inflate.h"
 #include "toolkit/tk_trace_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

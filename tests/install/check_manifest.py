@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Checks the layer manifest against the layer's sources, so neither drifts.
+"""Checks the layer's manifests against its sources, so neither drifts.
 
-    check_manifest.py SOURCE_ROOT INSTALLED.json BUILD_TREE.json...
+    check_manifest.py SOURCE_ROOT IMPLICIT.json EXPLICIT.json
+                      [BUILD_IMPLICIT.json BUILD_EXPLICIT.json]
+
+IMPLICIT and EXPLICIT are the two installed manifests (from the build tree's
+manifests/installed/, or from an install tree); the optional pair are the
+build-tree copies.
 
 - features.settings names exactly the GPUTRACE_* variables the layer's C
   sources read (every "GPUTRACE_X" string literal under layer/, benchmarks
@@ -13,8 +18,14 @@
   manifest's range, default and values are the ones passed there; other ENUM
   values must appear as string literals in the file reading the variable;
 - name, description and implementation_version match layer/*.h's GT_LAYER_*;
-- library_arch matches the ELF class of the build-tree library; the build-tree
-  copies equal the installed one apart from library_path.
+- the implicit manifest has enable_environment GPUTRACE_ENABLE=1 and a
+  disable_environment (the loader skips an implicit manifest without one);
+  the explicit one is the implicit one without those two fields (the loader
+  reads them from implicit manifests only), so both carry the same
+  features.settings for Vulkan Configurator;
+- library_arch matches the ELF class of the build-tree library; each
+  build-tree copy equals the installed manifest of its kind apart from
+  library_path.
 Prints every difference and exits 1 if there is one.
 """
 
@@ -24,6 +35,8 @@ import re
 import sys
 
 PREFIX = "GPUTRACE_"
+# What only the implicit manifest carries (the loader reads them from no other).
+IMPLICIT_ONLY = ("enable_environment", "disable_environment")
 TYPES = {"STRING", "SAVE_FILE", "LOAD_FILE", "SAVE_FOLDER", "LOAD_FOLDER", "BOOL", "INT",
          "FLOAT", "ENUM", "FLAGS", "LIST", "FRAMES"}
 errors = []
@@ -120,11 +133,49 @@ def elf_arch(path):
     return {1: "32", 2: "64"}.get(head[4]) if head[:4] == b"\x7fELF" else None
 
 
+def check_kinds(implicit, explicit, implicit_path, explicit_path):
+    """The explicit manifest is the implicit one less its implicit-only fields."""
+    layer = implicit["layer"]
+    if layer.get("enable_environment") != {"GPUTRACE_ENABLE": "1"}:
+        fail(f"{implicit_path}: enable_environment {layer.get('enable_environment')!r}, "
+             "expected {'GPUTRACE_ENABLE': '1'}")
+    if not layer.get("disable_environment"):
+        fail(f"{implicit_path}: no disable_environment (the loader skips such an implicit layer)")
+    for field in IMPLICIT_ONLY:
+        if field in explicit["layer"]:
+            fail(f"{explicit_path}: has {field}, which the loader reads from implicit manifests only")
+    stripped = json.loads(json.dumps(implicit))
+    for field in IMPLICIT_ONLY:
+        stripped["layer"].pop(field, None)
+    if stripped != explicit:
+        fail(f"{explicit_path} differs from {implicit_path} beyond {', '.join(IMPLICIT_ONLY)}")
+
+
+def check_build_copy(path, installed, installed_path):
+    copy = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+    lib = copy["layer"].get("library_path", "")
+    arch = elf_arch(lib) if pathlib.Path(lib).is_file() else None
+    if arch != copy["layer"].get("library_arch"):
+        fail(f"{path}: library_arch {copy['layer'].get('library_arch')!r}, {lib} is {arch}")
+    name = installed["layer"].get("library_path")
+    if pathlib.PurePath(lib).name != name:
+        fail(f"{path}: library {lib}, installed manifest names {name}")
+    copy["layer"]["library_path"] = name
+    if copy != installed:
+        fail(f"{path} differs from {installed_path} beyond library_path")
+
+
 def main(argv):
-    root, installed_path, build_paths = pathlib.Path(argv[0]), argv[1], argv[2:]
-    installed = json.loads(pathlib.Path(installed_path).read_text(encoding="utf-8"))
+    if len(argv) not in (3, 5):
+        print(__doc__)
+        return 2
+    root, implicit_path, explicit_path = pathlib.Path(argv[0]), argv[1], argv[2]
+    installed = json.loads(pathlib.Path(implicit_path).read_text(encoding="utf-8"))
+    explicit = json.loads(pathlib.Path(explicit_path).read_text(encoding="utf-8"))
     layer = installed["layer"]
     settings = layer.get("features", {}).get("settings", [])
+    if not settings:
+        fail(f"{implicit_path}: no features.settings (Vulkan Configurator would show none)")
 
     for s in settings:
         check_setting(s)
@@ -151,23 +202,17 @@ def main(argv):
         if layer.get(field) != value:
             fail(f"{field}: manifest {layer.get(field)!r}, GT_LAYER_{macro} {value!r}")
 
-    for path in build_paths:
-        copy = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
-        lib = copy["layer"].get("library_path", "")
-        arch = elf_arch(lib) if pathlib.Path(lib).is_file() else None
-        if arch != copy["layer"].get("library_arch"):
-            fail(f"{path}: library_arch {copy['layer'].get('library_arch')!r}, {lib} is {arch}")
-        if pathlib.PurePath(lib).name != layer.get("library_path"):
-            fail(f"{path}: library {lib}, installed manifest names {layer.get('library_path')}")
-        copy["layer"]["library_path"] = layer.get("library_path")
-        if copy != installed:
-            fail(f"{path} differs from {installed_path} beyond library_path")
+    check_kinds(installed, explicit, implicit_path, explicit_path)
+    if len(argv) == 5:
+        check_build_copy(argv[3], installed, implicit_path)
+        check_build_copy(argv[4], explicit, explicit_path)
 
     for e in errors:
         print("FAIL:", e)
     if not errors:
         print(f"ok: {len(settings)} settings = the {len(read)} GPUTRACE_* variables "
-              "the layer reads; manifests agree with the sources")
+              "the layer reads; implicit and explicit manifests agree with the sources "
+              "and with each other")
     return 1 if errors else 0
 
 

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* The end-to-end check against Perfetto's own service: when `traced` and
- * `perfetto` (or `tracebox`) are in $PERFETTO_BIN or on PATH (looked up in
- * that order; scripts/lib.sh sets PERFETTO_BIN), start a private traced on
- * temporary sockets, record a session that enables gputrace.stress, run
- * gputrace-stress against it, and check the trace as for gputrace-service:
- * every packet present, in order, intact.
+/* The end-to-end check against Perfetto's own service, for one Perfetto
+ * version: with `traced` and `perfetto` (or `tracebox`) in that version's
+ * folder ($PERFETTO_BIN for v47, $PERFETTO_V58_BIN for v58, as
+ * tests/perfetto/tp_lib.sh names them; scripts/lib.sh sets both), start a
+ * private traced on temporary sockets, record a session that enables
+ * gputrace.stress, run gputrace-stress against it with the stall policy,
+ * and check the trace as for gputrace-service: every packet present, in
+ * order, intact (the loss accounting holds: nothing lost, nothing counted
+ * twice).
  *
  * Without them the test reports SKIP (exit 77); it never passes silently.
+ * A folder whose `perfetto --version` is another version fails.
  *
- * usage: test_ipc_traced GPUTRACE_STRESS */
+ * usage: test_ipc_traced GPUTRACE_STRESS 47|58 */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,44 +25,39 @@
 
 #define SKIP 77
 
-/* Full path of `name` on PATH, or NULL. */
-static char *which(const char *name)
+/* `name` in `dir`, or NULL. */
+static char *tool_in(const char *dir, const char *name)
 {
-    const char *path = getenv("PATH");
-    if (!path)
+    size_t len = strlen(dir) + strlen(name) + 2;
+    char *full = malloc(len);
+    if (!full)
         return NULL;
-    char *copy = strdup(path), *save = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-        size_t len = strlen(dir) + strlen(name) + 2;
-        char *full = malloc(len);
-        if (!full)
-            break;
-        snprintf(full, len, "%s/%s", dir, name);
-        if (access(full, X_OK) == 0) {
-            free(copy);
-            return full;
-        }
-        free(full);
-    }
-    free(copy);
+    snprintf(full, len, "%s/%s", dir, name);
+    if (access(full, X_OK) == 0)
+        return full;
+    free(full);
     return NULL;
 }
 
-/* `name` in $PERFETTO_BIN first, then on PATH; NULL if in neither. */
-static char *find_perfetto_tool(const char *name)
+/* Whether the consumer `perfetto_argv` (perfetto, or tracebox perfetto)
+ * says "Perfetto v<version>." to --version; its first line in `line`. */
+static bool says_version(const char *const *perfetto_argv, size_t np, const char *version,
+                         char *line, size_t cap)
 {
-    const char *bin = getenv("PERFETTO_BIN");
-    if (bin && *bin) {
-        size_t len = strlen(bin) + strlen(name) + 2;
-        char *full = malloc(len);
-        if (full) {
-            snprintf(full, len, "%s/%s", bin, name);
-            if (access(full, X_OK) == 0)
-                return full;
-            free(full);
-        }
-    }
-    return which(name);
+    const char *args[4] = { perfetto_argv[0], perfetto_argv[1], NULL, NULL };
+    args[np] = "--version";
+    int fd;
+    pid_t pid = ti_spawn((char *const *)args, NULL, &fd);
+    char *out = pid > 0 ? ti_read_all(fd, 10000) : NULL;
+    int st;
+    if (pid > 0)
+        ti_wait(pid, 10000, &st);
+    snprintf(line, cap, "%s", out ? out : "");
+    line[strcspn(line, "\n")] = 0;
+    free(out);
+    char want[32];
+    snprintf(want, sizeof want, "Perfetto v%s.", version);
+    return strncmp(line, want, strlen(want)) == 0;
 }
 
 static int fail(const char *msg)
@@ -69,13 +68,22 @@ static int fail(const char *msg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s GPUTRACE_STRESS\n", argv[0]);
+    if (argc != 3 || (strcmp(argv[2], "47") != 0 && strcmp(argv[2], "58") != 0)) {
+        fprintf(stderr, "usage: %s GPUTRACE_STRESS 47|58\n", argv[0]);
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    char *traced = find_perfetto_tool("traced"), *perfetto = find_perfetto_tool("perfetto"),
-         *tracebox = find_perfetto_tool("tracebox");
+    const char *version = argv[2];
+    const char *var = strcmp(version, "47") == 0 ? "PERFETTO_BIN" : "PERFETTO_V58_BIN";
+    const char *bin = getenv(var);
+    if (!bin || !*bin) {
+        printf("SKIP: %s is not set (a folder with Perfetto v%s's traced and perfetto, or "
+               "tracebox; scripts/lib.sh sets it from ../shared/perfetto)\n",
+               var, version);
+        return SKIP;
+    }
+    char *traced = tool_in(bin, "traced"), *perfetto = tool_in(bin, "perfetto"),
+         *tracebox = tool_in(bin, "tracebox");
     const char *traced_argv[3] = { NULL }, *perfetto_argv[10] = { NULL };
     size_t np = 0;
     if (traced && perfetto) {
@@ -87,10 +95,16 @@ int main(int argc, char **argv)
         perfetto_argv[np++] = tracebox;
         perfetto_argv[np++] = "perfetto";
     } else {
-        printf("SKIP: neither traced+perfetto nor tracebox is in $PERFETTO_BIN or on PATH; the "
-               "end-to-end tests ran against gputrace-service only\n");
+        printf("SKIP: %s=%s holds neither traced+perfetto nor tracebox\n", var, bin);
         return SKIP;
     }
+    char line[256];
+    if (!says_version(perfetto_argv, np, version, line, sizeof line)) {
+        fprintf(stderr, "FAIL: %s=%s: perfetto --version says '%s', not Perfetto v%s\n", var, bin,
+                line, version);
+        return 1;
+    }
+    printf("%s\n", line);
 
     char *dir = ti_temp_path("traced", "");
     if (mkdir(dir, 0700) != 0)
@@ -154,7 +168,8 @@ int main(int argc, char **argv)
     ti_report_free(&r);
     free(so);
     if (rc == 0) {
-        printf("traced: 2 sequences x 2000 packets, complete and in order\n");
+        printf("traced v%s: 2 sequences x 2000 packets, complete and in order, stall policy\n",
+               version);
         /* Only on success: after a failure the files stay, to look at. */
         unlink(out);
         unlink(cfg);

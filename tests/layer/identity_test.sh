@@ -12,10 +12,13 @@
 #                   queue tracks named after each process and pid
 #   stage-args      the workload's stage arguments (trace_check --print-args)
 #                   and object names (gputrace-dump) in an embedded trace
-#   trace-processor Perfetto v47's trace_processor_shell on an embedded
-#                   trace: process.name/cmdline, thread.name, the slices on
-#                   the submitting threads' thread_track, no error or
-#                   data_loss stat (needs PERFETTO_BIN; SKIP without)
+#   trace-processor-v47, trace-processor-v58
+#                   Perfetto's trace_processor_shell of that version on an
+#                   embedded trace: process.name/cmdline, thread.name, the
+#                   slices on the submitting threads' thread_track, the
+#                   queues' tracks, no error or data_loss stat; v58 also
+#                   the GPU in its gpu table (from GpuInfo). Needs that
+#                   version (tests/perfetto/tp_lib.sh); SKIP without
 # Environment (from meson): GT_WORKLOAD, GT_CONTEXT_CHECK, GT_EXPLICIT_DIR,
 # GT_GPUTRACE_SERVICE, GT_TRACE_CHECK, GT_GPUTRACE_DUMP (may not be built). Exit 0 pass, 1 fail, 77 skip.
 set -eu
@@ -114,10 +117,13 @@ two-processes)
     done
     ;;
 
-trace-processor)
-    tp=${PERFETTO_BIN:-}/trace_processor_shell
-    [ -n "${PERFETTO_BIN:-}" ] && [ -x "$tp" ] ||
-        skip "PERFETTO_BIN does not name a folder with Perfetto's trace_processor_shell"
+trace-processor-v*)
+    version=${case_name#trace-processor-v}
+    . "$here/../perfetto/tp_lib.sh"
+    why=$(tp_missing "$version")
+    [ -z "$why" ] || skip "$why"
+    tp=$(tp_dir "$version")/trace_processor_shell
+    echo "trace_processor v$version: $(tp_version_line "$version")"
     export GPUTRACE_OUTPUT=$trace
     run "$GT_WORKLOAD" --frames 3 --threads 2 --queues 2
     submissions=$(sed -n 's/.*submissions=\([0-9]*\).*/\1/p' "$tmp/out")
@@ -143,8 +149,18 @@ trace-processor)
         where s.name = 'vkQueueSubmit' and s.dur >= 0 and extract_arg(s.arg_set_id, 'debug.submission_id') is not null")
     [ "$got" = "$submissions" ] || fail "$got vkQueueSubmit slices for $submissions submissions"
     nq=$(queues_used)
-    got=$(query "select count(*) from gpu_track where name like 'Vulkan queue 0._ (gputrace-workload %)'")
+    # (v58 lays overlapping stages of one queue on further tracks of the
+    # same name: queues are counted by name.)
+    got=$(query "select count(distinct name) from gpu_track where name like 'Vulkan queue 0._ (gputrace-workload %)'")
     [ "$got" = "$nq" ] || fail "$got queue tracks named after the process, not $nq"
+    if [ "$version" = 58 ]; then
+        # GpuInfo: the stages' GPU, by the gpu id of their tracks.
+        got=$(query "select count(*) from gpu g where g.name like 'llvmpipe%' and g.gpu in
+            (select a.int_value from gpu_track t join args a on a.arg_set_id = t.dimension_arg_set_id
+             where a.key = 'gpu' and t.name like 'Vulkan queue 0._ (gputrace-workload %)')")
+        [ "$got" = 1 ] || fail "the gpu table holds $got llvmpipe row(s) at the stages' gpu id, not 1"
+        echo "gpu: $(query "select name || ', ' || vendor || ', uuid ' || uuid from gpu")"
+    fi
     ;;
 
 stage-args)

@@ -22,6 +22,8 @@ skip() {
     exit 77
 }
 
+. "$(dirname "$0")/../common/installed_layer_guard.sh"
+
 lvp=
 for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do
     [ -f "$f" ] && lvp=$f && break

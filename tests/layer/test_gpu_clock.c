@@ -233,17 +233,75 @@ static void accept_measures_drift(void **state)
         &(gc_reading){
             .device_ns = 5, .boottime_ns = t0, .monotonic_ns = t0, .monotonic_raw_ns = t0 },
         0));
-    assert_int_equal(c.interval_ns, GC_INTERVAL_MIN_NS);
+    assert_int_equal(c.interval_ns, GC_INTERVAL_FIRST_NS);
     /* Device 20 ppm fast over 1 s: wants 50 ms. */
     gc_reading r = reading(t0 + s, 5 + s + 20000, 1);
     assert_true(gc_accept(&c, &r, 0));
     assert_true(c.drift > 19.9e-6 && c.drift < 20.1e-6);
-    /* budget / (drift - what the deviations could fake): just over 50 ms. */
-    assert_true(c.interval_ns >= GC_INTERVAL_MIN_NS && c.interval_ns < GC_INTERVAL_MIN_NS + 10000);
+    /* budget / (drift - what the deviations could fake), no longer than
+     * what the worst drift they allow keeps within the budget: 50 ms,
+     * give or take what a ns of deviation moves it. */
+    assert_true(c.interval_ns > GC_INTERVAL_MIN_NS - GC_INTERVAL_MIN_NS / 1000 &&
+                c.interval_ns < GC_INTERVAL_MIN_NS + 10000);
     /* Going backwards is refused. */
     gc_reading back = reading(t0 + 2 * s, 4, 1);
     assert_false(gc_accept(&c, &back, 0));
     assert_int_equal(c.rejected, 1);
+}
+
+/* A driver that reports microseconds of maxDeviation (an NVIDIA H200:
+ * ~2.8 us) for readings much closer than that: two readings 10 ms apart
+ * prove nothing about 13 ppm of drift, but half a second's do; the
+ * cadence must leave its first short interval once they do (it stayed at
+ * 10 ms on the H200 before). */
+static void accept_measures_drift_over_long_baselines(void **state)
+{
+    (void)state;
+    gc_domain d;
+    gc_domain_init(&d, 1.0f, 64);
+    gc_clock c;
+    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
+    const uint64_t ms = 1000000;
+    uint64_t boot = 1000 * ms;
+    const uint64_t dev0 = 5 * ms;
+    for (int i = 0; i < 200 && boot < 4000 * ms; i++) {
+        const uint64_t t = boot - 1000 * ms;
+        gc_reading r = reading(boot, dev0 + t - t * 13 / 1000000, 2800);
+        assert_true(gc_accept(&c, &r, 0));
+        boot += c.interval_ns;
+    }
+    /* budget / (13 ppm + what 2 x 2.8 us over >= 0.5 s could fake) */
+    assert_true(c.interval_ns >= 40 * ms && c.interval_ns <= 80 * ms);
+    assert_true(c.drift < -12e-6 && c.drift > -14e-6);
+}
+
+/* The cadence never outlasts a quarter of the counter's wrap: 32 valid
+ * bits at 1 ns wrap in 4.3 s (what one H200 queue family reports). */
+static void interval_within_a_quarter_wrap(void **state)
+{
+    (void)state;
+    gc_domain d;
+    gc_domain_init(&d, 1.0f, 32);
+    gc_clock c;
+    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
+    assert_int_equal(c.interval_max_ns, (UINT64_C(1) << 30));
+    const uint64_t ms = 1000000;
+    uint64_t boot = 1000 * ms;
+    for (int i = 0; i < 20; i++) {
+        gc_reading r = reading(boot, (boot - 990 * ms) & 0xffffffffu, 1);
+        r.device_ticks = r.device_ns;
+        gc_reading e = r;
+        e.device_ticks =
+            c.have_last ? gc_extend(&d, c.last.device_ticks, r.device_ticks) : r.device_ticks;
+        e.device_ns = gc_ticks_to_ns(&d, e.device_ticks);
+        assert_true(gc_accept(&c, &e, 0));
+        assert_true(c.interval_ns <= c.interval_max_ns);
+        boot += c.interval_ns;
+    }
+    assert_int_equal(c.rejected, 0); /* every extension across the wraps was right */
+    gc_domain_init(&d, 1.0f, 64);
+    gc_clock_init(&c, &d, GC_SOURCE_CALIBRATED, false, 1000);
+    assert_int_equal(c.interval_max_ns, GC_INTERVAL_MAX_NS);
 }
 
 static void accept_ignores_noise(void **state)
@@ -257,15 +315,18 @@ static void accept_ignores_noise(void **state)
     uint64_t boot = 1000 * ms, dev = 7 * ms;
     gc_reading r = reading(boot, dev, 30);
     assert_true(gc_accept(&c, &r, 0));
-    /* Readings that differ only within their deviation: interval doubles. */
+    /* Readings that differ only within their deviation: interval doubles
+     * (from the short first one to the shortest regular one at once). */
     uint64_t prev = c.interval_ns;
+    assert_int_equal(prev, GC_INTERVAL_FIRST_NS);
     for (int i = 0; i < 10; i++) {
         boot += prev;
         dev += prev + (i % 2 ? 25 : -25);
         r = reading(boot, dev, 30);
         assert_true(gc_accept(&c, &r, 0));
-        assert_true(c.interval_ns ==
-                    (2 * prev < GC_INTERVAL_MAX_NS ? 2 * prev : GC_INTERVAL_MAX_NS));
+        uint64_t want = 2 * prev < GC_INTERVAL_MAX_NS ? 2 * prev : GC_INTERVAL_MAX_NS;
+        want = want > GC_INTERVAL_MIN_NS ? want : GC_INTERVAL_MIN_NS;
+        assert_true(c.interval_ns == want);
         prev = c.interval_ns;
     }
     assert_int_equal(c.interval_ns, GC_INTERVAL_MAX_NS);
@@ -376,6 +437,8 @@ int main(void)
         cmocka_unit_test(interval_from_drift),
         cmocka_unit_test(accept_measures_drift),
         cmocka_unit_test(accept_ignores_noise),
+        cmocka_unit_test(accept_measures_drift_over_long_baselines),
+        cmocka_unit_test(interval_within_a_quarter_wrap),
         cmocka_unit_test(bracket_midpoint),
         cmocka_unit_test(fnv1a),
         cmocka_unit_test(handle_table),

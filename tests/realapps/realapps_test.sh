@@ -13,7 +13,12 @@
 #   3. the trace passes gputrace-check with warnings fatal, every
 #      vk_queue_submit that carries command buffers has at least one GPU
 #      render stage event, and there are at least as many such submissions
-#      as frames the program says it rendered.
+#      as frames the program says it rendered;
+#   4. Perfetto's trace_processor_shell, v47 and v58 (tests/perfetto/
+#      tp_lib.sh), imports the trace with no error or data_loss stat and
+#      one render-stage slice per GPU event. A version that is not there
+#      is named in the output as not checked (the checks above do not
+#      need Perfetto; scripts/run-tests has both).
 #
 # Cases (Debian package):
 #   vkcube          vkcube --c 300 (vulkan-tools)
@@ -29,12 +34,13 @@
 # clean way and the layer's exit path runs. A missing program skips (77)
 # and says which package has it; scripts/run-tests installs them all.
 #
-# Environment (meson.build): GT_TEST_LIB, GT_EXPLICIT_DIR,
-# GT_GPUTRACE_CHECK, GT_GPUTRACE_DUMP.
+# Environment (meson.build): GT_TEST_LIB, GT_TP_LIB, GT_EXPLICIT_DIR,
+# GT_GPUTRACE_CHECK, GT_GPUTRACE_DUMP; PERFETTO_BIN, PERFETTO_V58_BIN.
 set -eu
 
 case_name=${1:?usage: realapps_test.sh CASE}
 . "$GT_TEST_LIB"
+. "$GT_TP_LIB"
 # No gputrace setting of the caller's may decide an outcome.
 for v in $(env | sed -n 's/^\(GPUTRACE_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
@@ -265,6 +271,31 @@ check_trace() {
             fail "$untimed submission(s) with command buffers have no GPU event, more than one a frame ($1) and 2"
         echo "  $untimed submission(s) without GPU events: $2"
     fi
+    check_import "$events"
+}
+
+# check_import EVENTS: each trace_processor there is imports the trace
+# with no error or data_loss stat and EVENTS render-stage slices.
+check_import() {
+    cat > "$tmp/import.sql" <<'SQL'
+select (select count(*) from gpu_slice s join gpu_track t on s.track_id = t.id
+        where t.scope = 'gpu_render_stage')
+    || '|' || ifnull((select group_concat(name || '=' || value, ' ') from stats
+                      where severity in ('error', 'data_loss') and value > 0), '') as r
+SQL
+    for v in $(tp_versions); do
+        why=$(tp_missing "$v")
+        if [ -n "$why" ]; then
+            echo "import: not checked in trace_processor v$v: $why"
+            continue
+        fi
+        got=$(tp_query "$v" "$tmp/import.sql" "$tmp/trace.pftrace") ||
+            fail "trace_processor v$v cannot import the trace"
+        [ "${got#*|}" = "" ] || fail "trace_processor v$v: error/data_loss stats: ${got#*|}"
+        [ "${got%%|*}" = "$1" ] ||
+            fail "trace_processor v$v: ${got%%|*} render-stage slices for $1 GPU events"
+        echo "import: trace_processor v$v ($(tp_version_line "$v")): $1 render-stage slices, no error or data_loss stat"
+    done
 }
 
 # ---- cases --------------------------------------------------------------------

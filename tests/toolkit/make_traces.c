@@ -7,7 +7,10 @@
  *        make_traces --args CASE        print the options the case needs
  *        make_traces --corpus DIR       write the fuzzer seeds of the hostile
  *                                       cases (their small variants), e.g.
- *                                       into tests/toolkit/corpus */
+ *                                       into tests/toolkit/corpus
+ *        make_traces --inflate-seeds DIR  write the seeds of
+ *                                       fuzz_toolkit_inflate, e.g. into
+ *                                       tests/fuzz/corpus/toolkit_inflate */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,12 +20,12 @@
 
 #include "tests/toolkit/trace_cases.h"
 
-static int write_case(const char *dir, const tk_case *c, bool seed)
+static int write_case(const char *dir, const tk_case *c, bool seed, const char *ext)
 {
     tk_case_out r = { 0 };
     (seed ? c->make_seed : c->make)(&r);
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s.pftrace", dir, c->name);
+    snprintf(path, sizeof path, "%s/%s%s", dir, c->name, ext);
     FILE *f = fopen(path, "wb");
     if (!f || (r.len && fwrite(r.data, 1, r.len, f) != r.len) || fclose(f) != 0) {
         fprintf(stderr, "make_traces: %s: %s\n", path, strerror(errno));
@@ -59,14 +62,24 @@ int main(int argc, char **argv)
     }
     if (argc < 2) {
         fprintf(stderr, "usage: make_traces OUTDIR [CASE...] | --list | --args CASE | "
-                        "--corpus DIR\n");
+                        "--corpus DIR | --inflate-seeds DIR\n");
         return 2;
     }
     if (argc == 3 && strcmp(argv[1], "--corpus") == 0) {
         int rc = 0;
         for (size_t i = 0; i < tk_n_cases; i++)
             if (tk_cases[i].make_seed)
-                rc |= write_case(argv[2], &tk_cases[i], true);
+                rc |= write_case(argv[2], &tk_cases[i], true, ".pftrace");
+        return rc;
+    }
+    if (argc == 3 && strcmp(argv[1], "--inflate-seeds") == 0) {
+        if (mkdir(argv[2], 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "make_traces: %s: %s\n", argv[2], strerror(errno));
+            return 1;
+        }
+        int rc = 0;
+        for (size_t i = 0; i < tk_n_inflate_seeds; i++)
+            rc |= write_case(argv[2], &tk_inflate_seeds[i], false, ".bin");
         return rc;
     }
     if (mkdir(argv[1], 0755) != 0 && errno != EEXIST) {
@@ -76,14 +89,14 @@ int main(int argc, char **argv)
     int rc = 0;
     if (argc == 2) {
         for (size_t i = 0; i < tk_n_cases; i++)
-            rc |= write_case(argv[1], &tk_cases[i], false);
+            rc |= write_case(argv[1], &tk_cases[i], false, ".pftrace");
         return rc;
     }
     for (int a = 2; a < argc; a++) {
         const tk_case *c = find(argv[a]);
         if (!c)
             return 2;
-        rc |= write_case(argv[1], c, false);
+        rc |= write_case(argv[1], c, false, ".pftrace");
     }
     return rc;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Resource bounds on hostile input (docs/toolkit.md, "Resource bounds"):
  * the work of the checker's tables is counted and must grow with the input,
- * not with its square; compressed_packets may not inflate beyond their
- * limits. Work is asserted by operation counts, never by wall time. */
+ * not with its square; compressed packets (deflate or zstd) may not expand
+ * beyond their limits. Work is asserted by operation counts, never by wall time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -140,12 +140,56 @@ static void test_inflate_bomb_bounded(void **state)
     tk_result_free(r);
 }
 
+/* About 25 kB of zstd_compressed_packets that would expand to 256 MiB of
+ * empty packets: stopped at the same bounds as deflate, as an input error
+ * (here the 16 MiB always allowed, as 100 times the input is less). */
+static void test_zstd_bomb_bounded(void **state)
+{
+    (void)state;
+    tk_check_options o;
+    tk_check_options_default(&o);
+    size_t len;
+    tk_result *r = check_case("error-zstd-bomb", &o, &len);
+    assert_true(r->input_error);
+    const tk_violation *v = violation(r, TK_V_input_error);
+    assert_non_null(v);
+    assert_non_null(strstr(v->message, "zstd_compressed_packets"));
+    assert_non_null(strstr(v->message, "--max-inflate-ratio"));
+    const int64_t inflated = tk_stats_total(&r->stats, TK_STAT_compressed_bytes_inflated);
+    print_message("zstd bomb: %zu bytes (ratio %.0f), %" PRId64 " expanded before the limit\n", len,
+                  256.0 * 1048576 / (double)len, inflated);
+    uint64_t allowed = 100ull * len;
+    if (allowed < TK_INFLATE_DEFAULT_RATIO_FLOOR)
+        allowed = TK_INFLATE_DEFAULT_RATIO_FLOOR;
+    assert_true(inflated > 0 && (uint64_t)inflated <= allowed + 1);
+    tk_result_free(r);
+
+    /* The absolute limit, on a harmless zstd trace. */
+    o.inflate_limits.max_bytes = 1000;
+    r = check_case("pass-zstd", &o, NULL);
+    assert_true(r->input_error);
+    v = violation(r, TK_V_input_error);
+    assert_non_null(v);
+    assert_non_null(strstr(v->message, "--max-inflated-bytes"));
+    assert_true(tk_stats_total(&r->stats, TK_STAT_compressed_bytes_inflated) <= 1001);
+    tk_result_free(r);
+
+    /* Limits off: the harmless trace passes, every packet read. */
+    o.inflate_limits.max_bytes = 0;
+    o.inflate_limits.max_ratio = 0;
+    r = check_case("pass-zstd", &o, NULL);
+    assert_false(r->input_error);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_zstd_compressed_packets), 2);
+    tk_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_map_colliding_keys),
         cmocka_unit_test(test_stats_index_linear),
         cmocka_unit_test(test_inflate_bomb_bounded),
+        cmocka_unit_test(test_zstd_bomb_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -317,6 +317,60 @@ static void test_drift_against_deviation(void **state)
     free(out.data);
 }
 
+/* v58's names beside v47's (docs/toolkit.md, "Perfetto v47 and v58"):
+ * the values trace_processor v58.2 gives for these traces (checked
+ * against it by toolkit-trace-processor-diff-v58). */
+static void test_v58_stats(void **state)
+{
+    (void)state;
+    /* Packets on clocks that are in no snapshot: v47 counts them as they
+     * come, v58 at the end of the file, by reason, as dropped packets. */
+    tk_result *r = run_case("fail-clock_sync_failure");
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_clock_sync_failure), 2);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_clock_sync_failure_unknown_source_clock), 2);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_clock_sync_failure_no_path), 0);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_clock_sync_failure_undeferrable_packet_loss),
+                     2);
+    tk_result_free(r);
+    /* v47 counts a snapshot reading it cannot convert; v58 converts none. */
+    const char *snapshot_only[] = { "fail-clock_non_monotonic", "fail-clock_unresolvable" };
+    for (int k = 0; k < 2; k++) {
+        r = run_case(snapshot_only[k]);
+        assert_int_equal(tk_stats_total(&r->stats, TK_STAT_clock_sync_failure), 1);
+        assert_int_equal(
+            tk_stats_total(&r->stats, TK_STAT_clock_sync_failure_unknown_source_clock) +
+                tk_stats_total(&r->stats, TK_STAT_clock_sync_failure_no_path) +
+                tk_stats_total(&r->stats, TK_STAT_clock_sync_failure_undeferrable_packet_loss),
+            0);
+        tk_result_free(r);
+    }
+    /* A sequence that never cleared its state: every packet that needed
+     * it skipped, one such sequence in its buffer. */
+    r = run_case("fail-incremental_state_missing");
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_tokenizer_skipped_packets), 60);
+    assert_int_equal(
+        tk_stats_total(&r->stats, TK_STAT_packet_skipped_seq_needs_incremental_state_invalid), 60);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_traced_buf_incremental_sequences_dropped),
+                     1);
+    tk_result_free(r);
+    /* A loss and no clear after it: skipped, but not every packet. */
+    r = run_case("fail-incremental_state_lost");
+    assert_int_equal(
+        tk_stats_total(&r->stats, TK_STAT_packet_skipped_seq_needs_incremental_state_invalid), 7);
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_traced_buf_incremental_sequences_dropped),
+                     0);
+    tk_result_free(r);
+    /* Trace times that wrap negative: v58's sorter drops them. */
+    r = run_case("fail-timestamp_overflow");
+    assert_int_equal(tk_stats_total(&r->stats, TK_STAT_trace_sorter_negative_timestamp_dropped), 3);
+    tk_result_free(r);
+    r = run_case("pass-gpu");
+    for (int s = 0; s < TK_STAT_COUNT; s++)
+        if (tk_stat_describe((tk_stat_id)s)->source == TK_SRC_TP58)
+            assert_int_equal(tk_stats_total(&r->stats, (tk_stat_id)s), 0);
+    tk_result_free(r);
+}
+
 /* Every violation code has a crafted trace that must produce it. */
 static void test_every_code_has_a_case(void **state)
 {
@@ -337,9 +391,13 @@ static void test_every_code_has_a_case(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_code_has_a_case),   cmocka_unit_test(test_all_cases),
-        cmocka_unit_test(test_all_cases_chunked),       cmocka_unit_test(test_gpu_scenario_numbers),
-        cmocka_unit_test(test_sequence_clock_numbers),  cmocka_unit_test(test_loss_numbers),
+        cmocka_unit_test(test_every_code_has_a_case),
+        cmocka_unit_test(test_all_cases),
+        cmocka_unit_test(test_all_cases_chunked),
+        cmocka_unit_test(test_gpu_scenario_numbers),
+        cmocka_unit_test(test_sequence_clock_numbers),
+        cmocka_unit_test(test_loss_numbers),
+        cmocka_unit_test(test_v58_stats),
         cmocka_unit_test(test_drift_against_deviation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Streaming reader: record rules (trace_processor's tokenizer), the same
  * packets whatever the chunking (memory, byte-by-byte pushes, a pipe read
- * in tiny blocks), bounds and errors, and compressed_packets. */
+ * in tiny blocks), bounds and errors, and compressed packets (deflate and
+ * zstd). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,10 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cmocka.h>
 
 #include "protos/pb/pb_reader.h"
+#include "toolkit/tk_inflate.h"
 #include "toolkit/tk_trace_reader.h"
 
 typedef struct seen {
@@ -292,6 +295,120 @@ static void test_inflate(void **state)
     free(in);
 }
 
+/* `n` bytes as one zstd frame, streamed without a pledged size (so the
+ * frame header states the window, as traced's compressor writes it). */
+static size_t zstd_buf(const uint8_t *in, size_t n, uint8_t *out, size_t cap, int window_log)
+{
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    assert_non_null(cc);
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 3)));
+    if (window_log)
+        assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, window_log)));
+    /* As traced does: the data with ZSTD_e_continue, then the end. */
+    ZSTD_inBuffer ib = { in, n, 0 };
+    ZSTD_outBuffer ob = { out, cap, 0 };
+    while (ib.pos < ib.size)
+        assert_false(ZSTD_isError(ZSTD_compressStream2(cc, &ob, &ib, ZSTD_e_continue)));
+    ZSTD_inBuffer none = { NULL, 0, 0 };
+    size_t left;
+    do {
+        left = ZSTD_compressStream2(cc, &ob, &none, ZSTD_e_end);
+        assert_false(ZSTD_isError(left));
+    } while (left != 0);
+    ZSTD_freeCCtx(cc);
+    return ob.pos;
+}
+
+/* zstd_compressed_packets: the records of test_inflate through zstd, and
+ * every way a frame can be bad. */
+static void test_zstd(void **state)
+{
+    (void)state;
+    const size_t big = 300 << 10;
+    uint8_t *in = malloc(big + 64);
+    size_t n = 0;
+    in[n++] = 0x0a;
+    in[n++] = 3;
+    in[n++] = 0x08;
+    in[n++] = 0x07;
+    in[n++] = 0x50;
+    in[n++] = 0x0a;
+    in[n++] = 0x00;
+    in[n++] = 0x0a;
+    in[n++] = (uint8_t)(0x80 | (big & 0x7f));
+    in[n++] = (uint8_t)(0x80 | ((big >> 7) & 0x7f));
+    in[n++] = (uint8_t)(big >> 14);
+    for (size_t i = 0; i < big; i++)
+        in[n + i] = (uint8_t)(i * 7 + (i >> 9)); /* compresses, but not to nothing */
+    n += big;
+    in[n++] = 0x0a;
+    in[n++] = 0x05;
+    const size_t cap = ZSTD_compressBound(n) + 64;
+    uint8_t *z = malloc(cap + 8);
+    const size_t zn = zstd_buf(in, n, z, cap, 0);
+
+    tk_inflater *inf = tk_inflater_new(0);
+    seen s = { 0 };
+    uint64_t inflated = 0;
+    assert_int_equal(tk_decompress_packets(inf, TK_CODEC_ZSTD, z, zn, 77, on_packet, &s, &inflated),
+                     TK_READ_OK);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.lens[0], 3);
+    assert_int_equal(s.lens[1], 0);
+    assert_int_equal(s.lens[2], big);
+    assert_int_equal(s.offsets[2], 77);
+    assert_int_equal(inflated, n);
+
+    /* Reusable; every damaged frame is a clear format error. */
+    seen t = { 0 };
+    assert_int_equal(tk_decompress_packets(inf, TK_CODEC_ZSTD, z, zn / 2, 0, on_packet, &t, NULL),
+                     TK_READ_ERR_FORMAT);
+    assert_non_null(strstr(tk_inflater_error(inf), "truncated"));
+    assert_int_equal(tk_decompress_packets(inf, TK_CODEC_ZSTD, z, 4, 0, on_packet, &t, NULL),
+                     TK_READ_ERR_FORMAT); /* the magic alone */
+    memcpy(z + zn, "\x0a\x00", 2);
+    assert_int_equal(tk_decompress_packets(inf, TK_CODEC_ZSTD, z, zn + 2, 0, on_packet, &t, NULL),
+                     TK_READ_ERR_FORMAT);
+    assert_non_null(strstr(tk_inflater_error(inf), "after the zstd frame"));
+    assert_int_equal(tk_decompress_packets(inf, TK_CODEC_ZSTD, (const uint8_t *)"nonsense!", 9, 0,
+                                           on_packet, &t, NULL),
+                     TK_READ_ERR_FORMAT);
+    assert_non_null(strstr(tk_inflater_error(inf), "zstd_compressed_packets at offset 0"));
+    uint8_t *bad = malloc(zn);
+    memcpy(bad, z, zn);
+    for (size_t i = zn / 3; i < zn / 3 + 16; i++)
+        bad[i] ^= 0x5a;
+    assert_int_not_equal(tk_decompress_packets(inf, TK_CODEC_ZSTD, bad, zn, 0, on_packet, &t, NULL),
+                         TK_READ_OK);
+    free(bad);
+    /* One trace, one codec (v58 refuses a mix). */
+    uint8_t dz[64];
+    size_t dn = deflate_buf(in, 7, dz, sizeof dz, false);
+    assert_int_equal(tk_decompress_packets(inf, TK_CODEC_DEFLATE, dz, dn, 5, on_packet, &t, NULL),
+                     TK_READ_ERR_FORMAT);
+    assert_non_null(strstr(tk_inflater_error(inf), "mixes"));
+    tk_inflater_free(inf);
+
+    /* The packet size limit applies inside. */
+    tk_inflater *small = tk_inflater_new(1000);
+    seen u = { 0 };
+    assert_int_equal(tk_decompress_packets(small, TK_CODEC_ZSTD, z, zn, 0, on_packet, &u, NULL),
+                     TK_READ_ERR_TOO_BIG);
+    tk_inflater_free(small);
+
+    /* A frame asking for a window over 2^TK_ZSTD_WINDOW_LOG_MAX is refused
+     * before any memory is taken for it. */
+    const size_t wn = zstd_buf(in, n, z, cap, TK_ZSTD_WINDOW_LOG_MAX + 1);
+    tk_inflater *w = tk_inflater_new(0);
+    seen v = { 0 };
+    assert_int_equal(tk_decompress_packets(w, TK_CODEC_ZSTD, z, wn, 0, on_packet, &v, NULL),
+                     TK_READ_ERR_FORMAT);
+    print_message("window over the limit: %s\n", tk_inflater_error(w));
+    tk_inflater_free(w);
+    free(z);
+    free(in);
+}
+
 /* The plainest reading of the wire format, one byte at a time: what
  * pb_reader's word-at-a-time varints and short-tag paths must agree with. */
 typedef struct ref_reader {
@@ -447,10 +564,15 @@ static void test_pb_reader_matches_reference(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory),           cmocka_unit_test(test_byte_by_byte),
-        cmocka_unit_test(test_pipe_tiny_blocks), cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_errors),           cmocka_unit_test(test_skip_large_field),
-        cmocka_unit_test(test_inflate),          cmocka_unit_test(test_pb_reader_matches_reference),
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_byte_by_byte),
+        cmocka_unit_test(test_pipe_tiny_blocks),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_skip_large_field),
+        cmocka_unit_test(test_inflate),
+        cmocka_unit_test(test_zstd),
+        cmocka_unit_test(test_pb_reader_matches_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "protos/pb/pb_heap.h"
 #include "protos/pb/pb_writer.h"
@@ -486,6 +487,26 @@ static void c_sequence_clock(out *r)
     finish_into(&t, r);
 }
 
+/* The offset of the first record boundary at or past the middle of a run
+ * of packet records (to split it into two compressed packets). */
+static size_t record_half(const uint8_t *idata, size_t ilen)
+{
+    size_t pos = 0;
+    while (pos < ilen && pos < ilen / 2) {
+        uint64_t v = 0;
+        unsigned shift = 0;
+        size_t p = pos + 1;
+        while (idata[p] & 0x80) {
+            v |= (uint64_t)(idata[p] & 0x7f) << shift;
+            shift += 7;
+            p++;
+        }
+        v |= (uint64_t)idata[p] << shift;
+        pos = p + 1 + v;
+    }
+    return pos;
+}
+
 /* The whole GPU scenario, but inside compressed_packets. */
 static void c_compressed(out *r)
 {
@@ -500,24 +521,7 @@ static void c_compressed(out *r)
     tb_init(&t);
     /* Two compressed packets: the split must fall on a record boundary,
      * so compress the halves separately with zlib and gzip framing. */
-    size_t half = 0;
-    {
-        /* walk records to find one near the middle */
-        size_t pos = 0;
-        while (pos < ilen && pos < ilen / 2) {
-            uint64_t v = 0;
-            unsigned shift = 0;
-            size_t p = pos + 1;
-            while (idata[p] & 0x80) {
-                v |= (uint64_t)(idata[p] & 0x7f) << shift;
-                shift += 7;
-                p++;
-            }
-            v |= (uint64_t)idata[p] << shift;
-            pos = p + 1 + v;
-        }
-        half = pos;
-    }
+    size_t half = record_half(idata, ilen);
     for (int part = 0; part < 2; part++) {
         const uint8_t *src = part ? idata + half : idata;
         size_t slen = part ? ilen - half : half;
@@ -798,17 +802,94 @@ static void c_ftrace_lost(out *r)
     c_ftrace(r, 2);
 }
 
-static void c_zstd(out *r)
+/* ---- zstd_compressed_packets (Perfetto v58's traced) ---- */
+
+/* `len` bytes of `src` as one zstd frame (malloc'd, size in *zlen). */
+static uint8_t *zstd_frame(const uint8_t *src, size_t len, size_t *zlen)
 {
+    size_t cap = ZSTD_compressBound(len);
+    uint8_t *z = malloc(cap);
+    size_t n = z ? ZSTD_compress(z, cap, src, len, 3) : 0;
+    if (!z || ZSTD_isError(n)) {
+        fprintf(stderr, "make_traces: zstd compression failed\n");
+        exit(1);
+    }
+    *zlen = n;
+    return z;
+}
+
+/* A trace whose packets (the GPU scenario) sit in zstd_compressed_packets,
+ * as v58's traced writes them: each field one frame of whole records.
+ * `damage`: 0 none, 1 the second frame cut in half, 2 bytes after the
+ * second frame, 3 the second field deflate instead (codecs mixed), 4 the
+ * second field not zstd at all. */
+static void zstd_gpu(out *r, int damage)
+{
+    gpu_opts o;
+    gpu_defaults(&o);
+    tb inner;
+    tb_init(&inner);
+    build_gpu(&inner, &o);
+    size_t ilen;
+    uint8_t *idata = tb_finish(&inner, &ilen);
+    size_t half = record_half(idata, ilen);
     tb t;
     tb_init(&t);
-    traced_snapshot(&t, boot0);
-    pb_msg p;
-    pk_begin(&t, &p, 1);
-    pb_msg_append_bytes(&p, P_ZSTD, "\x28\xb5\x2f\xfd", 4);
-    pb_msg_end(&p);
-    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    for (int part = 0; part < 2; part++) {
+        const uint8_t *src = part ? idata + half : idata;
+        size_t slen = part ? ilen - half : half, zlen;
+        uint8_t *z = zstd_frame(src, slen, &zlen);
+        uint32_t field = P_ZSTD;
+        if (part == 1 && damage == 1)
+            zlen /= 2;
+        if (part == 1 && damage == 2) {
+            z = realloc(z, zlen + 5);
+            memcpy(z + zlen,
+                   "\x0a\x03"
+                   "abc",
+                   5);
+            zlen += 5;
+        }
+        if (part == 1 && damage == 3) {
+            uLongf clen = compressBound(slen);
+            free(z);
+            z = malloc(clen);
+            compress2(z, &clen, src, slen, 6);
+            zlen = clen;
+            field = P_COMPRESSED;
+        }
+        if (part == 1 && damage == 4) {
+            zlen = 20;
+            memcpy(z, "this is not zstd dat", 20);
+        }
+        pb_msg p;
+        pk_begin(&t, &p, 1);
+        pb_msg_append_bytes(&p, field, z, zlen);
+        pb_msg_end(&p);
+        free(z);
+    }
+    free(idata);
     finish_into(&t, r);
+}
+static void c_zstd(out *r)
+{
+    zstd_gpu(r, 0);
+}
+static void c_zstd_truncated(out *r)
+{
+    zstd_gpu(r, 1);
+}
+static void c_zstd_trailing(out *r)
+{
+    zstd_gpu(r, 2);
+}
+static void c_zstd_mixed(out *r)
+{
+    zstd_gpu(r, 3);
+}
+static void c_zstd_corrupt(out *r)
+{
+    zstd_gpu(r, 4);
 }
 
 static void c_state_limit(out *r)
@@ -1127,6 +1208,59 @@ static void c_inflate_bomb_seed(out *r)
     inflate_bomb(r, 17);
 }
 
+/* zstd_compressed_packets holding one frame that expands to `mib` MiB of
+ * empty packet records (0x0a 0x00): zstd turns each block of the repeated
+ * pattern into a few bytes. */
+static void zstd_bomb(out *r, uint32_t mib)
+{
+    const size_t chunk = 1u << 20;
+    uint8_t *plain = xmalloc(chunk);
+    for (size_t i = 0; i < chunk; i += 2) {
+        plain[i] = 0x0a;
+        plain[i + 1] = 0x00;
+    }
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    size_t cap = 1u << 20, zlen = 0;
+    uint8_t *z = xmalloc(cap);
+    size_t rc = cc ? ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 1) : 1;
+    for (uint32_t i = 0; cc && !ZSTD_isError(rc) && i < mib; i++) {
+        ZSTD_inBuffer in = { plain, chunk, 0 };
+        const ZSTD_EndDirective end = i + 1 == mib ? ZSTD_e_end : ZSTD_e_continue;
+        do {
+            ZSTD_outBuffer ob = { z + zlen, cap - zlen, 0 };
+            rc = ZSTD_compressStream2(cc, &ob, &in, end);
+            zlen += ob.pos;
+            if (zlen == cap)
+                z = realloc(z, cap *= 2);
+        } while (!ZSTD_isError(rc) && (in.pos < in.size || (end == ZSTD_e_end && rc != 0)));
+    }
+    if (!cc || !z || ZSTD_isError(rc)) {
+        fprintf(stderr, "make_traces: cannot build the zstd bomb\n");
+        exit(1);
+    }
+    ZSTD_freeCCtx(cc);
+    tb t;
+    tb_init(&t);
+    traced_snapshot(&t, boot0);
+    pb_msg p;
+    pk_begin(&t, &p, 1);
+    pb_msg_append_bytes(&p, P_ZSTD, z, zlen);
+    pb_msg_end(&p);
+    trace_stats(&t, boot0 + S, NULL, 0, NULL, 0);
+    free(plain);
+    free(z);
+    finish_into(&t, r);
+}
+static void c_zstd_bomb(out *r)
+{
+    zstd_bomb(r, 256);
+}
+/* Past the 16 MiB always allowed. */
+static void c_zstd_bomb_seed(out *r)
+{
+    zstd_bomb(r, 17);
+}
+
 /* A dense clock graph with no path to the trace clock (16 snapshots of 64
  * clocks, overlapping by half: 64512 edges), a chain of four hops that
  * does reach it, and `n` packets on each: every failed or multi-hop
@@ -1172,6 +1306,81 @@ static const char *const a_mismatch[] = { "--clock-name", "2147483649=" GPU_CLOC
 static const char *const a_expect_60[] = { "--expect-gpu-events", "60", NULL };
 static const char *const a_expect_1000[] = { "--expect-gpu-events", "1000", NULL };
 static const char *const a_latency[] = { "--max-submit-latency-ns", "50000", NULL };
+
+/* ---- seeds of fuzz_toolkit_inflate: options byte + payload ---- */
+
+static void raw_seed(out *r, uint8_t opts, const uint8_t *payload, size_t len)
+{
+    r->data = xmalloc(len + 1);
+    r->data[0] = opts;
+    memcpy(r->data + 1, payload, len);
+    r->len = len + 1;
+}
+
+/* The GPU scenario's packet records, compressed with `codec_deflate` or
+ * zstd. */
+static void gpu_payload_seed(out *r, bool codec_deflate, uint8_t opts)
+{
+    gpu_opts o;
+    gpu_defaults(&o);
+    tb inner;
+    tb_init(&inner);
+    build_gpu(&inner, &o);
+    size_t ilen, zlen;
+    uint8_t *idata = tb_finish(&inner, &ilen), *z;
+    if (codec_deflate) {
+        uLongf clen = compressBound(ilen);
+        z = xmalloc(clen);
+        compress2(z, &clen, idata, ilen, 6);
+        zlen = clen;
+    } else {
+        z = zstd_frame(idata, ilen, &zlen);
+    }
+    raw_seed(r, (uint8_t)(opts | (codec_deflate ? 1 : 0)), z, zlen);
+    free(z);
+    free(idata);
+}
+static void s_zstd_gpu(out *r)
+{
+    gpu_payload_seed(r, false, 0);
+}
+static void s_zstd_gpu_tight_twice(out *r)
+{
+    gpu_payload_seed(r, false, 2 | 4);
+}
+static void s_deflate_gpu(out *r)
+{
+    gpu_payload_seed(r, true, 0);
+}
+/* 2 MiB of empty packet records in one zstd frame. */
+static void s_zstd_bomb(out *r)
+{
+    out t = { 0 };
+    zstd_bomb(&t, 2);
+    /* The trace's last zstd_compressed_packets field is the frame: find the
+     * frame's magic and take it to the end of its field. */
+    const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+    size_t at = 0;
+    while (at + 4 <= t.len && memcmp(t.data + at, magic, 4) != 0)
+        at++;
+    /* The field is the last in its packet; the TraceStats packet follows
+     * the frame, so cut the frame at its own end: decompress to find it. */
+    size_t frame = ZSTD_findFrameCompressedSize(t.data + at, t.len - at);
+    if (at + 4 > t.len || ZSTD_isError(frame)) {
+        fprintf(stderr, "make_traces: no zstd frame in the bomb\n");
+        exit(1);
+    }
+    raw_seed(r, 0, t.data + at, frame);
+    free(t.data);
+}
+
+const tk_case tk_inflate_seeds[] = {
+    { "zstd-gpu", s_zstd_gpu },
+    { "zstd-gpu-tight-twice", s_zstd_gpu_tight_twice },
+    { "deflate-gpu", s_deflate_gpu },
+    { "zstd-bomb", s_zstd_bomb },
+};
+const size_t tk_n_inflate_seeds = sizeof tk_inflate_seeds / sizeof tk_inflate_seeds[0];
 
 const tk_case tk_cases[] = {
     { "pass-minimal", c_minimal },
@@ -1220,7 +1429,7 @@ const tk_case tk_cases[] = {
     { "fail-gpu_stage_before_submit", c_before_submit },
     { "warn-gpu_stage_after_submit_window", c_pass_gpu, a_latency },
     { "fail-gpu_events_missing", c_pass_gpu, a_expect_1000 },
-    { "warn-zstd_unsupported", c_zstd },
+    { "pass-zstd", c_zstd },
     { "warn-state_limit_reached", c_state_limit },
     { "loss-incremental_state_missing", c_wrap_lost_clear, a_expect_60 },
     { "loss-gpu_stage_dropped", c_wrap_lost_queue },
@@ -1237,6 +1446,10 @@ const tk_case tk_cases[] = {
     { "error-compressed-truncated", c_compressed_truncated },
     { "error-compressed-bad-inner", c_compressed_bad_inner },
     { "error-nested-compressed", c_nested_compressed },
+    { "error-zstd-truncated", c_zstd_truncated },
+    { "error-zstd-trailing", c_zstd_trailing },
+    { "error-zstd-mixed", c_zstd_mixed },
+    { "error-zstd-corrupt", c_zstd_corrupt },
     /* Hostile inputs: also fuzzer seeds (make_traces --corpus). */
     { "fail-timestamp_overflow", c_ts_overflow, NULL, c_ts_overflow },
     { "fail-timestamp_overflow-gpu", c_ts_overflow_gpu, NULL, c_ts_overflow_gpu },
@@ -1247,6 +1460,7 @@ const tk_case tk_cases[] = {
     { "warn-state_limit_reached-cpus", c_stats_cpus, NULL, c_stats_cpus_seed },
     { "warn-gpu_stage_dropped-colliding-iids", c_colliding_iids, NULL, c_colliding_iids_seed },
     { "error-inflate-bomb", c_inflate_bomb, NULL, c_inflate_bomb_seed },
+    { "error-zstd-bomb", c_zstd_bomb, NULL, c_zstd_bomb_seed },
     { "fail-clock_sync_failure-dense", c_dense_clocks, NULL, c_dense_clocks_seed },
 };
 const size_t tk_n_cases = sizeof tk_cases / sizeof tk_cases[0];

@@ -36,6 +36,12 @@ typedef struct tk_case {
 extern const tk_case tk_cases[];
 extern const size_t tk_n_cases;
 
+/* Seeds of fuzz_toolkit_inflate (tests/fuzz): not traces but one options
+ * byte and a compressed payload as it sits in compressed_packets or
+ * zstd_compressed_packets (make_traces --inflate-seeds DIR). */
+extern const tk_case tk_inflate_seeds[];
+extern const size_t tk_n_inflate_seeds;
+
 /* The k-th 64-bit key whose unkeyed tk_map hash has its low 20 bits clear. */
 uint64_t tk_case_colliding_key(uint32_t k);
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Differential test against Perfetto's own trace_processor (v47): every
-# committed trace of the test data is imported by both trace_processor_shell
-# and gputrace-check, and their figures must agree:
+# Differential test against Perfetto's own trace_processor, one version at
+# a time (47 or 58; tests/perfetto/tp_lib.sh finds them): every committed
+# trace of the test data is imported by both trace_processor_shell and
+# gputrace-check, and their figures must agree:
 #   * whether the trace imports at all: trace_processor fails exactly when
 #     gputrace-check refuses the file (exit 2) or reports import_error;
 #   * every stat trace_processor reports (summed over idx, like the JSON
@@ -16,51 +17,78 @@
 #   * every GPU render stage's time on the trace clock as gputrace-check
 #     converts it (--gpu-stages) = its gpu_slice.ts, with the same
 #     submission_id (compared as sorted lists: gpu_slice has no event_id).
-# Differences by design are listed below with their reason. Our own stats
-# (previous_packet_dropped, sequence_packet_loss, incremental_state_*, ...)
-# have no counterpart in trace_processor v47 and are not compared here; the
-# conformance tests check them against protoc --decode_raw instead
-# (conformance/*.figures). conformance/periodic.pftrace shows why they
-# matter: traced wrote its TraceStats into that write_into_file trace only
-# once, before any loss, so trace_processor reports no loss stat at all
-# while packets after gaps in their sequences carry previous_packet_dropped
-# (periodic.figures).
+# Stats are compared by the version's own names: docs/toolkit.md's table
+# "Stat names by version" says which of gputrace-check's stats a version
+# does not report (they are not compared with it). Every difference that
+# remains is a row of docs/toolkit.md's table "Remaining differences"
+# (trace, versions, what, trace_processor's value, ours, why), which this
+# script reads: an unlisted difference fails, and so does a listed one
+# that does not occur, or not with those values.
+# Our own stats (previous_packet_dropped, sequence_packet_loss,
+# incremental_state_*, ...) have no counterpart in trace_processor and are
+# not compared here; the conformance tests check them against protoc
+# --decode_raw instead (conformance/*.figures).
 #
-# usage: trace_processor_diff.sh GPUTRACE_CHECK DIR...   (every DIR/*.pftrace)
-# Needs $PERFETTO_BIN/trace_processor_shell; without it: SKIP (exit 77).
+# usage: trace_processor_diff.sh VERSION GPUTRACE_CHECK TOOLKIT_MD DIR...
+#        (every DIR/*.pftrace; TOOLKIT_MD is docs/toolkit.md)
+# Without VERSION's trace_processor_shell: SKIP (exit 77).
 set -u
 
-check=${1:?usage: $0 GPUTRACE_CHECK DIR...}
-shift
-tp=${PERFETTO_BIN:-}/trace_processor_shell
-if [[ -z ${PERFETTO_BIN:-} || ! -x $tp ]]; then
-  echo "SKIP: PERFETTO_BIN does not name a folder with trace_processor_shell" \
-    "(PERFETTO_BIN='${PERFETTO_BIN:-}'); scripts/lib.sh sets it when ../shared/perfetto/bin exists"
+version=${1:?usage: $0 VERSION GPUTRACE_CHECK TOOLKIT_MD DIR...}
+check=${2:?usage: $0 VERSION GPUTRACE_CHECK TOOLKIT_MD DIR...}
+doc=${3:?usage: $0 VERSION GPUTRACE_CHECK TOOLKIT_MD DIR...}
+shift 3
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../perfetto/tp_lib.sh"
+why=$(tp_missing "$version")
+if [[ -n $why ]]; then
+  echo "SKIP: $why"
   exit 77
 fi
-if ! version=$("$tp" --version 2>&1); then
-  echo "FAIL: $tp does not run: $version"
-  echo "  (it needs the Debian packages libprotobuf32, libsqlite3-0, zlib1g)"
-  exit 1
-fi
+tp=$(tp_dir "$version")/trace_processor_shell
+[[ -r $doc ]] || { echo "FAIL: cannot read $doc"; exit 1; }
 
-# Traces trace_processor is not run on: it does not bound its work there.
-declare -A not_run=(
-  [fail-clock_sync_failure-dense]="a dense clock graph built to be expensive: trace_processor v47 was still busy after 150 s (1.8 GB); gputrace-check bounds its path search (docs/toolkit.md, Resource bounds)"
-  [warn-state_limit_reached]="tracks enough state to exhaust memory: trace_processor v47 was still busy after 150 s (2.6 GB); gputrace-check stops at its state limit and says so"
-)
+# table TITLE: the rows of the markdown table after the paragraph that
+# starts with **TITLE.**, one per line, cells separated by '|', trimmed,
+# without backticks; header and separator rows left out.
+table() {
+  awk -v title="**$1.**" '
+    index($0, title) == 1 { on = 1; next }
+    on && /^\|/ { rows++; if (rows > 2) print; next }
+    on && rows > 0 { exit }' "$doc" |
+    sed 's/`//g; s/^| *//; s/ *|$//; s/ *| */|/g'
+}
 
-# Traces both read, but only one of them imports.
-declare -A import_differs=(
-  [error-truncated]="the file ends inside a packet record: trace_processor keeps what came before and ignores the tail, gputrace-check calls the file damaged (input error)"
-  [error-huge-length]="a record claims 8 GiB, more than the file: as error-truncated (and over --max-packet-size)"
-  [error-inflate-bomb]="compressed_packets inflate over 100 times: gputrace-check stops at --max-inflate-ratio (a decompression bomb), trace_processor inflates it all"
-)
+# Stats this version does not report: not compared.
+declare -A off=()
+while IFS='|' read -r stat v47 v58 _; do
+  case $version in
+  47) [[ $v47 == no ]] && off[$stat]=1 ;;
+  58) [[ $v58 == no ]] && off[$stat]=1 ;;
+  esac
+done < <(table "Stat names by version")
+((${#off[@]} > 0)) || { echo "FAIL: no table 'Stat names by version' in $doc"; exit 1; }
 
-# Traces trace_processor dies on (killed by a signal, or out of time).
-declare -A tp_dies=(
-  [error-nested-compressed]="compressed_packets inside compressed_packets: trace_processor v47 aborts (SIGILL, a failed CHECK); gputrace-check refuses it as input error"
-)
+# The listed differences of this version: listed[TRACE|WHAT]="THEIRS|OURS".
+declare -A listed=() reason=() occurred=()
+while IFS='|' read -r trace versions what theirs ours why; do
+  [[ ", $versions," == *", $version,"* ]] || continue
+  listed[$trace|$what]="$theirs|$ours"
+  reason[$trace|$what]=$why
+done < <(table "Remaining differences")
+
+bad=0
+# differs TRACE WHAT THEIRS OURS: a difference; fine when listed so.
+differs() {
+  local key="$1|$2"
+  if [[ ${listed[$key]+set} && ${listed[$key]} == "$3|$4" ]]; then
+    echo "listed: $1: $2: trace_processor $3, gputrace-check $4 (${reason[$key]})"
+    occurred[$key]=1
+  else
+    echo "FAIL: $1: $2: trace_processor $3, gputrace-check $4" \
+      "$([[ ${listed[$key]+set} ]] && echo "(listed as ${listed[$key]/|/ against })" || echo "(not listed in $doc)")"
+    bad=$((bad + 1))
+  fi
+}
 
 query=$(mktemp)
 work=$(mktemp -d)
@@ -78,16 +106,18 @@ select '@stage', s.ts, s.submission_id from gpu_slice s
   join gpu_track t on s.track_id = t.id where t.scope = 'gpu_render_stage';
 EOF
 
-echo "trace_processor: $tp ($(head -n 1 <<<"$version"))"
-traces=0 bad=0 skipped=0 differing=0 stages=0
+echo "trace_processor v$version: $tp ($(tp_version_line "$version"))"
+echo "stats not compared with v$version: ${!off[*]}"
+traces=0 stages=0
+declare -A present=()
 for dir in "$@"; do
   for f in "$dir"/*.pftrace; do
     [[ -f $f ]] || continue
     name=$(basename "$f" .pftrace)
+    present[$name]=1
     traces=$((traces + 1))
-    if [[ -n ${not_run[$name]:-} ]]; then
-      echo "not run: $name: ${not_run[$name]}"
-      skipped=$((skipped + 1))
+    if [[ ${listed[$name|run]+set} ]]; then
+      differs "$name" run "not run" checked
       continue
     fi
     # Time limits on both and a memory limit on trace_processor, so that a
@@ -107,45 +137,35 @@ for dir in "$@"; do
       bad=$((bad + 1))
       continue
     fi
-    if ((tp_rc == 124 || tp_rc > 128)); then
-      if [[ -n ${tp_dies[$name]:-} ]]; then
-        echo "by design: $name: ${tp_dies[$name]}"
-        differing=$((differing + 1))
-      else
-        echo "FAIL: $name: trace_processor exit $tp_rc (killed or out of time); list it if it must be"
-        tail -n 3 "$work/tp.err" | sed 's/^/  trace_processor: /'
-        bad=$((bad + 1))
-      fi
-      continue
-    elif [[ -n ${tp_dies[$name]:-} ]]; then
-      echo "FAIL: $name: listed as killing trace_processor, but it exited $tp_rc: update the list"
-      bad=$((bad + 1))
-      continue
-    fi
-    ours_refused=0
+    ours=imports
     if ((ours_rc == 2)) || grep -q '"code": "import_error"' "$work/ours.json"; then
-      ours_refused=1
+      ours=refuses
     fi
-    tp_refused=0
-    ((tp_rc == 0)) || tp_refused=1
-    if ((tp_refused != ours_refused)); then
-      if [[ -n ${import_differs[$name]:-} ]]; then
-        echo "by design: $name: ${import_differs[$name]}"
-        differing=$((differing + 1))
-      else
-        echo "FAIL: $name: trace_processor exit $tp_rc, gputrace-check exit $ours_rc" \
-          "(import_error: $ours_refused): they disagree on whether the trace imports"
+    theirs=imports
+    if ((tp_rc == 124 || tp_rc > 128)); then
+      theirs=dies
+    elif ((tp_rc != 0)); then
+      theirs=refuses
+    fi
+    if [[ $theirs != "$ours" ]]; then
+      [[ $theirs == dies || ${listed[$name|import]+set} ]] ||
         tail -n 3 "$work/tp.err" | sed 's/^/  trace_processor: /'
-        bad=$((bad + 1))
+      differs "$name" import "$theirs" "$ours"
+      continue
+    fi
+    [[ $ours == imports ]] || continue # both refuse: nothing more to compare
+    # v47 skips zstd_compressed_packets, and so everything inside them: a
+    # listed "zstd" row says so, and nothing else of the trace is compared.
+    if [[ ${listed[$name|zstd]+set} ]]; then
+      zstd=$(sed -n 's/^ *"zstd_compressed_packets": \([0-9]*\).*/\1/p' "$work/ours.json")
+      tp_stages=$(grep -c '^"@stage"' "$work/tp.csv")
+      if ((${zstd:-0} > 0 && tp_stages == 0)); then
+        differs "$name" zstd skips expands
+      else
+        differs "$name" zstd "$tp_stages GPU stages" "${zstd:-0} zstd_compressed_packets"
       fi
       continue
     fi
-    if [[ -n ${import_differs[$name]:-} ]]; then
-      echo "FAIL: $name: listed as importing differently, but both tools agree now: update the list"
-      bad=$((bad + 1))
-      continue
-    fi
-    ((tp_refused)) && continue   # both refuse: nothing more to compare
 
     # Ours: the "stats" object, one "name value" line each, plus the totals.
     awk '/^  "stats": \{/ { s = 1; next } s && /^  \}/ { s = 0 }
@@ -160,38 +180,48 @@ for dir in "$@"; do
     # Ours: "event_id ts submission_id" after a "# FILE" line.
     awk '!/^#/ { print $2, $3 }' "$work/ours.stages" | sort -k1,1n -k2,2n >"$work/ours.stages.sorted"
     if ! cmp -s "$work/tp.stages" "$work/ours.stages.sorted"; then
-      echo "FAIL: $name: GPU render stages (trace-clock ts, submission_id) differ:" \
-        "trace_processor $(wc -l <"$work/tp.stages"), gputrace-check $(wc -l <"$work/ours.stages.sorted") rows"
-      diff "$work/tp.stages" "$work/ours.stages.sorted" | head -n 6 | sed 's/^/  /'
-      bad=$((bad + 1))
-      continue
+      differs "$name" stages "$(wc -l <"$work/tp.stages")" "$(wc -l <"$work/ours.stages.sorted")"
+      [[ ${occurred[$name|stages]+set} ]] ||
+        diff "$work/tp.stages" "$work/ours.stages.sorted" | head -n 6 | sed 's/^/  /'
+    else
+      stages=$((stages + $(wc -l <"$work/tp.stages")))
     fi
-    stages=$((stages + $(wc -l <"$work/tp.stages")))
-    out=$(awk -v trace="$name" '
+    # "STAT THEIRS OURS" for each stat that differs ("—": no such stat).
+    awk -v off=" ${!off[*]} " '
       FNR == NR { tp[$1] += $3; sev[$1] = $2; next }
       { ours[$1] = $2 }
-      function differ(stat, msg) { print "FAIL: " trace ": " stat ": " msg }
       END {
         for (s in tp) {
-          if (s ~ /_duration_ns$/) continue           # times the import itself
+          if (s ~ /_duration_ns$/ || index(off, " " s " ")) continue
           if (s in ours) {
-            if (tp[s] != ours[s]) differ(s, "trace_processor " tp[s] ", gputrace-check " ours[s])
+            if (tp[s] != ours[s]) print s, tp[s], ours[s]
           } else if ((sev[s] == "error" || sev[s] == "data_loss") && tp[s] != 0) {
-            differ(s, "trace_processor reports " tp[s] " (" sev[s] "), gputrace-check has no such stat")
+            print s, tp[s], "—"
           }
         }
         for (s in ours)
-          if (!(s in tp) && ours[s] != 0 && s ~ /^(traced_buf_|ftrace_cpu_)/)
-            differ(s, "gputrace-check " ours[s] ", trace_processor has no row")
-      }' "$work/tp.txt" "$work/ours.txt")
-    if [[ -n $out ]]; then
-      echo "$out"
-      bad=$((bad + 1))
-    fi
+          if (!(s in tp) && ours[s] != 0 && s ~ /^(traced_buf_|ftrace_cpu_)/ && !index(off, " " s " "))
+            print s, "—", ours[s]
+      }' "$work/tp.txt" "$work/ours.txt" | sort >"$work/differ"
+    while read -r stat a b; do
+      differs "$name" "${stat#\#}" "$a" "$b"
+    done <"$work/differ"
   done
 done
 
-echo "$traces traces: $((traces - skipped)) compared ($stages GPU render stages with equal" \
-  "trace-clock timestamps), $skipped not run, $differing differing by design, $bad failing"
+# A listed difference must have occurred, with its values.
+for key in "${!listed[@]}"; do
+  [[ ${occurred[$key]+set} ]] && continue
+  trace=${key%%|*}
+  if [[ ! ${present[$trace]+set} ]]; then
+    echo "FAIL: listed difference $key: no trace $trace in $*: update $doc"
+  else
+    echo "FAIL: listed difference $key (${listed[$key]/|/ against }) did not occur: update $doc"
+  fi
+  bad=$((bad + 1))
+done
+
+echo "$traces traces against trace_processor v$version: $stages GPU render stages with equal" \
+  "trace-clock timestamps, ${#occurred[@]} listed difference(s), $bad failing"
 ((traces > 0)) || { echo "FAIL: no trace found in $*"; exit 1; }
 ((bad == 0))

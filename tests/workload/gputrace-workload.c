@@ -24,7 +24,8 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: " WL_PROG " [--frames N] [--threads N] [--queues N] [--validate]\n"
             "       [--duration-ms N] [--work N] [--leak-exit]\n"
-            "       [--submissions-per-frame N] [--app-timestamps]\n"
+            "       [--submissions-per-frame N] [--app-timestamps] [--layer NAME]\n"
+            "       [--thread-cpu]\n"
             "\n"
             "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
             "work on one Vulkan device without a window, checks the results, and prints\n"
@@ -52,6 +53,13 @@ static void usage(FILE *out)
             "                lavapipe barriers, host query reset), never read back: the\n"
             "                control of the layer benchmark (layer/bench/bench_limit.sh);\n"
             "                the summary line then ends with timestamps=T\n"
+            "  --layer NAME  name the layer NAME in VkInstanceCreateInfo::ppEnabledLayerNames,\n"
+            "                as an application that wants it does (besides validation's\n"
+            "                with --validate); fails when the loader has no such layer\n"
+            "  --thread-cpu  end the summary line with thread_cpu_ns=C: the CPU time the\n"
+            "                recording and submitting threads spent over their frames\n"
+            "                (CLOCK_THREAD_CPUTIME_ID, summed), what the application's\n"
+            "                threads pay per region (scripts/gpu-bundle's run.sh)\n"
             "  --leak-exit   exit right after the summary line without destroying\n"
             "                anything (no vkDestroyDevice / vkDestroyInstance)\n"
             "  -h, --help    this text\n"
@@ -112,6 +120,8 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         { "work", required_argument, NULL, 'w' },
         { "submissions-per-frame", required_argument, NULL, 's' },
         { "app-timestamps", no_argument, NULL, 'a' },
+        { "layer", required_argument, NULL, 'L' },
+        { "thread-cpu", no_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -155,6 +165,12 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         case 'a':
             opt->app_stamps = true;
             break;
+        case 'L':
+            opt->layer = optarg;
+            break;
+        case 'c':
+            opt->thread_cpu = true;
+            break;
         case 'h':
             usage(stdout);
             *status = 0;
@@ -175,13 +191,22 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
 }
 
 static void print_summary(const wl_options *opt, uint64_t frames, uint64_t submissions,
-                          uint64_t regions, uint64_t stamps)
+                          uint64_t regions, uint64_t stamps, uint64_t cpu_ns)
 {
     printf(WL_PROG ": frames=%llu submissions=%llu regions=%llu", (unsigned long long)frames,
            (unsigned long long)submissions, (unsigned long long)regions);
     if (opt->app_stamps)
         printf(" timestamps=%llu", (unsigned long long)stamps);
+    if (opt->thread_cpu)
+        printf(" thread_cpu_ns=%llu", (unsigned long long)cpu_ns);
     putchar('\n');
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void *thread_main(void *arg)
@@ -190,11 +215,13 @@ static void *thread_main(void *arg)
     t->ok = wl_thread_init(t);
     if (t->ok)
         wl_name_thread(t);
+    const uint64_t cpu0 = thread_cpu_ns();
     for (uint32_t f = 0; t->ok && f < t->frames_to_run; f++) {
         if (f > 0 && deadline_ns && monotonic_ns() >= deadline_ns)
             break;
         t->ok = wl_thread_run_frame(t, f);
     }
+    t->cpu_ns = thread_cpu_ns() - cpu0;
     return NULL;
 }
 
@@ -229,7 +256,7 @@ int main(int argc, char **argv)
         started++;
     }
 
-    uint64_t frames = 0, submissions = 0, regions = 0, stamps = 0;
+    uint64_t frames = 0, submissions = 0, regions = 0, stamps = 0, cpu_ns = 0;
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(threads[i].thread, NULL);
         ok = ok && threads[i].ok;
@@ -237,12 +264,13 @@ int main(int argc, char **argv)
         submissions += threads[i].submissions;
         regions += threads[i].regions;
         stamps += threads[i].stamps.written;
+        cpu_ns += threads[i].cpu_ns;
     }
 
     if (leak_exit && ok) {
         /* What a crashing or careless application does: the layers' and the
        * driver's exit-time code is all that runs. */
-        print_summary(&opt, frames, submissions, regions, stamps);
+        print_summary(&opt, frames, submissions, regions, stamps, cpu_ns);
         fflush(stdout);
         exit(0);
     }
@@ -266,6 +294,6 @@ int main(int argc, char **argv)
     }
     if (!ok)
         return 1;
-    print_summary(&opt, frames, submissions, regions, stamps);
+    print_summary(&opt, frames, submissions, regions, stamps, cpu_ns);
     return 0;
 }

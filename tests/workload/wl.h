@@ -37,7 +37,9 @@ struct wl_options {
     uint32_t work; /* --work: scales the GPU work of every dispatch and draw */
     uint32_t tiny; /* --submissions-per-frame */
     bool validate;
-    bool app_stamps; /* --app-timestamps */
+    bool app_stamps;   /* --app-timestamps */
+    const char *layer; /* --layer: named in ppEnabledLayerNames; NULL: none */
+    bool thread_cpu;   /* --thread-cpu */
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */
@@ -148,6 +150,7 @@ struct wl_thread {
 
     /* Results. */
     uint64_t frames, submissions, regions;
+    uint64_t cpu_ns; /* the thread's CPU time over its frames */
     bool ok;
 };
 

@@ -169,7 +169,12 @@ static bool create_instance(wl_context *ctx, const wl_options *opt)
         .enabledValidationFeatureCount = 1,
         .pEnabledValidationFeatures = enables,
     };
-    const char *layers[] = { VALIDATION_LAYER };
+    const char *layers[2];
+    uint32_t n_layers = 0;
+    if (opt->validate)
+        layers[n_layers++] = VALIDATION_LAYER;
+    if (opt->layer)
+        layers[n_layers++] = opt->layer;
     const VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
         .pApplicationName = WL_PROG,
@@ -179,14 +184,13 @@ static bool create_instance(wl_context *ctx, const wl_options *opt)
     VkInstanceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
         .pApplicationInfo = &app,
+        .enabledLayerCount = n_layers,
+        .ppEnabledLayerNames = n_layers ? layers : NULL,
         .enabledExtensionCount = n_exts,
         .ppEnabledExtensionNames = exts,
     };
-    if (opt->validate) {
+    if (opt->validate)
         info.pNext = sync_validation ? (const void *)&features : (const void *)&messenger_info;
-        info.enabledLayerCount = 1;
-        info.ppEnabledLayerNames = layers;
-    }
     if (!WL_VK(vkCreateInstance, (&info, NULL, &ctx->instance)))
         return false;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gputrace-ci's parts: ci_main.c (options, environment, main),
  * ci_process.c (finding the tools and the layer, processes, backends),
+ * ci_probe.c (--probe: gputrace-probe before the program),
  * ci_verdict.c (the run, the in-process check, the verdict, JUnit). */
 #ifndef CI_H
 #define CI_H
@@ -31,9 +32,9 @@
 
 /* The command line (ci_main.c fills it). */
 typedef struct ci_options {
-    gboolean service, traced, lavapipe, quiet, allow_unknown, allow_no_events, version;
-    gchar *layer_path, *keep_trace, *junit, *check_exe, *service_exe, *perfetto;
-    gchar **service_args, **command;
+    gboolean service, traced, lavapipe, quiet, allow_unknown, allow_no_events, version, probe;
+    gchar *layer_path, *keep_trace, *junit, *check_exe, *service_exe, *perfetto, *probe_exe;
+    gchar **service_args, **probe_args, **command;
     gint timeout_s;
     GPtrArray *check_args; /* gputrace-check options, passed through */
 } ci_options;
@@ -68,6 +69,22 @@ gchar *ci_describe_status(int status);
 gboolean ci_start_service(ci_run *r, GError **error);
 gboolean ci_start_traced(ci_run *r, GError **error);
 void ci_stop_backend(ci_run *r);
+
+/* ---- ci_probe.c ---- */
+
+/* What --probe found: gputrace-probe's exit status (0 pass, 1 a check
+ * failed), its summary line, and its JUnit test suites. */
+typedef struct ci_probe_result {
+    int status; /* -1: not run */
+    gchar *summary;
+    gchar *junit_suites; /* <testsuite> elements, or NULL */
+    unsigned junit_tests, junit_failures;
+} ci_probe_result;
+
+/* Runs gputrace-probe (its report on stdout unless -q); TOOL_EXIT_USAGE
+ * when it could not run or could not judge (exit 2, killed, timed out). */
+int ci_run_probe(ci_run *r, ci_probe_result *p);
+void ci_probe_result_clear(ci_probe_result *p);
 
 /* ---- ci_verdict.c ---- */
 

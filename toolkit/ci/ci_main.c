@@ -79,6 +79,12 @@ static const GOptionEntry run_entries[] = {
       "PATH" },
     { "gputrace-service", 0, 0, G_OPTION_ARG_FILENAME, &ci_opt.service_exe,
       "gputrace-service to use (default: build tree, installed, PATH)", "PATH" },
+    { "probe", 0, 0, G_OPTION_ARG_NONE, &ci_opt.probe,
+      "Run gputrace-probe on the driver first: the run fails unless its timestamps pass", NULL },
+    { "probe-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ci_opt.probe_args,
+      "Extra option for gputrace-probe (repeatable, e.g. --probe-option=--duration=2)", "OPT" },
+    { "gputrace-probe", 0, 0, G_OPTION_ARG_FILENAME, &ci_opt.probe_exe,
+      "gputrace-probe to use (default: build tree, installed, PATH)", "PATH" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &ci_opt.quiet,
       "Print only the verdict (not gputrace-check's summary)", NULL },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &ci_opt.version, "Print the version and exit", NULL },
@@ -113,14 +119,16 @@ static const char description[] =
     "\n"
     "The run fails when the program exits non-zero, is killed or times out, when\n"
     "no trace was collected or it holds no GPU render stage, when gputrace-check\n"
-    "fails, or when GPU timestamps were converted with a clock whose error bound\n"
-    "is unknown (fewer than two usable snapshots; --allow-unknown-clock-error).\n"
+    "fails, when GPU timestamps were converted with a clock whose error bound\n"
+    "is unknown (fewer than two usable snapshots; --allow-unknown-clock-error),\n"
+    "or, with --probe, when gputrace-probe finds the driver's timestamps wrong.\n"
     "\n"
     "Exit status:\n"
     "  0  pass\n"
     "  1  the program or the trace failed\n"
-    "  2  usage error, the program or the backend could not be started, the run\n"
-    "     was interrupted (SIGINT, SIGTERM, SIGHUP), the trace is unreadable, or\n"
+    "  2  usage error, the program, the backend or gputrace-probe could not be\n"
+    "     started (or the probe could not judge the driver), the run was\n"
+    "     interrupted (SIGINT, SIGTERM, SIGHUP), the trace is unreadable, or\n"
     "     --keep-trace, --junit or --plot could not be written\n"
     "\n"
     "See docs/ci.md.";
@@ -191,6 +199,8 @@ int main(int argc, char **argv)
         return usage_error(ctx, "--timeout must not be negative");
     if (ci_opt.service_args && !ci_opt.service)
         return usage_error(ctx, "--service-option needs --service");
+    if (ci_opt.probe_args && !ci_opt.probe)
+        return usage_error(ctx, "--probe-option needs --probe");
 
     struct sigaction sa = { .sa_handler = on_signal };
     sigemptyset(&sa.sa_mask);

@@ -43,13 +43,29 @@ static gboolean running_from_build_tree(void)
     return realpath(dir, a) && realpath(GTCI_BUILD_DIR, b) && strcmp(a, b) == 0;
 }
 
+/* Where this binary's install tree is rooted: "" when it runs from
+ * GTCI_BINDIR, the staging directory when it runs from DESTDIR/GTCI_BINDIR
+ * (`meson install --destdir`, or the tree copied under another root), NULL
+ * otherwise. The installed layer and tools are looked up under that root. */
+static gchar *installed_root(void)
+{
+    g_autofree gchar *dir = self_dir();
+    if (!dir)
+        return NULL;
+    size_t n = strlen(dir), b = strlen(GTCI_BINDIR);
+    if (n < b || strcmp(dir + n - b, GTCI_BINDIR) != 0)
+        return NULL;
+    return g_strndup(dir, n - b);
+}
+
 gchar *ci_find_tool(const gchar *opt, const gchar *build_path, const gchar *name)
 {
     if (opt)
         return g_strdup(opt);
     if (running_from_build_tree() && g_file_test(build_path, G_FILE_TEST_IS_EXECUTABLE))
         return g_strdup(build_path);
-    g_autofree gchar *installed = g_build_filename(GTCI_BINDIR, name, NULL);
+    g_autofree gchar *root = installed_root();
+    g_autofree gchar *installed = g_build_filename(root ? root : "", GTCI_BINDIR, name, NULL);
     if (g_file_test(installed, G_FILE_TEST_IS_EXECUTABLE))
         return g_steal_pointer(&installed);
     return g_find_program_in_path(name);
@@ -62,9 +78,11 @@ gchar *ci_find_layer_dir(void)
     g_autofree gchar *b = g_build_filename(GTCI_BUILD_LAYER_DIR, LAYER_MANIFEST, NULL);
     if (running_from_build_tree() && g_file_test(b, G_FILE_TEST_EXISTS))
         return g_strdup(GTCI_BUILD_LAYER_DIR);
-    g_autofree gchar *i = g_build_filename(GTCI_INSTALLED_LAYER_DIR, LAYER_MANIFEST, NULL);
+    g_autofree gchar *root = installed_root();
+    g_autofree gchar *dir = g_build_filename(root ? root : "", GTCI_INSTALLED_LAYER_DIR, NULL);
+    g_autofree gchar *i = g_build_filename(dir, LAYER_MANIFEST, NULL);
     if (g_file_test(i, G_FILE_TEST_EXISTS))
-        return g_strdup(GTCI_INSTALLED_LAYER_DIR);
+        return g_steal_pointer(&dir);
     return NULL;
 }
 

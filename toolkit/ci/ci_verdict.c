@@ -28,6 +28,7 @@ typedef struct ci_case {
 } ci_case;
 
 enum {
+    C_PROBE, /* only with --probe */
     C_PROGRAM,
     C_TRACE,
     C_EVENTS,
@@ -44,6 +45,7 @@ typedef struct ci_verdict {
     int check_rc; /* gputrace-check's exit status; -1: not run (no trace) */
     tk_file_result check;
     GPtrArray *errors; /* messages check.open_error points to */
+    ci_probe_result probe;
 } ci_verdict;
 
 static void xml_escaped(GString *s, const char *text)
@@ -52,14 +54,16 @@ static void xml_escaped(GString *s, const char *text)
     g_string_append(s, e);
 }
 
-/* The JUnit file: gputrace-ci's cases as one test suite, then, when the
- * check ran, gputrace-check's own suites with the trace named `shown` (the
- * temporary file is removed after the run). */
+/* The JUnit file: gputrace-ci's cases (those with a name) as one test
+ * suite, then gputrace-probe's suites (--probe), then, when the check ran,
+ * gputrace-check's own suites with the trace named `shown` (the temporary
+ * file is removed after the run). */
 static gboolean write_junit(const gchar *path, const gchar *suite, const ci_case *cases, size_t n,
-                            tk_file_result *check, const tk_check_options *o, const gchar *shown,
-                            double seconds, GError **error)
+                            const ci_probe_result *probe, tk_file_result *check,
+                            const tk_check_options *o, const gchar *shown, double seconds,
+                            GError **error)
 {
-    size_t inner_tests = 0, inner_failures = 0;
+    size_t inner_tests = probe->junit_tests, inner_failures = probe->junit_failures;
     char *inner = NULL;
     size_t inner_len = 0;
     if (check) {
@@ -73,18 +77,22 @@ static gboolean write_junit(const gchar *path, const gchar *suite, const ci_case
         }
         check->path = path_seen;
     }
-    unsigned failures = 0;
-    for (size_t i = 0; i < n; i++)
+    unsigned failures = 0, named = 0;
+    for (size_t i = 0; i < n; i++) {
         failures += cases[i].failure != NULL;
+        named += cases[i].name != NULL;
+    }
 
     GString *s = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     g_string_append_printf(s, "<testsuites name=\"" PROG "\" tests=\"%zu\" failures=\"%zu\">\n",
-                           n + inner_tests, failures + inner_failures);
+                           named + inner_tests, failures + inner_failures);
     g_string_append(s, "  <testsuite name=\"");
     xml_escaped(s, suite);
-    g_string_append_printf(s, "\" tests=\"%u\" failures=\"%u\" time=\"%.3f\">\n", (unsigned)n,
-                           failures, seconds);
+    g_string_append_printf(s, "\" tests=\"%u\" failures=\"%u\" time=\"%.3f\">\n", named, failures,
+                           seconds);
     for (size_t i = 0; i < n; i++) {
+        if (!cases[i].name)
+            continue;
         g_string_append_printf(s, "    <testcase classname=\"" PROG "\" name=\"%s\">",
                                cases[i].name);
         if (cases[i].failure) {
@@ -95,6 +103,10 @@ static gboolean write_junit(const gchar *path, const gchar *suite, const ci_case
         g_string_append(s, "</testcase>\n");
     }
     g_string_append(s, "  </testsuite>\n");
+    if (probe->junit_suites) {
+        g_string_append(s, probe->junit_suites);
+        g_string_append_c(s, '\n');
+    }
     if (inner)
         g_string_append(s, inner);
     g_string_append(s, "</testsuites>\n");
@@ -286,6 +298,9 @@ static int print_verdict(const ci_verdict *v, const clock_facts *facts)
     const gboolean timed_out = v->timed_out;
     GString *summary = g_string_new(NULL);
     g_string_append_printf(summary, "%s %s", ci_opt.command[0], timed_out ? "timed out" : why);
+    if (v->probe.status >= 0)
+        g_string_append_printf(summary, "; driver probe %s",
+                               v->probe.status == 0 ? "pass" : "FAIL");
     if (check_rc >= 0) {
         g_string_append_printf(summary, "; %" PRIu64 " GPU render stages, %" PRIu64 " submits",
                                facts->gpu_events, facts->submits);
@@ -305,7 +320,7 @@ static int print_verdict(const ci_verdict *v, const clock_facts *facts)
     fflush(stdout);
     g_string_free(summary, TRUE);
     for (size_t i = 0; i < C_COUNT; i++) {
-        if (cases[i].failure)
+        if (cases[i].name && cases[i].failure)
             g_printerr(PROG ": %s: %s\n", cases[i].name, cases[i].failure);
     }
 
@@ -328,7 +343,7 @@ static int write_outputs(ci_run *r, ci_verdict *v, const tool_check_config *cfg,
         g_autoptr(GError) e = NULL;
         g_autofree gchar *cmdline = g_strjoinv(" ", ci_opt.command);
         g_autofree gchar *suite = g_strdup_printf(PROG ": %s", cmdline);
-        if (!write_junit(ci_opt.junit, suite, v->cases, C_COUNT,
+        if (!write_junit(ci_opt.junit, suite, v->cases, C_COUNT, &v->probe,
                          v->check_rc >= 0 ? &v->check : NULL, &cfg->o,
                          ci_opt.keep_trace ? ci_opt.keep_trace : "trace.pftrace",
                          (double)g_get_monotonic_time() / 1e6 - started, &e)) {
@@ -341,18 +356,28 @@ static int write_outputs(ci_run *r, ci_verdict *v, const tool_check_config *cfg,
 
 int ci_execute(ci_run *r, const tool_check_config *cfg, double started)
 {
-    int rc = start_backend(r);
-    if (rc != TOOL_EXIT_PASS)
-        return rc;
-    ci_verdict v = { .cases = { { "program", NULL },
+    ci_verdict v = { .cases = { { ci_opt.probe ? "probe" : NULL, NULL },
+                                { "program", NULL },
                                 { "trace", NULL },
                                 { "gpu-events", NULL },
                                 { "gputrace-check", NULL },
                                 { "clock-error-known", NULL } },
-                     .check_rc = -1 };
-    rc = run_program(r, &v);
-    if (rc != TOOL_EXIT_PASS)
+                     .check_rc = -1,
+                     .probe = { .status = -1 } };
+    /* The driver first: a trace is trusted only from a driver that passed.
+     * The program runs either way, so both verdicts reach the report. */
+    int rc = ci_opt.probe ? ci_run_probe(r, &v.probe) : TOOL_EXIT_PASS;
+    if (rc == TOOL_EXIT_PASS && v.probe.status == TOOL_EXIT_FAIL)
+        v.cases[C_PROBE].failure = g_strdup(v.probe.summary);
+    if (rc == TOOL_EXIT_PASS)
+        rc = start_backend(r);
+    if (rc == TOOL_EXIT_PASS)
+        rc = run_program(r, &v);
+    if (rc != TOOL_EXIT_PASS) {
+        g_free(v.cases[C_PROBE].failure);
+        ci_probe_result_clear(&v.probe);
         return rc;
+    }
     ci_stop_backend(r);
 
     g_autofree gchar *why = ci_describe_status(v.status);
@@ -377,6 +402,7 @@ int ci_execute(ci_run *r, const tool_check_config *cfg, double started)
     for (size_t i = 0; i < C_COUNT; i++)
         g_free(v.cases[i].failure);
     g_free(facts.unknown);
+    ci_probe_result_clear(&v.probe);
     tk_result_free(v.check.result);
     g_ptr_array_unref(v.errors);
     return exit_code;
