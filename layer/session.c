@@ -407,12 +407,29 @@ static void begin_session(void)
     }
 }
 
+/* At process exit, with the slots still on. A collector that the load
+ * kept behind (or that had not run at all since vkCreateDevice) used to
+ * meet slots already off: it dropped its writer at its next look, or never
+ * took one, and the events of work the application had waited for were
+ * neither written nor counted as lost (timeline-exit-without-destroy:
+ * 88 or 34 of 92 events with two busy loops beside it). */
+static void drain_clients_at_exit(void)
+{
+    pthread_mutex_lock(&session.clients_lock);
+    for (tl_session_client *c = session.clients; c; c = c->next)
+        if (c->drain_at_exit)
+            c->drain_at_exit(c);
+    pthread_mutex_unlock(&session.clients_lock);
+}
+
 /* Called with session.lock held. */
 static void end_session(bool exiting)
 {
     tl_backend *be = session.backend;
     if (!be)
         return;
+    if (exiting)
+        drain_clients_at_exit();
     pthread_mutex_lock(&session.slots_lock);
     uint32_t ended = tl_session_active_slots();
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++) {

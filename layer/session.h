@@ -119,6 +119,10 @@ struct tl_session_client {
     * slots already off, from whatever thread stops them. `exiting`: the
     * process is exiting (no Vulkan calls, bounded waits). */
     void (*stop)(tl_session_client *client, bool exiting);
+    /* The process is exiting and the session still runs: write what has
+    * completed into the session's writers (bounded waits), before the
+    * slots go off and stop() releases the writers. */
+    void (*drain_at_exit)(tl_session_client *client);
     /* Interned data must be emitted again on the sequences of `slot`. */
     void (*clear_incremental_state)(tl_session_client *client, unsigned slot);
     /* Optional: `slot` started (after its writers can be made), from

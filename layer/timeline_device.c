@@ -209,6 +209,19 @@ static void client_stop(tl_session_client *client, bool exiting)
     hwait_release_stale(td->waits);
 }
 
+static void client_drain_at_exit(tl_session_client *client)
+{
+    tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
+    if (!atomic_load(&td->started) || !td->collector)
+        return;
+    /* A release with no slot stopped is one turn of the collector's
+     * session service, which takes a writer for every running slot before
+     * it answers: a collector that has not run since it was created holds
+     * none, and its exit drain takes none. Then the drain itself. */
+    col_release_writer(td->collector, false);
+    col_release_writer(td->collector, true);
+}
+
 static void client_clear(tl_session_client *client, unsigned slot)
 {
     tl_device *td = (tl_device *)((char *)client - offsetof(tl_device, client));
@@ -426,6 +439,7 @@ VkResult tl_device_create(gt_device *dev)
                                   gt_config_get()->frames_last, dev->frame_boundary != GT_FB_OFF);
     tl_queries_init(&td->queries);
     td->client.stop = client_stop;
+    td->client.drain_at_exit = client_drain_at_exit;
     td->client.clear_incremental_state = client_clear;
     td->client.started = client_started;
     dev->timeline = td;

@@ -70,6 +70,7 @@ void tk_clock_limits_default(tk_clock_limits *l)
     l->max_edges = 65536;
     l->max_history_bytes = 16u << 20;
     l->min_drift_interval_ns = 1000000;
+    l->drift_limit_ppm = -1;
 }
 
 const tk_clock_graph_counters *tk_clock_graph_counters_get(const tk_clock_graph *g)

@@ -100,6 +100,9 @@ typedef struct tk_clock_limits {
     /* Snapshots closer than this are not used to measure drift: the few tens
      * of ns between the readings of one snapshot would dominate. */
     int64_t min_drift_interval_ns;
+    /* The drift limit (ppm; negative: none) that
+     * tk_clock_info.max_drift_excess_ns is measured against. */
+    double drift_limit_ppm;
 } tk_clock_limits;
 
 void tk_clock_limits_default(tk_clock_limits *l);
@@ -212,7 +215,13 @@ typedef struct tk_clock_info {
     double drift_ppm;        /* overall: offset change / clock span, first to last */
     double max_drift_ppm;    /* largest |drift| of one interval, sign kept */
     int64_t max_residual_ns; /* largest |offset change| of one interval, sign kept */
-    int64_t max_gap_ns;      /* longest trace-time span between two snapshots */
+    /* Largest amount by which one interval's |offset change| exceeds what
+     * drift_limit_ppm allows over it (<= 0: none did; 0 without a limit).
+     * Readings each off by up to D ns (their deviation) change the offset
+     * by up to 2 D without any drift: the drift limit is broken only when
+     * this exceeds 2 D. */
+    int64_t max_drift_excess_ns;
+    int64_t max_gap_ns; /* longest trace-time span between two snapshots */
     int64_t first_ref_ns, last_ref_ns;
     bool has_ref;
 } tk_clock_info;

@@ -139,6 +139,7 @@ typedef struct domain {
     uint64_t intervals;
     double max_drift_ppm;
     int64_t max_resid_ns;
+    int64_t max_drift_excess_ns; /* tk_clock_info.max_drift_excess_ns */
     int64_t max_gap_ns;
     bool has_first_drift, has_last_drift;
     double first_drift_ppm, last_drift_ppm;

@@ -27,6 +27,15 @@ static void add_observation(tk_clock_graph *g, domain *d, uint32_t series_idx,
                 d->max_drift_ppm = ppm;
             if (d->intervals == 0 || tk_abs_u64(resid) > tk_abs_u64(d->max_resid_ns))
                 d->max_resid_ns = resid;
+            if (g->lim.drift_limit_ppm >= 0) {
+                double excess =
+                    (double)tk_abs_u64(resid) - g->lim.drift_limit_ppm * 1e-6 * (double)dc;
+                int64_t ex = excess >= 9.2e18    ? INT64_MAX
+                             : excess <= -9.2e18 ? INT64_MIN
+                                                 : (int64_t)ceil(excess);
+                if (d->intervals == 0 || ex > d->max_drift_excess_ns)
+                    d->max_drift_excess_ns = ex;
+            }
             if (!d->has_first_drift) {
                 d->has_first_drift = true;
                 d->first_drift_ppm = ppm;
@@ -225,6 +234,7 @@ void tk_clock_graph_clock_info(const tk_clock_graph *g, size_t i, tk_clock_info 
     info->intervals = d->intervals;
     info->max_drift_ppm = d->max_drift_ppm;
     info->max_residual_ns = d->max_resid_ns;
+    info->max_drift_excess_ns = d->max_drift_excess_ns;
     info->max_gap_ns = d->max_gap_ns;
     if (d->obs.len) {
         info->has_ref = true;

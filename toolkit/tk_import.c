@@ -46,7 +46,9 @@ static tk_machine *get_machine(tk_checker *c, uint32_t id)
     tk_machine *m = &c->m[c->n_m];
     memset(m, 0, sizeof *m);
     m->id = id;
-    m->g = tk_clock_graph_new(&c->o.clock_limits);
+    tk_clock_limits lim = c->o.clock_limits;
+    lim.drift_limit_ppm = c->o.max_drift_ppm;
+    m->g = tk_clock_graph_new(&lim);
     if (!m->g)
         return NULL;
     bool inserted;

@@ -84,7 +84,9 @@ static const GOptionEntry entries[] = {
     { "clock-names", 0, 0, G_OPTION_ARG_FILENAME, &opt_clock_names_file,
       "Read clock names from FILE, one [ID=]NAME per line, # comments", "FILE" },
     { "clock-deviation", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_deviations,
-      "Add a recorded deviation to a clock's error bound (repeatable)", "ID=NS" },
+      "A clock's recorded deviation: added to its error bound, allowed by its drift check "
+      "(repeatable)",
+      "ID=NS" },
     { "max-packet-size", 0, 0, G_OPTION_ARG_INT64, &opt_max_packet,
       "Reject packets larger than this (default 33554432)", "BYTES" },
     { "max-inflated-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_max_inflated,

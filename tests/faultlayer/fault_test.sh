@@ -187,7 +187,16 @@ if [ "$case_name" = deviation-overstated ]; then
     # the readings' real scatter: the layer must meet it (by the oracle;
     # gputrace-check, told the 3 us the driver claims, rightly cannot
     # promise as much and may flag the trace).
-    [ $((conv_error - oracle_shift)) -le $budget ] ||
-        fail "7 ppm of drift, readings reported 10x noisier than they are: $conv_error ns of error beyond the $budget ns budget"
+    # A stage's start is converted with its submission's one snapshot,
+    # placed at the submission's middle so that stages keep their nesting
+    # (docs/layer.md, "Snapshot placement"): however well the drift is known,
+    # a start half a submission away is off by the drift over that distance.
+    # Under load lavapipe's command buffers (one per submission here) last up
+    # to 300 ms: 7 ppm x 146 ms = 1025 ns on top of the budget (a run at load
+    # 8: 1180 ns, the longest command buffer 293 ms).
+    longest=$(tf longest_event_ns)
+    allowed=$((budget + 7 * longest / 2000000))
+    [ $((conv_error - oracle_shift)) -le $allowed ] ||
+        fail "7 ppm of drift, readings reported 10x noisier than they are: $conv_error ns of error beyond the $budget ns budget plus 7 ppm over half the longest stage ($allowed ns)"
 fi
 echo "ok: $case_name"

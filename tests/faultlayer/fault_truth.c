@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     }
 
     int64_t max_abs = 0, min_err = INT64_MAX, max_err = INT64_MIN, max_start = 0;
-    uint64_t worst_duration = 0;
+    uint64_t worst_duration = 0, longest = 0;
     double sum_abs = 0;
     for (size_t i = 0; i < s.n; i++) {
         const event *e = &s.events[i];
@@ -204,6 +204,8 @@ int main(int argc, char **argv)
                                   e->converted + (int64_t)e->duration - t_end };
         if (abs64(errs[0]) > max_start)
             max_start = abs64(errs[0]);
+        if (e->duration > longest)
+            longest = e->duration;
         for (int k = 0; k < 2; k++) {
             if (abs64(errs[k]) > max_abs) {
                 max_abs = abs64(errs[k]);
@@ -222,10 +224,10 @@ int main(int argc, char **argv)
            " min_error_ns=%" PRId64 " max_signed_error_ns=%" PRId64
            " mean_abs_error_ns=%.1f query_values=%" PRIu64 " calibrations=%" PRIu64
            " calibration_failures=%" PRIu64 " max_start_error_ns=%" PRId64
-           " worst_event_duration_ns=%" PRIu64 "\n",
+           " worst_event_duration_ns=%" PRIu64 " longest_event_ns=%" PRIu64 "\n",
            s.gpu_events, s.n, s.failed, max_abs, min_err, max_err,
            s.n ? sum_abs / (2.0 * (double)s.n) : 0.0, counters.query_values, counters.calibrations,
-           counters.calibration_failures, max_start, worst_duration);
+           counters.calibration_failures, max_start, worst_duration, longest);
     free(s.events);
     tk_inflater_free(s.inflater);
     tk_clock_graph_free(s.graph);

@@ -32,6 +32,9 @@
 #   scripts/run-demo / scripts/run-tests   install Debian packages as root,
 #                    then build and test the whole tree (run-tests runs the
 #                    suite this test is part of)
+#   scripts/run-flaky                      builds the tree and runs whole
+#                    suites, this test's included, again and again beside
+#                    busy loops
 #   meson test -C build --list ...         commands for a build tree, not an
 #                    installed one: one runs the whole fuzz suite, and any
 #                    `meson test` inside this one would rebuild the tree
@@ -110,7 +113,7 @@ fi
 # block_kind FIRST_LINE: excluded, local, perfetto or unknown.
 block_kind() {
     case $1 in
-    'scripts/run-demo'* | 'meson test -C build --list'*) echo excluded ;;
+    'scripts/run-demo'* | 'scripts/run-flaky'* | 'meson test -C build --list'*) echo excluded ;;
     'cat > gputrace.cfg <<'* | 'cat > coarse.cfg <<'* | 'cat > memory.cfg <<'*) echo perfetto ;;
     'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=app.pftrace ./my-vulkan-app' | \
         '# from a build tree, without installing' | 'GPUTRACE_QUERY_READBACK=bulk '* | \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the IPC layer: byte-exact frames, the deframer's limits,
  * BindServiceReply method tables, the producer socket rule, fd passing over
- * a socketpair, and the decoding of service commands and CommitData. */
+ * a socketpair, reading on after the peer stopped receiving, and the decoding of service commands and CommitData. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -317,6 +317,53 @@ static void test_tx_stall_clock(void **state)
     close(sv[1]);
 }
 
+/* A peer that sends its last frames and closes: with read_after_send_error
+ * our answer that finds it gone drops only our sending side, and the
+ * frames it sent before closing are still read (gputrace-service: a
+ * producer's last commits). Without it the send breaks the connection. */
+static void test_read_after_send_error(void **state)
+{
+    (void)state;
+    static const uint8_t frame[] = { 0x02, 0, 0, 0, 0x10, 0x05 };
+    for (int mode = 0; mode < 2; mode++) {
+        int sv[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        ipc_conn a;
+        assert_true(ipc_conn_init(&a, sv[0]));
+        a.read_after_send_error = mode == 1;
+        /* Something of ours the peer never reads (its close then resets),
+         * and its last frame, then the close. */
+        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        assert_int_equal(write(sv[1], frame, sizeof frame), (ssize_t)sizeof frame);
+        close(sv[1]);
+        bool sent = ipc_conn_send(&a, frame, sizeof frame, -1);
+        if (mode == 0) {
+            assert_false(sent);
+            assert_true(a.broken);
+            ipc_conn_close(&a);
+            continue;
+        }
+        assert_true(sent);
+        assert_true(a.tx_closed);
+        assert_false(a.broken);
+        assert_false(ipc_conn_wants_write(&a));
+        assert_int_equal(a.bytes_dropped, sizeof frame);
+        /* Later frames are dropped and counted, not queued. */
+        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        assert_int_equal(a.bytes_dropped, 2 * sizeof frame);
+        assert_int_equal(a.tx_len, 0);
+        /* The peer's frame is read, then its end of file breaks. */
+        assert_int_equal(ipc_conn_read(&a), (ssize_t)sizeof frame);
+        pb_bytes p;
+        assert_true(ipc_conn_next_frame(&a, &p));
+        assert_int_equal(p.size, 2);
+        assert_int_equal(ipc_conn_read(&a), -1);
+        assert_true(a.broken);
+        assert_false(ipc_conn_send(&a, frame, sizeof frame, -1));
+        ipc_conn_close(&a);
+    }
+}
+
 /* GetAsyncCommandResponse{flush{ids 1 (unpacked), ids 2,3 (packed),
  * request_id 77}} */
 static void count_id(void *ctx, uint64_t id)
@@ -461,7 +508,7 @@ int main(void)
         cmocka_unit_test(test_deframer),           cmocka_unit_test(test_bind_reply_table),
         cmocka_unit_test(test_socket_rule),        cmocka_unit_test(test_fd_passing),
         cmocka_unit_test(test_tx_stall_clock),     cmocka_unit_test(test_commands),
-        cmocka_unit_test(test_commit_parse),
+        cmocka_unit_test(test_commit_parse),       cmocka_unit_test(test_read_after_send_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

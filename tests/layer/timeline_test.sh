@@ -239,11 +239,17 @@ bracket)
     # The error stays within the recorded bound: half the widest bracket
     # taken (+1 us for the host clocks' own offsets). On a loaded machine a
     # bracket can be a few hundred us wide, so a GPU stage may appear to
-    # start up to that much before its vkQueueSubmit: gputrace-check is
-    # told so (it cannot know a bound from a single snapshot).
+    # start up to that much before its vkQueueSubmit, and two snapshots a
+    # few ms apart may differ by up to twice the bound without any drift
+    # (-8000 ppm with two busy loops): gputrace-check is told the bound as
+    # each clock's deviation and as the submit tolerance (it cannot know a
+    # bound from a single snapshot).
     bound=$(sed -n 's/.*bracket calibration: +-\([0-9]*\) ns.*/\1/p' "$log" | sort -n | tail -n 1)
     [ -n "$bound" ] || fail "no bracket calibration logged"
     gcheck_extra="--submit-tolerance-ns $((bound + 1000))"
+    for id in $(sed -n 's/.*clock gputrace\/vk\/[^ ]* id \(0x[0-9a-f]*\).*/\1/p' "$log"); do
+        gcheck_extra="$gcheck_extra --clock-deviation $id=$bound"
+    done
     check_trace --expect-events "$(summary_regions)" --device-is-monotonic \
         --snapshot-tolerance-ns 1000000000 --tolerance-ns 1000000000
     err=$(field max_conversion_error_ns "$tmp/check")

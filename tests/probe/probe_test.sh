@@ -39,7 +39,13 @@ calibration-offset)
     faults="GPUTRACE_FAULT_CALIB_OFFSET_NS=11850000000" must=written-vs-calibrated ;;
 period-ppm)
     # The full 1 s span: the written stamps' rate is measured over it too.
-    faults="GPUTRACE_FAULT_PERIOD_PPM=1000" must=period duration=1 ;;
+    # The wrong period also moves each stamp's mapping by 1000 ppm of its
+    # distance to the calibration, 900 more than written-vs-calibrated
+    # allows: outside its bracket when the thread waited long between the
+    # two (a stamp 29 us out, brackets up to 94 ms, in the debug suite on
+    # the loaded 2-core machine, 2026-11-28). No bound from the brackets:
+    # the calibration after a bracket can itself come late.
+    faults="GPUTRACE_FAULT_PERIOD_PPM=1000" must=period duration=1 may=written-vs-calibrated ;;
 deviation-understated)
     # 20 us of noise in the DEVICE reading, maxDeviation reported as 1 ns: the
     # mapping and the rate can go wrong by that much too.

@@ -422,6 +422,43 @@ static void test_frames_beyond_exact(void **state)
     tk_frames_free(f);
 }
 
+/* fail-clock_drift_exceeded drifts 1000 ppm between snapshots 100 ms
+ * apart: each interval's offset changes by 100 us, 49 950 ns more than
+ * the 500 ppm limit allows. Readings each off by up to D ns (the clock's
+ * deviation) explain up to 2 D of that: the limit is broken for
+ * D < 24 975 ns, not beyond (bracket readings on a loaded machine are
+ * hundreds of us wide). */
+static void test_drift_against_deviation(void **state)
+{
+    (void)state;
+    tk_case_out out = { 0 };
+    find("fail-clock_drift_exceeded")->make(&out);
+    const uint32_t gpu = tk_clock_global_id_for_name("com.gputrace.test.gpu");
+    const struct {
+        int64_t deviation_ns;
+        bool exceeded;
+    } rows[] = {
+        { 0, true }, { 24000, true }, { 24900, true }, { 25000, false }, { 400000, false }
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        tk_check_options o;
+        tk_check_options_default(&o);
+        const tk_clock_deviation dev = { gpu, rows[k].deviation_ns };
+        o.deviations = &dev;
+        o.n_deviations = rows[k].deviation_ns ? 1 : 0;
+        tk_result *r = tk_check_buffer(out.data, out.len, &o);
+        assert_non_null(r);
+        const tk_clock_report *c = clock_by_raw(r, gpu);
+        assert_non_null(c);
+        assert_true(c->info.max_drift_excess_ns >= 49900 && c->info.max_drift_excess_ns <= 50000);
+        if (has(r, "clock_drift_exceeded") != rows[k].exceeded)
+            fail_msg("deviation %lld ns: clock_drift_exceeded %s", (long long)rows[k].deviation_ns,
+                     rows[k].exceeded ? "missing" : "reported");
+        tk_result_free(r);
+    }
+    free(out.data);
+}
+
 /* v58's names beside v47's (docs/toolkit.md, "Perfetto v47 and v58"):
  * the values trace_processor v58.2 gives for these traces (checked
  * against it by toolkit-trace-processor-diff-v58). */
@@ -505,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_v58_stats),
         cmocka_unit_test(test_frames_numbers),
         cmocka_unit_test(test_frames_beyond_exact),
+        cmocka_unit_test(test_drift_against_deviation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,8 +128,20 @@ static bool begin_queue(ipc_conn *c, size_t n, int fd)
     return true;
 }
 
+/* The peer stopped receiving (read_after_send_error): frames are dropped,
+ * the connection stays readable. */
+static bool drop_if_tx_closed(ipc_conn *c, size_t n)
+{
+    if (!c->tx_closed || c->broken)
+        return false;
+    c->bytes_dropped += n;
+    return true;
+}
+
 bool ipc_conn_send(ipc_conn *c, const uint8_t *frame, size_t n, int fd)
 {
+    if (drop_if_tx_closed(c, n))
+        return true;
     if (!begin_queue(c, n, fd))
         return false;
     memcpy(c->tx + c->tx_len, frame, n);
@@ -140,11 +152,25 @@ bool ipc_conn_send(ipc_conn *c, const uint8_t *frame, size_t n, int fd)
 bool ipc_conn_send_frame(ipc_conn *c, ipc_frame_builder *b, int fd)
 {
     size_t n = ipc_frame_size(b);
+    if (drop_if_tx_closed(c, n))
+        return true;
     if (!begin_queue(c, n, fd))
         return false;
     ipc_frame_copy(b, c->tx + c->tx_len);
     c->tx_len += n;
     return ipc_conn_flush(c);
+}
+
+/* The peer is gone for what we send: drop the queue (and its fds). */
+static void close_tx(ipc_conn *c)
+{
+    c->tx_closed = true;
+    c->bytes_dropped += c->tx_len - c->tx_off;
+    for (size_t i = 0; i < c->num_tx_fds; i++)
+        close(c->tx_fds[i].fd);
+    c->num_tx_fds = 0;
+    c->tx_off = c->tx_len = 0;
+    c->tx_blocked_since_ms = 0;
 }
 
 bool ipc_conn_flush(ipc_conn *c)
@@ -187,6 +213,10 @@ bool ipc_conn_flush(ipc_conn *c)
                  * must not move the start of the wait. */
                 if (!c->tx_blocked_since_ms)
                     c->tx_blocked_since_ms = util_now_ms();
+                return true;
+            }
+            if (c->read_after_send_error && (errno == EPIPE || errno == ECONNRESET)) {
+                close_tx(c);
                 return true;
             }
             c->broken = true;

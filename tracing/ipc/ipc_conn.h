@@ -44,6 +44,17 @@ typedef struct ipc_conn {
      * nothing); 0 while it moves or is empty. Set only at that
      * transition, with the clock read there. */
     uint64_t tx_blocked_since_ms;
+    /* Set by the owner: a send that finds the peer gone (EPIPE,
+     * ECONNRESET) closes only our sending side (tx_closed), so what the
+     * peer sent before it closed is still read, up to its end of file.
+     * gputrace-service needs it: a producer commits its last chunks and
+     * exits, and a reply or command of ours that reaches it after the
+     * close must not cost those commits. */
+    bool read_after_send_error;
+    /* The peer stopped receiving: whatever we queue is dropped (counted in
+     * bytes_dropped); the connection stays readable. */
+    bool tx_closed;
+    uint64_t bytes_dropped;
 
     uint64_t bytes_in, bytes_out, fds_in, fds_out;
 } ipc_conn;
@@ -57,7 +68,7 @@ void ipc_conn_close(ipc_conn *c);
 /* Queues a complete frame (header included) and, when fd >= 0, a dup of
  * `fd` to travel with its first byte; then tries to send. False (and
  * broken) on error or when the queue would exceed its bound
- * (max_tx_bytes). */
+ * (max_tx_bytes). After tx_closed the frame is dropped and counted. */
 bool ipc_conn_send(ipc_conn *c, const uint8_t *frame, size_t n, int fd);
 /* Same for the frame in `b` (see ipc_frame_builder). */
 bool ipc_conn_send_frame(ipc_conn *c, ipc_frame_builder *b, int fd);

@@ -157,6 +157,9 @@ static void accept_clients(ipc_host *h)
             free(cl);
             continue;
         }
+        /* A producer may close right after its last requests: those are
+         * read and served even when our answer finds it gone. */
+        cl->conn.read_after_send_error = true;
         cl->pid = -1;
         cl->uid = (uid_t)-1;
         ipc_conn_peer_cred(&cl->conn, &cl->pid, &cl->uid);
