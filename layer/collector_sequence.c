@@ -191,6 +191,13 @@ void seq_release_stale(tl_collector *col)
     }
 }
 
+void seq_flush_quiet(tl_collector *col, uint64_t now_ns, uint64_t quiet_ns)
+{
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (col->seqs[i].writer)
+            tw_flush_when_quiet(col->seqs[i].writer, now_ns, quiet_ns);
+}
+
 /* Once the application waits for the collector (vkDestroyDevice's drain,
  * the exit drain), its writer no longer waits for the service either: a
  * stall there would be the application's wait. */

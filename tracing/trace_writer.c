@@ -53,6 +53,9 @@ struct tw_writer {
     pb_stream_delegate delegate;
     smb_patch_list patches;
     tw_stats stats;
+    /* tw_flush_when_quiet(): packets_begun when it last looked, and since when. */
+    uint64_t quiet_packets;
+    uint64_t quiet_since_ns;
     /* Where size fields go when their bytes are being thrown away. */
     uint8_t sink[SMB_PACKET_HEADER_SIZE];
     /* Per writer, so concurrent droppers never share (or race on) it. */
@@ -304,6 +307,20 @@ void tw_flush(tw_writer *tw)
     }
     return_chunk(tw, true);
     pb_stream_reset(&tw->stream, (pb_span){ NULL, NULL });
+}
+
+void tw_flush_when_quiet(tw_writer *tw, uint64_t now_ns, uint64_t quiet_ns)
+{
+    if (tw->pkt)
+        return;
+    if (tw->stats.packets_begun != tw->quiet_packets) {
+        tw->quiet_packets = tw->stats.packets_begun;
+        tw->quiet_since_ns = now_ns;
+        return;
+    }
+    /* After a flush there is no current chunk until the next packet. */
+    if (tw->chunk.begin && now_ns - tw->quiet_since_ns >= quiet_ns)
+        tw_flush(tw);
 }
 
 uint16_t tw_writer_id(const tw_writer *tw)

@@ -59,6 +59,14 @@ void tw_end_packet(tw_writer *tw);
 /* Hands the current chunk and all written patches to the service now,
  * without waiting for the chunk to fill. Not inside a packet. */
 void tw_flush(tw_writer *tw);
+/* tw_flush() once no packet has begun for `quiet_ns` (of the caller's
+ * clock `now_ns`), and then not again until packets follow. The service can
+ * read a chunk's last packet only once the chunk is handed over (a scrape
+ * must assume it is still being written), so a sequence that fell silent
+ * after a burst would show its last packet only at the end, seconds behind
+ * everything else in the file. Call it now and then from the writer's
+ * thread, not inside a packet. */
+void tw_flush_when_quiet(tw_writer *tw, uint64_t now_ns, uint64_t quiet_ns);
 
 uint16_t tw_writer_id(const tw_writer *tw);
 uint32_t tw_writer_gen(const tw_writer *tw);

@@ -490,6 +490,15 @@ void msq_serve(mem_device *md)
     }
 }
 
+void msq_flush_quiet(mem_device *md, uint64_t now_ns, uint64_t quiet_ns)
+{
+    if (!md)
+        return;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (md->slots[i].writer)
+            tw_flush_when_quiet(md->slots[i].writer, now_ns, quiet_ns);
+}
+
 void msq_release_stale(mem_device *md)
 {
     if (!md)

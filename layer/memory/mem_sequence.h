@@ -32,6 +32,9 @@ void msq_serve(mem_device *md);
 /* Writes what is queued, then gives back the writers of sessions that
  * stopped / of every session. Collector thread. */
 void msq_release_stale(mem_device *md);
+/* As seq_flush_quiet (collector_sequence.h), for the memory sequences.
+ * Collector thread. */
+void msq_flush_quiet(mem_device *md, uint64_t now_ns, uint64_t quiet_ns);
 void msq_release_all(mem_device *md);
 /* The session in `slot` asked for its interned data again (any thread). */
 void msq_clear_incremental_state(mem_device *md, unsigned slot);

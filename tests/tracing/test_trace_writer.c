@@ -71,6 +71,59 @@ static void test_byte_exact_chunk(void **state)
     smb_arbiter_destroy(arb);
 }
 
+/* tw_flush_when_quiet hands a partly filled chunk over only after the
+ * quiet time with no new packet, once, and again after new packets. */
+static void test_flush_when_quiet(void **state)
+{
+    (void)state;
+    smb_arbiter *arb = make_arb(8192, 4096, SMB_PAGE_DIV1);
+    cb_buffer *cb = cb_create(1 << 16, CB_RING_BUFFER, 2);
+    smb_commit_batch b = { 0 };
+    tw_writer *tw = tw_create(arb, NULL);
+    perfetto_protos_TracePacket pkt;
+    tw_begin_packet(tw, &pkt);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, 1);
+    tw_end_packet(tw);
+    const uint64_t ms = 1000000;
+    tw_flush_when_quiet(tw, 1000 * ms, 500 * ms); /* sees the packet: quiet from now */
+    tw_flush_when_quiet(tw, 1499 * ms, 500 * ms); /* not yet */
+    tt_service_drain(arb, cb, &b);
+    tt_cbpkt *got;
+    size_t n = tt_cb_read_all(cb, false, &got);
+    assert_int_equal(n, 0); /* still in the writer's chunk */
+    tt_cbpkts_free(got, n);
+    tw_flush_when_quiet(tw, 1500 * ms, 500 * ms); /* quiet long enough */
+    tt_service_drain(arb, cb, &b);
+    n = tt_cb_read_all(cb, false, &got);
+    assert_int_equal(n, 1);
+    tt_cbpkts_free(got, n);
+    tw_stats st;
+    tw_get_stats(tw, &st);
+    const uint64_t chunks = st.chunks_used;
+    tw_flush_when_quiet(tw, 9000 * ms, 500 * ms); /* nothing new: no empty chunk */
+    tw_get_stats(tw, &st);
+    assert_int_equal(st.chunks_used, chunks);
+    /* New packets start the quiet time again. */
+    tw_begin_packet(tw, &pkt);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, 2);
+    tw_end_packet(tw);
+    tw_flush_when_quiet(tw, 9100 * ms, 500 * ms);
+    tw_flush_when_quiet(tw, 9500 * ms, 500 * ms);
+    tt_service_drain(arb, cb, &b);
+    n = tt_cb_read_all(cb, false, &got);
+    assert_int_equal(n, 0);
+    tt_cbpkts_free(got, n);
+    tw_flush_when_quiet(tw, 9600 * ms, 500 * ms);
+    tt_service_drain(arb, cb, &b);
+    n = tt_cb_read_all(cb, false, &got);
+    assert_int_equal(n, 1);
+    tt_cbpkts_free(got, n);
+    smb_commit_batch_free(&b);
+    cb_destroy(cb);
+    tw_destroy(tw);
+    smb_arbiter_destroy(arb);
+}
+
 static void check_events(const tt_cbpkt *got, size_t n, uint64_t seed, size_t max, bool nested_ok)
 {
     for (size_t i = 0; i < n; i++) {
@@ -482,6 +535,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_byte_exact_chunk),
+        cmocka_unit_test(test_flush_when_quiet),
         cmocka_unit_test(test_fragmentation_and_patches),
         cmocka_unit_test(test_chunk_headers_of_spanning_packet),
         cmocka_unit_test(test_packet_count_limit),
