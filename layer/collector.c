@@ -34,8 +34,6 @@
  * events to follow the work closely, rare enough to cost nothing. */
 #define COL_POLL_QUERY_NS   (1ull * 1000 * 1000)
 #define COL_IDLE_NS         (1000ull * 1000 * 1000) /* nothing pending */
-/* A sequence silent this long hands over its partly filled chunk. */
-#define COL_QUIET_FLUSH_NS (500ull * 1000 * 1000)
 #define COL_DRAIN_NS        (2000ull * 1000 * 1000) /* at device destruction */
 #define COL_ACK_TIMEOUT_NS  (2000ull * 1000 * 1000)
 #define COL_SERVE_PERIOD_NS (1ull * 1000 * 1000) /* session checks inside a long pass */
@@ -315,6 +313,8 @@ static void serve_session(tl_collector *col)
     seq_update_writer(col);
     /* Memory events have sequences of their own (memory/mem_sequence.h). */
     msq_serve(col->td->memory);
+    /* Between a backlog's submissions too: silent sequences' last packets. */
+    seq_flush_quiet(col);
     pthread_mutex_lock(&col->lock);
     if (col->release_req != col->release_ack) {
         uint32_t req = col->release_req;
@@ -541,14 +541,6 @@ static void *collector_main(void *arg)
             break;
         }
         serve_session(col);
-        /* At least once per COL_IDLE_NS, so a silent sequence's last
-         * packets are handed over within ~1.5 s, before the backend's next
-         * write-out (2 s) at the latest but one: gputrace-check flags
-         * packets more than 5 s behind, and realapps-glxgears' memory
-         * counters of its first second came 5.6 s late at load 2. */
-        const uint64_t now_quiet = gc_monotonic_ns();
-        seq_flush_quiet(col, now_quiet, COL_QUIET_FLUSH_NS);
-        msq_flush_quiet(col->td->memory, now_quiet, COL_QUIET_FLUSH_NS);
 
         pthread_mutex_lock(&col->lock);
         bool stop = col->stop;

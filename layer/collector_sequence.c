@@ -9,8 +9,10 @@
 #include "layer/emit_context.h"
 #include "layer/flows/event_ids.h"
 #include "layer/flows/flow_sync.h"
+#include "layer/flows/host_waits.h"
 #include "layer/frames/fr_busy.h"
 #include "layer/log.h"
+#include "layer/memory/mem_sequence.h"
 #include "layer/process_info.h"
 #include "layer/timeline_meta.h"
 #include "layer/timeline_stage.h"
@@ -191,11 +193,27 @@ void seq_release_stale(tl_collector *col)
     }
 }
 
-void seq_flush_quiet(tl_collector *col, uint64_t now_ns, uint64_t quiet_ns)
+/* Quiet this long, a sequence's chunk goes out: with the collector's
+ * checks at least once a second and the backend's write-out every 2 s, its
+ * last packets reach the file within ~3.5 s of being written, inside
+ * gputrace-check's 5 s out-of-order window (realapps-glxgears' memory
+ * counters of its first second came 5.6 s late at load 2 before). */
+#define SEQ_QUIET_FLUSH_NS (500ull * 1000 * 1000)
+/* Looks no more often than this (the host waits' lock is the waiting
+ * threads'). */
+#define SEQ_QUIET_LOOK_NS (100ull * 1000 * 1000)
+
+void seq_flush_quiet(tl_collector *col)
 {
+    const uint64_t now = gc_monotonic_ns();
+    if (now - col->quiet_checked_ns < SEQ_QUIET_LOOK_NS)
+        return;
+    col->quiet_checked_ns = now;
     for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
         if (col->seqs[i].writer)
-            tw_flush_when_quiet(col->seqs[i].writer, now_ns, quiet_ns);
+            tw_flush_when_quiet(col->seqs[i].writer, now, SEQ_QUIET_FLUSH_NS);
+    msq_flush_quiet(col->td->memory, now, SEQ_QUIET_FLUSH_NS);
+    hwait_flush_quiet(col->td->waits, now, SEQ_QUIET_FLUSH_NS);
 }
 
 /* Once the application waits for the collector (vkDestroyDevice's drain,

@@ -24,10 +24,12 @@ void seq_update_writer(tl_collector *col);
 void seq_release_writer(tl_collector *col);
 /* Gives back the writers of the sessions that stopped. */
 void seq_release_stale(tl_collector *col);
-/* Hands over the chunk of a sequence that wrote nothing for `quiet_ns`
- * (tw_flush_when_quiet): its last packets reach the file with their
- * neighbours in time, not at the end. */
-void seq_flush_quiet(tl_collector *col, uint64_t now_ns, uint64_t quiet_ns);
+/* Hands over the chunk of each sequence, queue, memory or host waits, that wrote
+ * nothing for SEQ_QUIET_FLUSH_NS (tw_flush_when_quiet): its last packets
+ * reach the file with their neighbours in time, not at the end. Called at
+ * least once per second (the collector's idle wait) and between the
+ * submissions of a backlog. */
+void seq_flush_quiet(tl_collector *col);
 /* Whether any session has a sequence here. */
 bool seq_any_writer(const tl_collector *col);
 /* MONOTONIC of the first snapshot of the newest sequence (0: none). */

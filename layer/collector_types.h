@@ -88,7 +88,8 @@ struct tl_collector {
     uint64_t written_end;
     bool closing; /* the last calibration, after the last events */
     tl_col_seq seqs[TL_SESSION_SLOTS];
-    uint32_t nwriters; /* seqs with a writer */
+    uint32_t nwriters;         /* seqs with a writer */
+    uint64_t quiet_checked_ns; /* seq_flush_quiet's last look (MONOTONIC) */
     uint64_t events_emitted, events_unconverted;
     bool stop_seen;                /* draining: take what calibration there is */
     bool no_stall;                 /* the application waits for us: see never_stall() */

@@ -57,6 +57,17 @@ void hwait_release_stale(hwait_writers *hw)
         release(hw, false);
 }
 
+void hwait_flush_quiet(hwait_writers *hw, uint64_t now_ns, uint64_t quiet_ns)
+{
+    if (!hw)
+        return;
+    pthread_mutex_lock(&hw->lock);
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (hw->writer[i])
+            tw_flush_when_quiet(hw->writer[i], now_ns, quiet_ns);
+    pthread_mutex_unlock(&hw->lock);
+}
+
 void hwait_clear(hwait_writers *hw, unsigned slot)
 {
     if (hw && slot < TL_SESSION_SLOTS)

@@ -35,6 +35,10 @@ void hwait_write(hwait_writers *hw, const char *api, uint64_t begin, uint64_t en
 /* Session callbacks: releases the writers of slots that stopped; `slot`'s
  * incremental state was cleared. */
 void hwait_release_stale(hwait_writers *hw);
+/* tw_flush_when_quiet() on each writer, under the lock (any thread: the
+ * collector, so that a program that stopped waiting gets its last wait
+ * slices into the file with their neighbours in time). */
+void hwait_flush_quiet(hwait_writers *hw, uint64_t now_ns, uint64_t quiet_ns);
 void hwait_clear(hwait_writers *hw, unsigned slot);
 
 #endif
