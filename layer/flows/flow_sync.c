@@ -237,15 +237,22 @@ struct sem_op {
     uint64_t value;
 };
 
+/* The timeline values of a VkSubmitInfo's semaphores, if it has them. */
+static const VkTimelineSemaphoreSubmitInfo *timeline_values(const VkSubmitInfo *si)
+{
+    const VkTimelineSemaphoreSubmitInfo *tv = NULL;
+    for (const VkBaseInStructure *p = si->pNext; p; p = p->pNext)
+        if (p->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO)
+            tv = (const VkTimelineSemaphoreSubmitInfo *)(const void *)p;
+    return tv;
+}
+
 static uint32_t batch_waits(const tl_submit *submit, uint32_t b, sem_op *ops, uint32_t cap)
 {
     uint32_t n = 0;
     if (submit->submits) {
         const VkSubmitInfo *si = &submit->submits[b];
-        const VkTimelineSemaphoreSubmitInfo *tv = NULL;
-        for (const VkBaseInStructure *p = si->pNext; p; p = p->pNext)
-            if (p->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO)
-                tv = (const VkTimelineSemaphoreSubmitInfo *)(const void *)p;
+        const VkTimelineSemaphoreSubmitInfo *tv = timeline_values(si);
         for (uint32_t k = 0; k < si->waitSemaphoreCount && n < cap; k++)
             ops[n++] = (sem_op){ si->pWaitSemaphores[k],
                                  tv && tv->pWaitSemaphoreValues && k < tv->waitSemaphoreValueCount
@@ -265,10 +272,7 @@ static uint32_t batch_signals(const tl_submit *submit, uint32_t b, sem_op *ops, 
     uint32_t n = 0;
     if (submit->submits) {
         const VkSubmitInfo *si = &submit->submits[b];
-        const VkTimelineSemaphoreSubmitInfo *tv = NULL;
-        for (const VkBaseInStructure *p = si->pNext; p; p = p->pNext)
-            if (p->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO)
-                tv = (const VkTimelineSemaphoreSubmitInfo *)(const void *)p;
+        const VkTimelineSemaphoreSubmitInfo *tv = timeline_values(si);
         for (uint32_t k = 0; k < si->signalSemaphoreCount && n < cap; k++)
             ops[n++] = (sem_op){ si->pSignalSemaphores[k], tv && tv->pSignalSemaphoreValues &&
                                                                    k < tv->signalSemaphoreValueCount
