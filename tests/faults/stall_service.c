@@ -19,7 +19,10 @@
  * --deaf N hangs one step further: when a started producer sends its
  * start-up Sync, the service sends it N Flush commands, then the answer,
  * and from then on never reads a socket again (it still writes what it
- * queued). Each Flush makes the producer answer with a CommitData,
+ * queued). It stops reading at that very request (ipc_host's
+ * reading_paused): a host left to finish its read round would take in
+ * thousands of the answers first, and the producer would have nothing
+ * left to wait on. Each Flush makes the producer answer with a CommitData,
  * so the producer's requests pile up in a socket nobody reads: whatever
  * waits for them to go out waits in vain. One producer per run: the
  * service is deaf to everyone afterwards.
@@ -34,13 +37,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "protos/perfetto/commit_data_request.pbc.h"
@@ -269,19 +270,13 @@ static void on_invoke(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t 
         if (method == IPC_PORT_SYNC && g.deaf_flushes && p->started && !g.deaf) {
             send_flushes(cl, p);
             g.deaf = true;
+            /* At once: the host would otherwise go on reading this
+             * round, answers to the flushes included. */
+            cl->reading_paused = true;
         }
         reply_empty(cl, rid, drop, true);
         break;
     }
-}
-
-/* Deaf: sends what is still queued for a client, reads nothing. */
-static void write_only(void *ctx, ipc_host_client *cl)
-{
-    (void)ctx;
-    struct pollfd pf = { .fd = cl->conn.fd, .events = POLLOUT };
-    if (ipc_conn_wants_write(&cl->conn) && poll(&pf, 1, 0) > 0)
-        ipc_conn_flush(&cl->conn);
 }
 
 static void on_connect(void *ctx, ipc_host_client *cl)
@@ -294,6 +289,7 @@ static void on_connect(void *ctx, ipc_host_client *cl)
     }
     p->smb_fd = -1;
     cl->user = p;
+    cl->reading_paused = g.deaf;
     g.producers++;
 }
 
@@ -410,13 +406,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "stall_service: out of memory\n");
         return 1;
     }
-    while (!g_stop && !g.deaf)
+    while (!g_stop)
         ipc_host_poll(g.host, 100, -1);
-    while (!g_stop) {
-        ipc_host_for_each(g.host, write_only, NULL);
-        struct timespec ts = { 0, 10 * 1000000L };
-        nanosleep(&ts, NULL);
-    }
     ipc_host_for_each(g.host, note_one, NULL);
     ipc_host_destroy(g.host);
     unlink(socket_path);

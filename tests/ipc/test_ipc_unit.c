@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the IPC layer: byte-exact frames, the deframer's limits,
  * BindServiceReply method tables, the producer socket rule, fd passing over
- * a socketpair, reading on after the peer stopped receiving, and the decoding of service commands and CommitData. */
+ * a socketpair, reading on after the peer stopped receiving, a host that
+ * stops reading one client, and the decoding of service commands and
+ * CommitData. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +22,7 @@
 #include "tracing/ipc/ipc_client.h"
 #include "tracing/ipc/ipc_conn.h"
 #include "tracing/ipc/ipc_frame.h"
+#include "tracing/ipc/ipc_host.h"
 #include "tracing/ipc/producer_cmd.h"
 #include "protos/perfetto/producer_port.pbc.h"
 #include "tracing/ipc/service_session.h"
@@ -501,14 +505,147 @@ static void test_commit_parse(void **state)
     pb_heap_free(&h);
 }
 
+/* ---- a host that pauses reading a client ------------------------------- */
+
+typedef struct paused_host_log {
+    int invokes;
+    uint64_t last_request;
+} paused_host_log;
+
+static void pause_after_first(void *ctx, ipc_host_client *cl, uint32_t method, uint64_t rid,
+                              bool drop, pb_bytes args)
+{
+    (void)method, (void)drop, (void)args;
+    paused_host_log *log = ctx;
+    log->invokes++;
+    log->last_request = rid;
+    if (log->invokes == 1)
+        cl->reading_paused = true; /* within the round that read the rest */
+}
+
+static void set_paused(void *ctx, ipc_host_client *cl)
+{
+    cl->reading_paused = *(bool *)ctx;
+}
+
+/* InvokeMethod(service 1, method 1) with request id `rid`, sent whole. */
+static void send_invoke(int fd, ipc_frame_builder *b, uint64_t rid)
+{
+    ipc_invoke inv;
+    ipc_frame_begin_invoke(b, rid, 1, 1, true, &inv);
+    ipc_frame_end_invoke(&inv);
+    size_t n;
+    uint8_t *bytes = take_frame(b, &n);
+    assert_int_equal(write(fd, bytes, n), (ssize_t)n);
+    free(bytes);
+}
+
+/* stall_service --deaf's premise (tests/faults): once the owner pauses a
+ * client, no request of it is dispatched any more, not even one the same
+ * read brought in, until the owner resumes; what the host queued for it
+ * still goes out; and a paused client that hangs up is dropped instead of
+ * waking every poll. */
+static void test_host_reading_paused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gputrace-ipc-unit.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/host.sock", dir);
+    int lfd = ipc_socket_listen(path);
+    assert_true(lfd >= 0);
+    static const char *const methods[] = { "M" };
+    paused_host_log log = { 0 };
+    ipc_host_config hc = {
+        .listen_fd = lfd,
+        .service_name = "ProducerPort",
+        .methods = methods,
+        .num_methods = 1,
+        .max_clients = 4,
+        .tx_timeout_ms = 60000,
+        .ops = { .on_invoke = pause_after_first },
+        .ctx = &log,
+    };
+    ipc_host *h = ipc_host_create(&hc);
+    assert_non_null(h);
+    int fd = ipc_socket_connect(path);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 100 && ipc_host_num_clients(h) == 0; i++)
+        ipc_host_poll(h, 10, -1);
+    assert_int_equal(ipc_host_num_clients(h), 1);
+
+    /* BindService and two invokes in one write: one read takes them all. */
+    ipc_frame_builder b;
+    ipc_frame_builder_init(&b);
+    perfetto_protos_IPCFrame *f = ipc_frame_begin(&b, 1);
+    perfetto_protos_IPCFrame_BindService bs;
+    perfetto_protos_IPCFrame_begin_msg_bind_service(f, &bs);
+    perfetto_protos_IPCFrame_BindService_set_service_name(&bs, "ProducerPort");
+    perfetto_protos_IPCFrame_BindService_end(&bs);
+    size_t n_bind;
+    uint8_t *bind = take_frame(&b, &n_bind);
+    assert_int_equal(write(fd, bind, n_bind), (ssize_t)n_bind);
+    free(bind);
+    send_invoke(fd, &b, 2);
+    send_invoke(fd, &b, 3);
+    for (int i = 0; i < 100 && log.invokes == 0; i++)
+        ipc_host_poll(h, 10, -1);
+    assert_int_equal(log.invokes, 1);
+    assert_int_equal(log.last_request, 2);
+    /* The bind's reply was sent all the same. */
+    uint8_t reply[512];
+    ssize_t got = -1;
+    for (int i = 0; i < 100 && got <= 0; i++) {
+        got = read(fd, reply, sizeof reply);
+        if (got <= 0)
+            ipc_host_poll(h, 10, -1);
+    }
+    assert_true(got > 4);
+
+    /* More requests while paused: none is dispatched. */
+    send_invoke(fd, &b, 4);
+    for (int i = 0; i < 5; i++)
+        ipc_host_poll(h, 10, -1);
+    assert_int_equal(log.invokes, 1);
+
+    /* Resumed: the one already read and the one in the socket, in order. */
+    bool paused = false;
+    ipc_host_for_each(h, set_paused, &paused);
+    for (int i = 0; i < 100 && log.invokes < 3; i++)
+        ipc_host_poll(h, 10, -1);
+    assert_int_equal(log.invokes, 3);
+    assert_int_equal(log.last_request, 4);
+
+    /* Paused again, then the client hangs up: dropped as broken. */
+    paused = true;
+    ipc_host_for_each(h, set_paused, &paused);
+    close(fd);
+    for (int i = 0; i < 100 && ipc_host_num_clients(h) == 1; i++)
+        ipc_host_poll(h, 10, -1);
+    assert_int_equal(ipc_host_num_clients(h), 0);
+    assert_int_equal(ipc_host_get_stats(h)->dropped[IPC_DROP_BROKEN], 1);
+    assert_int_equal(log.invokes, 3);
+
+    ipc_frame_builder_free(&b);
+    ipc_host_destroy(h);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bind_service_bytes), cmocka_unit_test(test_invoke_bytes),
-        cmocka_unit_test(test_deframer),           cmocka_unit_test(test_bind_reply_table),
-        cmocka_unit_test(test_socket_rule),        cmocka_unit_test(test_fd_passing),
-        cmocka_unit_test(test_tx_stall_clock),     cmocka_unit_test(test_commands),
-        cmocka_unit_test(test_commit_parse),       cmocka_unit_test(test_read_after_send_error),
+        cmocka_unit_test(test_bind_service_bytes),
+        cmocka_unit_test(test_invoke_bytes),
+        cmocka_unit_test(test_deframer),
+        cmocka_unit_test(test_bind_reply_table),
+        cmocka_unit_test(test_socket_rule),
+        cmocka_unit_test(test_fd_passing),
+        cmocka_unit_test(test_tx_stall_clock),
+        cmocka_unit_test(test_commands),
+        cmocka_unit_test(test_commit_parse),
+        cmocka_unit_test(test_read_after_send_error),
+        cmocka_unit_test(test_host_reading_paused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

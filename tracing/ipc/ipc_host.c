@@ -264,7 +264,7 @@ static void on_invoke(ipc_host *h, ipc_host_client *cl, const ipc_frame *fr)
 
 static void read_client(ipc_host *h, ipc_host_client *cl)
 {
-    for (int round = 0; round < 16 && !cl->dropping; round++) {
+    for (int round = 0; round < 16 && !cl->dropping && !cl->reading_paused; round++) {
         ssize_t n = ipc_conn_read(&cl->conn);
         if (n < 0) {
             drop_for(cl, IPC_DROP_BROKEN);
@@ -273,7 +273,7 @@ static void read_client(ipc_host *h, ipc_host_client *cl)
         if (n > 0)
             cl->last_rx_ms = util_now_ms();
         pb_bytes payload;
-        while (!cl->dropping && ipc_conn_next_frame(&cl->conn, &payload)) {
+        while (!cl->dropping && !cl->reading_paused && ipc_conn_next_frame(&cl->conn, &payload)) {
             ipc_frame fr;
             if (!ipc_frame_decode(payload.data, payload.size, &fr)) {
                 drop_for(cl, IPC_DROP_BROKEN); /* garbage on the socket */
@@ -332,7 +332,8 @@ bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
         ipc_host_client *cl = h->clients[i];
         pf[2 + i] = (struct pollfd){
             .fd = cl->conn.fd,
-            .events = (short)(POLLIN | (ipc_conn_wants_write(&cl->conn) ? POLLOUT : 0)),
+            .events = (short)((cl->reading_paused ? 0 : POLLIN) |
+                              (ipc_conn_wants_write(&cl->conn) ? POLLOUT : 0)),
         };
     }
     int rc = poll(pf, 2 + nc, timeout_ms);
@@ -344,7 +345,9 @@ bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
         short re = pf[2 + i].revents;
         if (re & POLLOUT)
             ipc_conn_flush(&cl->conn);
-        if (re & (POLLIN | POLLHUP | POLLERR))
+        if (cl->reading_paused && (re & (POLLHUP | POLLERR)))
+            drop_for(cl, IPC_DROP_BROKEN); /* else every poll would wake for it */
+        else if (re & (POLLIN | POLLHUP | POLLERR))
             read_client(h, cl);
     }
     /* Read after the round's I/O: every stamp the round took is older. */

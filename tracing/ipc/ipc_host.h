@@ -46,6 +46,11 @@ typedef struct ipc_host_client {
     /* Set by the owner: the client takes part in the owner's work, so
      * silence is normal (the idle timeout does not apply). */
     bool active;
+    /* Set by the owner: nothing more is read from this client, so what it
+     * sends stays in the socket (and, once that is full, in the client),
+     * while what is queued for it still goes out. A paused client that
+     * hangs up is dropped: nothing it sent would ever be read. */
+    bool reading_paused;
     uint64_t connected_ms; /* util_now_ms() at accept */
     uint64_t last_rx_ms;   /* util_now_ms() when it last sent something */
     uint64_t last_tx_ms;   /* util_now_ms() when it last had some of ours to read */
