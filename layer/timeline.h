@@ -61,9 +61,10 @@ void tl_queue_submit_post(gt_device *dev, VkQueue queue, const tl_submit *submit
 
 /* Host waits (vkWaitForFences, vkWaitSemaphores(KHR), vkQueueWaitIdle,
  * vkDeviceWaitIdle): tl_wait_begin before the call down gives CLOCK_BOOTTIME
- * while a session traces, else 0; after the call returned (`result`) the
- * matching call below gets it, and does nothing for 0. The wait becomes a
- * slice on the calling thread naming the GPU work it waited for. */
+ * while a session traces and the frame is inside GPUTRACE_FRAMES, else 0;
+ * after the call returned (`result`) the matching call below gets it, and
+ * does nothing for 0. The wait becomes a slice on the calling thread naming
+ * the GPU work it waited for. */
 uint64_t tl_wait_begin(gt_device *dev);
 void tl_fences_waited(gt_device *dev, uint64_t begin, uint32_t count, const VkFence *fences,
                       VkBool32 wait_all, uint64_t timeout, VkResult result);

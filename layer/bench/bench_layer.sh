@@ -39,10 +39,18 @@
 #                                   command buffer (bench_layer_hooks
 #                                   --presents); _present_alone: presents
 #                                   alone (each frame ready at its present);
-#                                   layer_frames: per region in that run.
-#                                   With GT_BENCH_OLD_LAYER_LIB (another
-#                                   build of the layer), the same for it,
-#                                   interleaved, as layer_frames_old...
+#                                   _wait: per vkWaitForFences (one fence,
+#                                   signalled); layer_frames: per region in
+#                                   that run. With GT_BENCH_OLD_LAYER_LIB
+#                                   (another build of the layer), the same
+#                                   for it, interleaved, as layer_frames_old...
+#   BENCH layer_frames_idle[_present, _present_alone, _wait]   the same with
+#                                   no session, and interleaved with it in
+#                                   the same run
+#   BENCH layer_frames_idle_closed[...]   a session outside its frames
+#                                   window (GPUTRACE_FRAMES=1000000..: the
+#                                   run never gets there): it should cost
+#                                   what no session costs (issue #27)
 #
 # The five wall-time variants run interleaved (rotating order), GT_BENCH_REPS
 # times each (default 11), GT_BENCH_FRAMES frames per run (default 3000; a
@@ -83,6 +91,9 @@ GPUTRACE_BACKEND=system "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --memory \
 GPUTRACE_OUTPUT="$tmp/frames.pftrace" "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --presents \
     --label layer_frames ${GT_BENCH_OLD_LAYER_LIB:+--compare "$GT_BENCH_OLD_LAYER_LIB"} |
     grep -v _collector
+GPUTRACE_BACKEND=system "$GT_BENCH_HOOKS" "$GT_LAYER_LIB" --presents --iterations 70000 \
+    --label layer_frames_idle \
+    --env "closed:GPUTRACE_BACKEND=,GPUTRACE_OUTPUT=$tmp/closed.pftrace,GPUTRACE_FRAMES=1000000.."
 
 # ---- wall time (lavapipe) ----
 now_ns() { date +%s%N; }

@@ -26,10 +26,24 @@
  * command buffer each, timed around each present call (<label>_present: a
  * frame whose work is still out when it is presented, the usual case); and
  * presents alone (<label>_present_alone: every frame is ready at its
- * present, so the layer also wakes its collector). --compare OLD.so runs
- * the same measurements on a second build of the layer (loaded beside the
- * first, its figures labelled <label>_old...), interleaved round by round
- * with the first: two builds side by side in one run.
+ * present, so the layer also wakes its collector); and a third, the
+ * vkWaitForFences a frame makes for an earlier one's fence (<label>_wait:
+ * one fence, signalled, no time limit; while timing, a host-wait slice).
+ * --compare OLD.so runs the same measurements on a second build of the
+ * layer (loaded beside the first, its figures labelled <label>_old...),
+ * interleaved round by round with the first: two builds side by side in
+ * one run.
+ *
+ * --env NAME:VAR=VALUE[,VAR=VALUE...] (up to three) runs them as well on
+ * the same build in another configuration, interleaved with the rest and
+ * labelled <label>_NAME: a private copy of LAYER.so (its own globals, so
+ * it reads its settings afresh) set up, before the others, with the
+ * process's environment changed by those assignments (VAR= unsets VAR),
+ * put back once its instance and device exist. Settings the layer would
+ * read later (none today) come from the process's environment. A session
+ * outside its GPUTRACE_FRAMES window beside no session at all, say:
+ *   GPUTRACE_BACKEND=system bench_layer_hooks LAYER.so --presents
+ *     --env closed:GPUTRACE_OUTPUT=/tmp/t.pftrace,GPUTRACE_BACKEND=,GPUTRACE_FRAMES=1000000..
  *
  * With --memory it measures memory events instead: each round allocates
  * memory, creates a buffer, binds, maps, unmaps, destroys and frees it (7
@@ -40,11 +54,13 @@
  * passes the calls through untouched (0 ns, give it to compare).
  *
  * usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]
- *                          [--presents] [--compare OLD.so] [--memory]
+ *                          [--presents] [--compare OLD.so] [--env NAME:VAR=VALUE,...]...
+ *                          [--memory]
  * prints: BENCH <label> <ns> ns   (and BENCH <label>_collector <ns> ns)
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -86,6 +102,7 @@ struct hook_api {
     PFN_vkCmdEndDebugUtilsLabelEXT CmdEndDebugUtilsLabelEXT;
     PFN_vkQueueSubmit QueueSubmit;
     PFN_vkQueuePresentKHR QueuePresentKHR;
+    PFN_vkWaitForFences WaitForFences;
 };
 
 static void load_api(hook_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
@@ -100,6 +117,7 @@ static void load_api(hook_api *a, PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
     LOAD(CmdEndDebugUtilsLabelEXT);
     LOAD(QueueSubmit);
     LOAD(QueuePresentKHR);
+    LOAD(WaitForFences);
 #undef LOAD
 }
 
@@ -176,6 +194,16 @@ static uint64_t run_frames(const hook_api *a, const VkCommandBuffer *cbs, VkQueu
             fe->present_ns += thread_cpu_ns() - p0;
         }
     }
+    return thread_cpu_ns() - t0;
+}
+
+/* `iterations` waits for `fence` (the fake's are always signalled); returns
+ * thread CPU ns. */
+static uint64_t run_waits(const hook_api *a, VkDevice device, VkFence fence, unsigned iterations)
+{
+    uint64_t t0 = thread_cpu_ns();
+    for (unsigned i = 0; i < iterations; i++)
+        a->WaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
     return thread_cpu_ns() - t0;
 }
 
@@ -388,7 +416,12 @@ static bool create_through_layer(PFN_vkGetInstanceProcAddr layer_gipa, VkInstanc
 /* One build of the layer with its instance, device and the calls through it. */
 typedef struct subject subject;
 struct subject {
-    const char *label;
+    char label[128];
+    /* --env: a private copy of the library, and what to change in the
+     * environment while it is set up ("VAR=VALUE,..."). */
+    const char *env;
+    bool expect_stamps;   /* it should time: GPUTRACE_OUTPUT, no GPUTRACE_FRAMES */
+    unsigned long stamps; /* timestamps its recordings wrote */
     VkInstance instance;
     VkDevice device;
     PFN_vkGetInstanceProcAddr gipa;
@@ -397,12 +430,93 @@ struct subject {
     VkQueue queue;
     VkCommandBuffer cbs[CBS];
     VkSwapchainKHR swapchain;
+    VkFence fence;
 };
+
+/* A private copy of `lib` in $TMPDIR (the same file would be the same
+ * library to dlopen, globals and all); its path into `path`. */
+static bool copy_library(const char *lib, char *path, size_t size)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/bench_layer_hooks-XXXXXX.so", dir && *dir ? dir : "/tmp");
+    int out = mkstemps(path, 3), in = open(lib, O_RDONLY);
+    bool ok = out >= 0 && in >= 0;
+    char buf[65536];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof buf)) != 0)
+        ok = n > 0 && write(out, buf, (size_t)n) == n;
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
+        ok = false;
+    if (!ok) {
+        fprintf(stderr, "bench_layer_hooks: cannot copy %s to %s\n", lib, path);
+        if (out >= 0)
+            unlink(path);
+        path[0] = '\0';
+    }
+    return ok;
+}
+
+/* Makes the assignments "VAR=VALUE,..." of `env` (an empty VALUE unsets
+ * VAR), the old values into `saved`; with `restore`, puts `saved` back. */
+#define MAX_ASSIGNMENTS 16
+static bool apply_env(const char *env, char **saved, bool restore)
+{
+    char copy[1024];
+    if (snprintf(copy, sizeof copy, "%s", env) >= (int)sizeof copy)
+        return false;
+    int i = 0;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","), i++) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || i == MAX_ASSIGNMENTS)
+            return false;
+        *eq = '\0';
+        if (restore) {
+            if (saved[i])
+                setenv(tok, saved[i], 1);
+            else
+                unsetenv(tok);
+            free(saved[i]);
+            saved[i] = NULL;
+            continue;
+        }
+        const char *old = getenv(tok);
+        saved[i] = old ? strdup(old) : NULL;
+        if (eq[1])
+            setenv(tok, eq + 1, 1);
+        else
+            unsetenv(tok);
+    }
+    return true;
+}
+
+static bool set_up_layer(subject *sub, const char *lib)
+{
+    const char *out = getenv("GPUTRACE_OUTPUT"), *frames = getenv("GPUTRACE_FRAMES");
+    sub->expect_stamps = out && *out && !(frames && *frames);
+    sub->gipa = load_layer(lib);
+    return sub->gipa && create_through_layer(sub->gipa, &sub->instance, &sub->device);
+}
 
 static bool set_up(subject *sub, const char *lib)
 {
-    sub->gipa = load_layer(lib);
-    if (!sub->gipa || !create_through_layer(sub->gipa, &sub->instance, &sub->device))
+    bool ok;
+    if (sub->env) {
+        char copy[4096], *saved[MAX_ASSIGNMENTS] = { 0 };
+        if (!apply_env(sub->env, saved, false)) {
+            fprintf(stderr, "bench_layer_hooks: --env %s: expected VAR=VALUE,...\n", sub->env);
+            return false;
+        }
+        ok = copy_library(lib, copy, sizeof copy);
+        ok = ok && set_up_layer(sub, copy);
+        if (copy[0])
+            unlink(copy); /* mapped: it stays loaded */
+        apply_env(sub->env, saved, true);
+    } else {
+        ok = set_up_layer(sub, lib);
+    }
+    if (!ok)
         return false;
     sub->gdpa = (PFN_vkGetDeviceProcAddr)sub->gipa(sub->instance, "vkGetDeviceProcAddr");
     VkDevice device = sub->device;
@@ -428,6 +542,8 @@ static bool set_up(subject *sub, const char *lib)
     };
     ((PFN_vkCreateSwapchainKHR)sub->gdpa(device, "vkCreateSwapchainKHR"))(device, &sci, NULL,
                                                                           &sub->swapchain);
+    const VkFenceCreateInfo fci = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+    ((PFN_vkCreateFence)sub->gdpa(device, "vkCreateFence"))(device, &fci, NULL, &sub->fence);
     return true;
 }
 
@@ -438,18 +554,20 @@ static void tear_down(subject *sub)
 }
 
 enum {
-    ROUNDS = 7
+    ROUNDS = 7,
+    MAX_SUBJECTS = 5 /* the build, --compare's and three --env */
 };
 /* What one round measures for each subject, and directly. */
 enum {
     M_REGIONS,
     M_FRAMES,  /* the presents of frames of a command buffer each */
     M_PRESENT, /* presents alone */
+    M_WAIT,    /* fence waits */
     M_COUNT
 };
 
 /* Medians of ROUNDS thread CPU times: [subject + 1][what] (0: direct). */
-static uint64_t times[3][M_COUNT][ROUNDS];
+static uint64_t times[MAX_SUBJECTS + 1][M_COUNT][ROUNDS];
 
 static void measure_round(subject *subs, int nsubs, const hook_api *direct, int r,
                           unsigned per_round, bool presents)
@@ -459,6 +577,7 @@ static void measure_round(subject *subs, int nsubs, const hook_api *direct, int 
         const VkCommandBuffer *cbs = k ? subs[k - 1].cbs : subs[0].cbs;
         VkQueue queue = k ? subs[k - 1].queue : subs[0].queue;
         const VkSwapchainKHR sc = k ? subs[k - 1].swapchain : subs[0].swapchain;
+        const unsigned long stamps0 = fake_timestamps_written();
         times[k][M_REGIONS][r] = run(a, cbs, queue, per_round);
         if (presents) {
             frame_end frames = { .present = true, .record = true, .swapchain = sc };
@@ -466,7 +585,11 @@ static void measure_round(subject *subs, int nsubs, const hook_api *direct, int 
             run_frames(a, cbs, queue, per_round, &frames);
             times[k][M_FRAMES][r] = frames.present_ns;
             times[k][M_PRESENT][r] = run_frames(a, cbs, queue, per_round, &alone);
+            const subject *s = &subs[k ? k - 1 : 0];
+            times[k][M_WAIT][r] = run_waits(a, s->device, s->fence, per_round);
         }
+        if (k)
+            subs[k - 1].stamps += fake_timestamps_written() - stamps0;
         /* Each subject starts with the collectors idle and the shared
          * memory drained, as an application's frames would find them: one
          * that found them still busy with the last would measure the layer
@@ -514,9 +637,62 @@ static int bench_memory(subject *sub, unsigned iterations, const char *label)
     return 0;
 }
 
+/* Each round's figure (subject k's time minus direct's in that round, per
+ * call), lowest and highest: the spread beside the medians' figure.
+ * Before median_of, which sorts the rounds. */
+static void round_spread(int k, int what, double calls, double *lo, double *hi)
+{
+    for (int r = 0; r < ROUNDS; r++) {
+        const double d = ((double)times[k][what][r] - (double)times[0][what][r]) / calls;
+        *lo = r == 0 || d < *lo ? d : *lo;
+        *hi = r == 0 || d > *hi ? d : *hi;
+    }
+}
+
+/* The figures of every subject: medians of its rounds minus direct's, per
+ * call; each one's spread over the rounds on stderr. */
+static void report(const subject *subs, int nsubs, unsigned per_round, bool presents)
+{
+    static const struct {
+        int what;
+        const char *suffix;
+        bool per_region;
+    } figures[] = { { M_REGIONS, "", true },
+                    { M_FRAMES, "_present", false },
+                    { M_PRESENT, "_present_alone", false },
+                    { M_WAIT, "_wait", false } };
+    _Static_assert(sizeof figures / sizeof figures[0] == M_COUNT, "a figure per measurement");
+    const int nfigures = presents ? M_COUNT : 1;
+    const double regions = (double)per_round * REGIONS_PER_CB;
+    double lo[MAX_SUBJECTS + 1][M_COUNT], hi[MAX_SUBJECTS + 1][M_COUNT];
+    for (int k = 1; k <= nsubs; k++)
+        for (int f = 0; f < nfigures; f++)
+            round_spread(k, figures[f].what, figures[f].per_region ? regions : per_round, &lo[k][f],
+                         &hi[k][f]);
+    for (int k = 1; k <= nsubs; k++) {
+        for (int f = 0; f < nfigures; f++) {
+            const int w = figures[f].what;
+            const double calls = figures[f].per_region ? regions : per_round;
+            printf("BENCH %s%s %.1f ns\n", subs[k - 1].label, figures[f].suffix,
+                   (median_of(k, w) - median_of(0, w)) / calls);
+            fprintf(stderr, "bench_layer_hooks: %s%s: rounds %.1f to %.1f ns\n", subs[k - 1].label,
+                    figures[f].suffix, lo[k][f], hi[k][f]);
+        }
+    }
+    for (int k = 1; k <= nsubs; k++)
+        fprintf(stderr,
+                "bench_layer_hooks: %s: median thread CPU %.1f ms for %u command buffers x %d "
+                "regions (direct %.1f ms); %.2f timestamps per region\n",
+                subs[k - 1].label, median_of(k, M_REGIONS) / 1e6, per_round, REGIONS_PER_CB,
+                median_of(0, M_REGIONS) / 1e6,
+                (double)subs[k - 1].stamps / (regions * (presents ? 2 : 1) * ROUNDS));
+}
+
 int main(int argc, char **argv)
 {
     const char *lib = NULL, *old = NULL, *label = "layer_cpu_ns_per_region";
+    const char *envs[MAX_SUBJECTS];
+    int nenvs = 0;
     unsigned iterations = 7000; /* 1001 command buffers a round: no packet lost */
     bool presents = false;
     bool memory = false;
@@ -527,30 +703,47 @@ int main(int argc, char **argv)
             label = argv[++i];
         else if (!strcmp(argv[i], "--compare") && i + 1 < argc)
             old = argv[++i];
+        else if (!strcmp(argv[i], "--env") && i + 1 < argc && nenvs < MAX_SUBJECTS - 2)
+            envs[nenvs++] = argv[++i];
         else if (!strcmp(argv[i], "--presents"))
             presents = true;
         else if (!strcmp(argv[i], "--memory"))
             memory = true;
-        else
+        else if (argv[i][0] != '-')
             lib = argv[i];
+        else
+            iterations = 0; /* an unknown option, or --env once too often: usage */
     }
     if (!lib || !iterations) {
         fprintf(stderr, "usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME] "
-                        "[--presents] [--compare OLD.so] [--memory]\n");
+                        "[--presents] [--compare OLD.so] [--env NAME:VAR=VALUE,...]... "
+                        "[--memory]\n");
         return 2;
     }
-    static subject subs[2];
-    const int nsubs = old ? 2 : 1;
-    char old_label[128];
-    snprintf(old_label, sizeof old_label, "%s_old", label);
-    subs[0].label = label;
-    subs[1].label = old_label;
-    if (memory && old) {
-        fprintf(stderr, "bench_layer_hooks: --memory measures one build (no --compare)\n");
+    if (memory && (old || nenvs)) {
+        fprintf(stderr, "bench_layer_hooks: --memory measures one build (no --compare, --env)\n");
         return 2;
     }
-    if (!set_up(&subs[0], lib) || (old && !set_up(&subs[1], old)))
-        return 1;
+    static subject subs[MAX_SUBJECTS];
+    int nsubs = 0;
+    snprintf(subs[nsubs++].label, sizeof subs[0].label, "%s", label);
+    if (old)
+        snprintf(subs[nsubs++].label, sizeof subs[0].label, "%s_old", label);
+    for (int i = 0; i < nenvs; i++) {
+        const char *colon = strchr(envs[i], ':');
+        if (!colon || colon == envs[i]) {
+            fprintf(stderr, "bench_layer_hooks: --env %s: expected NAME:VAR=VALUE,...\n", envs[i]);
+            return 2;
+        }
+        subject *sub = &subs[nsubs++];
+        snprintf(sub->label, sizeof sub->label, "%s_%.*s", label, (int)(colon - envs[i]), envs[i]);
+        sub->env = colon + 1;
+    }
+    /* The --env ones first: the environment changes while no other copy's
+     * threads (started with its session) may be reading it. */
+    for (int k = nsubs - 1; k >= 0; k--)
+        if (!set_up(&subs[k], k == 1 && old ? old : lib))
+            return 1;
     if (memory)
         return bench_memory(&subs[0], iterations, label);
     hook_api direct;
@@ -565,35 +758,20 @@ int main(int argc, char **argv)
     for (int r = 0; r < ROUNDS; r++)
         measure_round(subs, nsubs, &direct, r, per_round, presents);
     uint64_t col = collector_cpu_ns() - col0;
-    const double regions = (double)per_round * REGIONS_PER_CB;
-    const unsigned long timestamps = fake_timestamps_written();
-    const char *output = getenv("GPUTRACE_OUTPUT");
-    if (output && *output && !timestamps) {
-        fprintf(stderr, "bench_layer_hooks: the layer wrote no timestamp although it should "
-                        "trace (GPUTRACE_OUTPUT is set): it passed everything through "
-                        "(GPUTRACE_LOG=info says why)\n");
-        return 1;
+    for (int k = 0; k < nsubs; k++) {
+        if (subs[k].expect_stamps && !subs[k].stamps) {
+            fprintf(stderr,
+                    "bench_layer_hooks: %s: the layer wrote no timestamp although it should "
+                    "trace (GPUTRACE_OUTPUT is set): it passed everything through "
+                    "(GPUTRACE_LOG=info says why)\n",
+                    subs[k].label);
+            return 1;
+        }
     }
-    const double direct_regions = median_of(0, M_REGIONS);
-    for (int k = 1; k <= nsubs; k++) {
-        const char *l = subs[k - 1].label;
-        const double with = median_of(k, M_REGIONS);
-        printf("BENCH %s %.1f ns\n", l, (with - direct_regions) / regions);
-        if (!presents)
-            continue;
-        printf("BENCH %s_present %.1f ns\n", l,
-               (median_of(k, M_FRAMES) - median_of(0, M_FRAMES)) / per_round);
-        printf("BENCH %s_present_alone %.1f ns\n", l,
-               (median_of(k, M_PRESENT) - median_of(0, M_PRESENT)) / per_round);
-    }
+    report(subs, nsubs, per_round, presents);
     if (nsubs == 1)
-        printf("BENCH %s_collector %.1f ns\n", label, (double)col / (regions * ROUNDS));
-    fprintf(stderr,
-            "bench_layer_hooks: %u command buffers x %d regions per round, %d rounds; "
-            "median thread CPU %.1f ms through the layer, %.1f ms direct; "
-            "%.2f timestamps per region\n",
-            per_round, REGIONS_PER_CB, ROUNDS, median_of(1, M_REGIONS) / 1e6, direct_regions / 1e6,
-            (double)timestamps / (regions * (ROUNDS + 0.25) * nsubs));
+        printf("BENCH %s_collector %.1f ns\n", label,
+               (double)col / ((double)per_round * REGIONS_PER_CB * ROUNDS));
     for (int k = nsubs - 1; k >= 0; k--)
         tear_down(&subs[k]);
     return 0;

@@ -3,18 +3,29 @@
  * lifetimes, and the host waits (slices naming what they waited for).
  *
  * Without a session that gets the GPU stages, a wait costs the hook one
- * relaxed atomic load (tl_wait_begin answers 0). A wait with a zero
+ * relaxed atomic load (tl_wait_begin answers 0); outside the
+ * GPUTRACE_FRAMES window one more (frames/fr_frames.h), as the stages'
+ * hooks: a wait there is not written, like the rest of its frame (even
+ * one for the work of the window's last frames). A wait with a zero
  * timeout is a poll, not a stall: no slice.
  */
 #include "layer/collector.h"
 #include "layer/flows/flow_sync.h"
 #include "layer/flows/host_waits.h"
+#include "layer/frames/fr_frames.h"
 #include "layer/timeline.h"
 #include "layer/timeline_device_types.h"
 #include "layer/timeline_lookup.h"
 
 /* Stages one wait slice names at most. */
 #define WAIT_IDS 64u
+
+/* Timing now: a session traces and the frame is inside GPUTRACE_FRAMES
+ * (the test of timeline_entry.c). */
+static inline bool timing(const tl_device *td)
+{
+    return tl_session_tracing() && td && fr_window_open(td->frames);
+}
 
 void tl_semaphore_created(gt_device *dev, VkSemaphore semaphore, const VkSemaphoreCreateInfo *info)
 {
@@ -33,7 +44,7 @@ void tl_semaphore_destroy(gt_device *dev, VkSemaphore semaphore)
 void tl_semaphore_signaled(gt_device *dev, const VkSemaphoreSignalInfo *info)
 {
     tl_device *td = tl_device_of(dev);
-    if (td && info && tl_session_tracing())
+    if (info && timing(td))
         fs_semaphore_signaled(td->flows, info->semaphore, info->value);
 }
 
@@ -46,8 +57,7 @@ void tl_fence_destroy(gt_device *dev, VkFence fence)
 
 uint64_t tl_wait_begin(gt_device *dev)
 {
-    (void)dev;
-    return tl_session_tracing() ? gc_boottime_ns() : 0;
+    return timing(tl_device_of(dev)) ? gc_boottime_ns() : 0;
 }
 
 void tl_fences_waited(gt_device *dev, uint64_t begin, uint32_t count, const VkFence *fences,

@@ -22,6 +22,9 @@
 #                    render stages (5 of the workload's frames' regions)
 #   window-open      gputrace_timeline.frames = 18.. in vk_layer_settings.txt
 #                    (VK_LAYER_SETTINGS_PATH): the last three of 20 frames
+#   window-api       frames=12..15 from the workload's own
+#                    VkLayerSettingsCreateInfoEXT (--layer-setting): frames
+#                    12 to 15 only, and only their render stages
 #   window-bad       GPUTRACE_FRAMES=9..5: one warning, every frame timed
 #   window-system    GPUTRACE_FRAMES=5..9 with the system backend (gputrace-ci
 #                    --service): the same five frames and render stages
@@ -135,15 +138,21 @@ stutter)
     [ $crc -eq 0 ] || fail "--max-stutters 40 fails the trace (exit $crc)"
     echo "ok: --max-stutters 40 passes"
     ;;
-window | window-open | window-bad | window-system)
+window | window-open | window-api | window-bad | window-system)
     with_layer
     export GPUTRACE_OUTPUT="$tmp/trace.pftrace"
+    workload_setting=
     case $case_name in
     window | window-system) export GPUTRACE_FRAMES=5..9 first=5 last=9 ;;
     window-open)
         # The same setting from the settings file (docs/layer.md, "Settings").
         printf 'gputrace_timeline.frames = 18..\n' > "$tmp/vk_layer_settings.txt"
         export VK_LAYER_SETTINGS_PATH="$tmp/vk_layer_settings.txt" first=18 last=20
+        ;;
+    window-api)
+        # The application's own VK_EXT_layer_settings (docs/layer.md,
+        # "Settings"); no file, no variable holds the setting.
+        workload_setting=--layer-setting=frames=12..15 first=12 last=15
         ;;
     window-bad) export GPUTRACE_FRAMES=9..5 first=1 last=20 ;;
     esac
@@ -155,7 +164,7 @@ window | window-open | window-bad | window-system)
         grep -q 'gputrace-ci: PASS (gputrace-service backend)' "$tmp/out" ||
             fail "not traced through gputrace-service: $(grep 'gputrace-ci:' "$tmp/out" "$tmp/err")"
     else
-        run_ok 300 "$GT_WORKLOAD" --frame-boundary --frames 20
+        run_ok 300 "$GT_WORKLOAD" --frame-boundary --frames 20 $workload_setting
     fi
     if [ "$case_name" = window-bad ]; then
         grep -q 'ignoring GPUTRACE_FRAMES=9..5' "$log" || fail "no warning about GPUTRACE_FRAMES=9..5"
@@ -163,6 +172,11 @@ window | window-open | window-bad | window-system)
     if [ "$case_name" = window-open ]; then
         grep -q "setting gputrace_timeline.frames=18\.\. (from $tmp/vk_layer_settings.txt:1)" "$log" ||
             fail "the layer did not take frames=18.. from the settings file"
+    fi
+    if [ "$case_name" = window-api ]; then
+        grep -q '^gputrace: setting frames=12\.\.15 (from VkLayerSettingsCreateInfoEXT)$' "$log" ||
+            fail "the layer did not take frames=12..15 from VkLayerSettingsCreateInfoEXT"
+        echo "ok: $(grep 'setting frames=' "$log")"
     fi
     frames=$(workload_field frames)
     regions=$(workload_field regions)

@@ -14,6 +14,7 @@
 # frame's duration (ms); every render stage of the workload with its
 # frame's number, the frames' GPU time the span of their command buffers;
 # no error or data_loss stat. v58 also keeps the counters' unit ("ms").
+# window: the host's fence waits only inside the window's frames.
 #
 # Environment: GT_WORKLOAD, GT_EXPLICIT_DIR (meson.build), PERFETTO_BIN
 # (v47) or PERFETTO_V58_BIN (v58; scripts/lib.sh sets both from
@@ -122,6 +123,16 @@ expect "GPU time = first command buffer start to last end" 0 \
     "select count(*) from (select f.n, f.g, max(s.ts + s.dur) - min(s.ts) as span
        from $fr f join $st s on s.fn = f.n where s.name = 'Command buffer' group by f.n)
      where abs(span - g) > 1000"
+if [ "$test_case" = window ]; then
+    # Host waits too only inside the window (docs/layer.md, "Frames"): the
+    # workload waits for each frame's fences after its end, so the waits
+    # made in frames 5..9 are those for frames 4..8.
+    expect "fence waits: one per frame of the window, none outside it" "$n,0" \
+        "select count(*) as waits,
+                sum(s.ts < (select min(ts) from $fr)
+                    or s.ts + s.dur > (select max(ts + dur) from $fr)) as outside
+         from slice s where s.name = 'vkWaitForFences'"
+fi
 if [ "$version" = v58 ]; then
     expect "counter unit (v58)" "GPU frame time=ms
 frame interval=ms" \

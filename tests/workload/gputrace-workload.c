@@ -28,7 +28,7 @@ static void usage(FILE *out)
             "       [--duration-ms N] [--work N] [--leak-exit]\n"
             "       [--submissions-per-frame N] [--app-timestamps] [--layer NAME]\n"
             "       [--frame-boundary] [--stall-every N [--stall-ms M]]\n"
-            "       [--thread-cpu] [--cross-queue-semaphore]\n"
+            "       [--thread-cpu] [--cross-queue-semaphore] [--layer-setting KEY=VALUE]\n"
             "\n"
             "Runs a fixed amount of compute, render-pass, dynamic-rendering and transfer\n"
             "work on one Vulkan device without a window, checks the results, and prints\n"
@@ -66,6 +66,11 @@ static void usage(FILE *out)
             "  --layer NAME  name the layer NAME in VkInstanceCreateInfo::ppEnabledLayerNames,\n"
             "                as an application that wants it does (besides validation's\n"
             "                with --validate); fails when the loader has no such layer\n"
+            "  --layer-setting KEY=VALUE  give VK_LAYER_GPUTRACE_timeline the setting KEY\n"
+            "                (docs/layer.md, \"Settings\") as a string in a\n"
+            "                VkLayerSettingsCreateInfoEXT chained to VkInstanceCreateInfo\n"
+            "                (VK_EXT_layer_settings), as an application configuring the\n"
+            "                layer itself does; up to %u times\n"
             "  --frame-boundary  end each frame with a VkFrameBoundaryEXT (FRAME_END,\n"
             "                frameID counting from 1) chained to its last submission\n"
             "                (VK_EXT_frame_boundary, which VK_LAYER_GPUTRACE_timeline provides\n"
@@ -101,8 +106,8 @@ static void usage(FILE *out)
             "\n"
             "Environment:\n"
             "  GPUTRACE_WORKLOAD_DEVICE  device index or part of its name (default: first)\n",
-            WL_MAX_THREADS, WL_MAX_QUEUES, WL_MAX_WORK, WL_MAX_TINY, WL_MAX_STALL_EVERY,
-            WL_MAX_STALL_MS);
+            WL_MAX_THREADS, WL_MAX_QUEUES, WL_MAX_WORK, WL_MAX_TINY, WL_MAX_LAYER_SETTINGS,
+            WL_MAX_STALL_EVERY, WL_MAX_STALL_MS);
 }
 
 static bool parse_count(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
@@ -129,6 +134,25 @@ static uint64_t monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* --layer-setting KEY=VALUE, split in place. */
+static bool parse_layer_setting(char *arg, wl_options *opt)
+{
+    char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        wl_error("--layer-setting: expected KEY=VALUE, got '%s'", arg);
+        return false;
+    }
+    if (opt->nsettings == WL_MAX_LAYER_SETTINGS) {
+        wl_error("--layer-setting: at most %u", WL_MAX_LAYER_SETTINGS);
+        return false;
+    }
+    *eq = '\0';
+    opt->setting_keys[opt->nsettings] = arg;
+    opt->setting_values[opt->nsettings] = eq + 1;
+    opt->nsettings++;
+    return true;
+}
+
 static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
 {
     static const struct option longopts[] = {
@@ -147,6 +171,7 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
         { "stall-ms", required_argument, NULL, 'M' },
         { "thread-cpu", no_argument, NULL, 'c' },
         { "cross-queue-semaphore", no_argument, NULL, 'x' },
+        { "layer-setting", required_argument, NULL, 'Y' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -209,6 +234,10 @@ static bool parse_options(int argc, char **argv, wl_options *opt, int *status)
             break;
         case 'x':
             opt->cross_queue = true;
+            break;
+        case 'Y':
+            if (!parse_layer_setting(optarg, opt))
+                return false;
             break;
         case 'h':
             usage(stdout);

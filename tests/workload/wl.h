@@ -26,13 +26,14 @@
 #define WL_MAX_THREADS 64
 
 /* Sizes of the work in one frame. */
-#define WL_VALUES          4096u /* uints in the compute buffer */
-#define WL_ROUNDS          64u   /* LCG steps per element per dispatch, times --work */
-#define WL_MAX_WORK        4096u
-#define WL_EXTENT          64u      /* width = height of the render targets */
-#define WL_MAX_TINY        1000u    /* --submissions-per-frame */
-#define WL_MAX_STALL_EVERY 1000000u /* --stall-every */
-#define WL_MAX_STALL_MS    60000u   /* --stall-ms */
+#define WL_VALUES             4096u /* uints in the compute buffer */
+#define WL_ROUNDS             64u   /* LCG steps per element per dispatch, times --work */
+#define WL_MAX_WORK           4096u
+#define WL_EXTENT             64u      /* width = height of the render targets */
+#define WL_MAX_TINY           1000u    /* --submissions-per-frame */
+#define WL_MAX_STALL_EVERY    1000000u /* --stall-every */
+#define WL_MAX_STALL_MS       60000u   /* --stall-ms */
+#define WL_MAX_LAYER_SETTINGS 8u       /* --layer-setting */
 
 typedef struct wl_options wl_options;
 struct wl_options {
@@ -52,6 +53,11 @@ struct wl_options {
      * before its last submission, a stutter the trace must show. */
     uint32_t stall_every, stall_ms;
     bool thread_cpu; /* --thread-cpu */
+    /* --layer-setting KEY=VALUE: strings for VK_LAYER_GPUTRACE_timeline in
+     * a VkLayerSettingsCreateInfoEXT chained to the instance create info. */
+    const char *setting_keys[WL_MAX_LAYER_SETTINGS];
+    const char *setting_values[WL_MAX_LAYER_SETTINGS];
+    uint32_t nsettings;
 };
 
 /* Queues are externally synchronised: threads sharing one take the lock. */

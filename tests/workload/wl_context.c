@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "layer/layer_settings_ext.h"
 #include "tests/workload/wl.h"
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
@@ -191,6 +192,25 @@ static bool create_instance(wl_context *ctx, const wl_options *opt)
     };
     if (opt->validate)
         info.pNext = sync_validation ? (const void *)&features : (const void *)&messenger_info;
+    /* --layer-setting: first in the chain (where an application puts it is
+     * up to it; the layer searches the whole chain). */
+    VkLayerSettingEXT settings[WL_MAX_LAYER_SETTINGS];
+    for (uint32_t i = 0; i < opt->nsettings; i++)
+        settings[i] = (VkLayerSettingEXT){
+            .pLayerName = "VK_LAYER_GPUTRACE_timeline",
+            .pSettingName = opt->setting_keys[i],
+            .type = VK_LAYER_SETTING_TYPE_STRING_EXT,
+            .valueCount = 1,
+            .pValues = &opt->setting_values[i],
+        };
+    VkLayerSettingsCreateInfoEXT layer_settings = {
+        .sType = VK_STRUCTURE_TYPE_LAYER_SETTINGS_CREATE_INFO_EXT,
+        .pNext = info.pNext,
+        .settingCount = opt->nsettings,
+        .pSettings = settings,
+    };
+    if (opt->nsettings)
+        info.pNext = &layer_settings;
     if (!WL_VK(vkCreateInstance, (&info, NULL, &ctx->instance)))
         return false;
 
