@@ -159,6 +159,8 @@ VKAPI_ATTR VkResult VKAPI_CALL gt_CreateDevice(VkPhysicalDevice pd, const VkDevi
         res = tl_device_init(dev);
         if (res != VK_SUCCESS)
             goto fail_destroy;
+        /* Before the device is registered: no lookup can see it change. */
+        dev->memory_hooks = tl_device_tracks_memory(dev);
     }
 
     if (!gt_device_register(dev)) {

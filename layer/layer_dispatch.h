@@ -163,13 +163,24 @@
     X(CmdDrawMeshTasksIndirectEXT)    \
     X(CmdDrawMeshTasksIndirectCountEXT)
 
-/* Device-level functions layer_hooks_objects.c intercepts: memory, buffers
- * and images (memory events), semaphores, fences and host waits (flows). */
-#define GT_OBJECT_HOOKS_REQUIRED(X) \
-    X(WaitForFences)                \
-    X(DestroyFence)                 \
-    X(CreateSemaphore)              \
-    X(DestroySemaphore)             \
+/* Device-level functions layer_hooks_objects.c intercepts: semaphores,
+ * fences and host waits (flows), and memory, buffers and images (memory
+ * events). vkGet*ProcAddr hand out the memory hooks only where a session
+ * may ever want memory events (tl_memory_events_possible,
+ * tl_device_tracks_memory); elsewhere the next entity's functions. */
+#define GT_FLOW_HOOKS_REQUIRED(X) \
+    X(WaitForFences)              \
+    X(DestroyFence)               \
+    X(CreateSemaphore)            \
+    X(DestroySemaphore)
+
+#define GT_FLOW_HOOKS_OPTIONAL(X) \
+    X(WaitSemaphores)             \
+    X(WaitSemaphoresKHR)          \
+    X(SignalSemaphore)            \
+    X(SignalSemaphoreKHR)
+
+#define GT_MEMORY_HOOKS_REQUIRED(X) \
     X(AllocateMemory)               \
     X(FreeMemory)                   \
     X(MapMemory)                    \
@@ -181,15 +192,16 @@
     X(BindBufferMemory)             \
     X(BindImageMemory)
 
-#define GT_OBJECT_HOOKS_OPTIONAL(X) \
-    X(WaitSemaphores)               \
-    X(WaitSemaphoresKHR)            \
-    X(SignalSemaphore)              \
-    X(SignalSemaphoreKHR)           \
+#define GT_MEMORY_HOOKS_OPTIONAL(X) \
     X(BindBufferMemory2)            \
     X(BindBufferMemory2KHR)         \
     X(BindImageMemory2)             \
     X(BindImageMemory2KHR)
+
+#define GT_OBJECT_HOOKS_REQUIRED(X) GT_FLOW_HOOKS_REQUIRED(X) GT_MEMORY_HOOKS_REQUIRED(X)
+#define GT_OBJECT_HOOKS_OPTIONAL(X) GT_FLOW_HOOKS_OPTIONAL(X) GT_MEMORY_HOOKS_OPTIONAL(X)
+#define GT_FLOW_HOOKS(X)            GT_FLOW_HOOKS_REQUIRED(X) GT_FLOW_HOOKS_OPTIONAL(X)
+#define GT_MEMORY_HOOKS(X)          GT_MEMORY_HOOKS_REQUIRED(X) GT_MEMORY_HOOKS_OPTIONAL(X)
 
 /* Frames (layer/frames/): swapchains and presents end frames; sparse
  * binding only matters for its VK_EXT_frame_boundary structures.

@@ -6,6 +6,7 @@
 #ifndef GPUTRACE_LAYER_HOOKS_H
 #define GPUTRACE_LAYER_HOOKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "layer/layer_dispatch.h"
@@ -16,6 +17,9 @@
 const gt_hook *gt_device_hook_find(const char *name);
 /* The same for GT_OBJECT_HOOKS only (layer_hooks_objects.c). */
 const gt_hook *gt_object_hook_find(const char *name);
+/* Whether `hook` (from the finds above) is one of GT_MEMORY_HOOKS: handed
+ * out only where memory is tracked (layer_interface.c). */
+bool gt_hook_is_memory(const gt_hook *hook);
 
 /* One intercepted entry point's table entry. */
 #define GT_HOOK_ENTRY(name) \

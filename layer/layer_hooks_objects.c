@@ -5,7 +5,10 @@
  * each finds the gt_device, tells the feature through timeline.h (memory
  * events, flows) and calls the next entity. Objects are followed whether a
  * session traces or not (a session that starts later first gets the live
- * ones); waits only while one does.
+ * ones); waits only while one does. The memory hooks are handed out only
+ * where some session may want memory events (gt_hook_is_memory below,
+ * layer_interface.c); reached anyway (a layer above kept one), they find
+ * no memory tracking on the device and only call down.
  */
 #include <string.h>
 
@@ -232,13 +235,27 @@ GT_BIND2_HOOK(BindImageMemory2KHR, VkBindImageMemoryInfo, tl_images_bound)
 
 /* ---- lookup ----------------------------------------------------------- */
 
-static const gt_hook object_hooks[] = { GT_OBJECT_HOOKS(GT_HOOK_ENTRY) };
+static const gt_hook flow_hooks[] = { GT_FLOW_HOOKS(GT_HOOK_ENTRY) };
+static const gt_hook memory_hooks[] = { GT_MEMORY_HOOKS(GT_HOOK_ENTRY) };
 
 const gt_hook *gt_object_hook_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof object_hooks / sizeof object_hooks[0]; i++) {
-        if (strcmp(object_hooks[i].name, name) == 0)
-            return &object_hooks[i];
+    for (size_t i = 0; i < sizeof flow_hooks / sizeof flow_hooks[0]; i++) {
+        if (strcmp(flow_hooks[i].name, name) == 0)
+            return &flow_hooks[i];
+    }
+    for (size_t i = 0; i < sizeof memory_hooks / sizeof memory_hooks[0]; i++) {
+        if (strcmp(memory_hooks[i].name, name) == 0)
+            return &memory_hooks[i];
     }
     return NULL;
+}
+
+bool gt_hook_is_memory(const gt_hook *hook)
+{
+    const size_t n = sizeof memory_hooks / sizeof memory_hooks[0];
+    for (size_t i = 0; i < n; i++)
+        if (hook == &memory_hooks[i])
+            return true;
+    return false;
 }

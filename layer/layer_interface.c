@@ -18,6 +18,7 @@
 #include "layer/layer_info.h"
 #include "layer/layer_instance.h"
 #include "layer/layer_lookup.h"
+#include "layer/timeline.h"
 
 /* ---- proc addr --------------------------------------------------------- */
 
@@ -89,9 +90,11 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gt_GetInstanceProcAddr(VkInstanc
        * to ask, so follow the next entity's instance-level answer. It may
        * be non-NULL for a command no device enabled (the loader answers
        * the debug-utils commands for every instance): the hooks check
-       * their device's table on every call (GT_HOOK_ENTER). */
+       * their device's table on every call (GT_HOOK_ENTER). The memory
+       * hooks only where memory events can be wanted at all (as
+       * vkGetDeviceProcAddr, below). */
         const gt_hook *hook = gt_device_hook_find(name);
-        if (hook)
+        if (hook && !(gt_hook_is_memory(hook) && !tl_memory_events_possible()))
             return inst->next_gipa(instance, name) ? hook->fn : NULL;
     }
     return inst->next_gipa(instance, name);
@@ -119,7 +122,9 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL gt_GetDeviceProcAddr(VkDevice de
        * instead (fill_device_dispatch in layer_device.c); this lookup
        * still answers as the next entity's vkGetDeviceProcAddr does. */
         const gt_hook *hook = gt_device_hook_find(name);
-        if (hook)
+        /* The memory hooks only where this device's memory is tracked:
+        * elsewhere the next entity's function costs nothing. */
+        if (hook && !(gt_hook_is_memory(hook) && !dev->memory_hooks))
             return gt_hook_next(&dev->vk, hook) && dev->next_gdpa(device, name) ? hook->fn : NULL;
     }
     return dev->next_gdpa(device, name);

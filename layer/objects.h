@@ -101,6 +101,11 @@ struct gt_device {
     * are reached anyway (handed out through vkGetInstanceProcAddr) only
     * call down. */
     bool disabled;
+    /* vkGetDeviceProcAddr hands out the layer's memory hooks
+    * (GT_MEMORY_HOOKS): the timing feature tracks this device's memory
+    * (tl_device_tracks_memory), decided at vkCreateDevice for the device's
+    * life. Else the next entity's functions: no cost at all. */
+    bool memory_hooks;
 
     /* What the layer made sure is enabled for the timing code; NONE when the
     * device cannot do it, or when the layer is disabled. */

@@ -343,13 +343,35 @@ static void wait_for_startup(tl_backend *be, uint32_t bound_ms, uint64_t created
             ms, all, bound_ms, (unsigned)s < sizeof outcome / sizeof outcome[0] ? outcome[s] : "?");
 }
 
+/* The backend the settings pick (`auto` resolved). */
+static enum gt_backend_choice backend_choice(const gt_config *cfg)
+{
+    if (cfg->backend == GT_BACKEND_AUTO)
+        return cfg->output ? GT_BACKEND_INPROCESS : GT_BACKEND_SYSTEM;
+    return cfg->backend;
+}
+
+bool tl_session_memory_possible(void)
+{
+    const gt_config *cfg = gt_config_get();
+    switch (backend_choice(cfg)) {
+    case GT_BACKEND_SYSTEM:
+        /* A session may start any time and want them. */
+        return tl_backend_system_available();
+    case GT_BACKEND_INPROCESS:
+        return cfg->memory; /* its one session, as GPUTRACE_MEMORY says */
+    case GT_BACKEND_NONE:
+    case GT_BACKEND_AUTO:
+        break;
+    }
+    return false;
+}
+
 /* Called with session.lock held. */
 static void begin_session(void)
 {
     const gt_config *cfg = gt_config_get();
-    enum gt_backend_choice choice = cfg->backend;
-    if (choice == GT_BACKEND_AUTO)
-        choice = cfg->output ? GT_BACKEND_INPROCESS : GT_BACKEND_SYSTEM;
+    enum gt_backend_choice choice = backend_choice(cfg);
 
     tl_backend *be = NULL;
     uint64_t created_ns = util_now_ns();

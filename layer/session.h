@@ -73,6 +73,13 @@ static inline bool tl_session_memory(void)
     return atomic_load_explicit(&tl_session_memory_flag, memory_order_relaxed);
 }
 
+/* Whether any session of this process can ever want memory events: a
+ * system backend's (where built) may start at any time; the embedded
+ * backend's one session wants them only with GPUTRACE_MEMORY;
+ * GPUTRACE_BACKEND=none never traces. Fixed for the process (the settings
+ * are read once, by the first vkCreateInstance). */
+bool tl_session_memory_possible(void);
+
 /* The current tracing period; 0 before the first one. */
 static inline uint32_t tl_session_generation(void)
 {

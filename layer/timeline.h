@@ -31,6 +31,8 @@
 #ifndef GPUTRACE_LAYER_TIMELINE_H
 #define GPUTRACE_LAYER_TIMELINE_H
 
+#include <stdbool.h>
+
 #include <vulkan/vulkan.h>
 
 typedef struct gt_instance gt_instance;
@@ -99,11 +101,21 @@ void tl_semaphore_destroy(gt_device *dev, VkSemaphore semaphore);
 void tl_semaphore_signaled(gt_device *dev, const VkSemaphoreSignalInfo *info);
 void tl_fence_destroy(gt_device *dev, VkFence fence);
 
+/* Whether memory events can ever be wanted in this process (false: the
+ * embedded backend without GPUTRACE_MEMORY, or GPUTRACE_BACKEND=none), and
+ * whether this device's memory is tracked (that, and its table could be
+ * made). Where not, the plumbing hands out the next entity's memory
+ * functions instead of the hooks below; both answers are fixed for the
+ * process / the device's life. */
+bool tl_memory_events_possible(void);
+bool tl_device_tracks_memory(gt_device *dev);
+
 /* Device memory, buffers and images (memory/mem_entry.c): after a
  * successful allocation, creation, bind or map; before a free, destroy or
  * unmap (the handle may be VK_NULL_HANDLE, then nothing happens). Called
  * tracing or not: the layer keeps the objects alive so that a session
- * starting later first gets them. `api` names the entry point. */
+ * starting later first gets them. `api` names the entry point. On a device
+ * whose memory is not tracked they do nothing. */
 void tl_memory_allocated(gt_device *dev, VkDeviceMemory memory, const VkMemoryAllocateInfo *info);
 void tl_memory_free(gt_device *dev, VkDeviceMemory memory);
 void tl_memory_mapped(gt_device *dev, VkDeviceMemory memory, VkDeviceSize offset,

@@ -434,7 +434,16 @@ VkResult tl_device_create(gt_device *dev)
     td->names = tl_names_create(&dev->alloc);
     td->flows = fs_create(&dev->alloc);
     td->waits = hwait_create(&dev->alloc);
-    td->memory = mem_create(dev, td->ordinal, td->pid, td->names);
+    /* The live objects only where a session may ever want memory events:
+     * elsewhere their table is pure cost, and the plumbing passes the memory
+     * calls through untouched (tl_device_tracks_memory). */
+    if (tl_session_memory_possible())
+        td->memory = mem_create(dev, td->ordinal, td->pid, td->names);
+    else
+        gt_info("device %u memory not tracked: no session of this process can want memory "
+                "events (in-process backend without GPUTRACE_MEMORY, or GPUTRACE_BACKEND=none); "
+                "its memory calls are passed through",
+                td->ordinal);
     td->frames = fr_device_create(&dev->alloc, gt_config_get()->frames_first,
                                   gt_config_get()->frames_last, dev->frame_boundary != GT_FB_OFF);
     tl_queries_init(&td->queries);

@@ -30,10 +30,12 @@
 #                                   session wants memory events
 #                                   (GPUTRACE_MEMORY=1); _collector: the
 #                                   collector's per event
-#   BENCH layer_cpu_ns_per_memory_event_off    the same, the session not
-#                                   wanting memory events (the hooks' own
-#                                   bookkeeping only)
-#   BENCH layer_cpu_ns_per_memory_event_idle   the same, no session
+#   BENCH layer_cpu_ns_per_memory_event_off    the same, the embedded
+#                                   backend's session not wanting memory
+#                                   events (the calls are not hooked: ~0)
+#   BENCH layer_cpu_ns_per_memory_event_idle   the same, no session (the
+#                                   system backend: the hooks' own
+#                                   bookkeeping, for a later session)
 #   BENCH layer_frames_present      the application thread's CPU time per
 #                                   vkQueuePresentKHR in a frame of one
 #                                   command buffer (bench_layer_hooks

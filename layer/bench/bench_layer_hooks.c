@@ -48,10 +48,11 @@
  * With --memory it measures memory events instead: each round allocates
  * memory, creates a buffer, binds, maps, unmaps, destroys and frees it (7
  * calls, each a memory event while a session wants them), through the layer
- * and directly, and reports the difference per call. With no session
- * wanting memory events (GPUTRACE_MEMORY unset) that is the hooks' own
- * bookkeeping (the live-object table); a library without memory hooks
- * passes the calls through untouched (0 ns, give it to compare).
+ * and directly, and reports the difference per call. With the system
+ * backend and no session that is the hooks' own bookkeeping (the
+ * live-object table, kept for a later session); with the embedded backend
+ * and GPUTRACE_MEMORY unset the layer hands out the fake's own functions
+ * (0 ns), as a library without memory hooks does.
  *
  * usage: bench_layer_hooks LAYER.so [--iterations N] [--label NAME]
  *                          [--presents] [--compare OLD.so] [--env NAME:VAR=VALUE,...]...

@@ -5,12 +5,25 @@
  * Called tracing or not: the live objects are kept for a session that
  * starts later. While a session wants memory events, the device's
  * collector (which writes them) is started here if nothing else did.
+ * Where no session can ever want them the device has no memory tracking
+ * (timeline_device.c) and the plumbing does not hand these hooks out.
  */
 #include <string.h>
 
 #include "layer/memory/mem_device.h"
 #include "layer/timeline.h"
 #include "layer/timeline_device.h"
+
+bool tl_memory_events_possible(void)
+{
+    return tl_session_memory_possible();
+}
+
+bool tl_device_tracks_memory(gt_device *dev)
+{
+    tl_device *td = tl_device_of(dev);
+    return td && td->memory;
+}
 
 static mem_device *memory_of(gt_device *dev)
 {

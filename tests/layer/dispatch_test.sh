@@ -33,6 +33,15 @@
 #               not Vulkan 1.0 (its vkGetInstanceProcAddr still answers);
 #               then for one Vulkan 1.0 function the layer needs, which must
 #               leave the device passed through untouched.
+#   memory      the memory hooks (vkAllocateMemory ... vkBindImageMemory2)
+#               are handed out only where a session may ever want memory
+#               events: the probe-loaded layer with the embedded backend and
+#               no GPUTRACE_MEMORY (and with GPUTRACE_BACKEND=none) answers
+#               the next entity's functions through both lookups, while the
+#               flow hooks stay its own; with GPUTRACE_MEMORY=1 (from the
+#               environment or vk_layer_settings.txt) or the system backend
+#               (no service) it answers its own, and the hooks are called.
+#               Every run equals the baseline.
 #
 # Exit 0 pass, 1 fail, 77 skip.
 set -eu
@@ -227,6 +236,70 @@ withhold)
     hooked=$(sed -n 's/^hooked-gdpa //p' "$tmp/direct-required.notes" | sort -u | tr '\n' ' ')
     [ "$hooked" = "vkDestroyDevice vkGetDeviceProcAddr " ] ||
         fail "device not passed through; the layer still answers for: $hooked"
+    ;;
+
+memory)
+    # Vulkan 1.0 and the core 1.1 binds, all of which lavapipe has at 1.3.
+    memory_names="vkAllocateMemory vkFreeMemory vkMapMemory vkUnmapMemory vkCreateBuffer
+        vkDestroyBuffer vkCreateImage vkDestroyImage vkBindBufferMemory vkBindImageMemory
+        vkBindBufferMemory2 vkBindImageMemory2"
+    # memory_hooked RUN yes|no: whether RUN's layer answered every memory
+    # name (none of them, through either lookup) with a function of its own.
+    memory_hooked() {
+        for name in $memory_names; do
+            if grep -q "^hooked-gdpa $name\$" "$tmp/$1.notes"; then got=yes; else got=no; fi
+            [ "$got" = "$2" ] || fail "$1: $name handed out by the layer through vkGetDeviceProcAddr: $got, want $2"
+            if [ "$2" = no ] && grep -q "^hooked-gipa $name\$" "$tmp/$1.notes"; then
+                fail "$1: $name handed out by the layer through vkGetInstanceProcAddr"
+            fi
+        done
+        # The flows' hooks are the layer's in every run: the probe sees hooks.
+        grep -q '^hooked-gdpa vkWaitForFences$' "$tmp/$1.notes" ||
+            fail "$1: vkWaitForFences is not the layer's own"
+    }
+    config=1.3+utils+inst+dev
+    no_layers
+    probe base-memory "$config"
+    # The embedded backend (GPUTRACE_OUTPUT, set above), no GPUTRACE_MEMORY.
+    probe direct-off "$config" --layer "$GT_LAYER_LIB"
+    same base-memory direct-off
+    memory_hooked direct-off no
+    grep -q 'memory not tracked: no session of this process can want memory events' "$log" ||
+        fail "the layer did not log that memory is not tracked"
+    ! grep -q 'memory at vkDestroyDevice' "$log" ||
+        fail "the layer counted memory it does not track: $(grep 'memory at vkDestroyDevice' "$log")"
+    export GPUTRACE_BACKEND=none
+    probe direct-none "$config" --layer "$GT_LAYER_LIB"
+    unset GPUTRACE_BACKEND
+    same base-memory direct-none
+    memory_hooked direct-none no
+    # Memory events wanted: the layer's hooks, and its count at vkDestroyDevice.
+    export GPUTRACE_MEMORY=1
+    probe direct-on "$config" --layer "$GT_LAYER_LIB" --absent
+    unset GPUTRACE_MEMORY
+    same base-memory direct-on
+    memory_hooked direct-on yes
+    for name in $memory_names; do
+        grep -q "^called gdpa $name\$" "$tmp/direct-on.notes" || fail "direct-on: $name never called"
+    done
+    grep -q 'memory at vkDestroyDevice: allocations=[1-9]' "$log" ||
+        fail "no memory count at vkDestroyDevice with GPUTRACE_MEMORY=1"
+    mkdir -p "$tmp/settings"
+    echo "gputrace_timeline.memory = 1" > "$tmp/settings/vk_layer_settings.txt"
+    export VK_LAYER_SETTINGS_PATH="$tmp/settings"
+    probe direct-file "$config" --layer "$GT_LAYER_LIB"
+    unset VK_LAYER_SETTINGS_PATH
+    same base-memory direct-file
+    memory_hooked direct-file yes
+    # A system backend's session may start any time: the objects are kept
+    # (no service here: a socket nobody listens on).
+    unset GPUTRACE_OUTPUT
+    export GPUTRACE_BACKEND=system PERFETTO_PRODUCER_SOCK_NAME="$tmp/producer.sock"
+    probe direct-system "$config" --layer "$GT_LAYER_LIB"
+    grep -q 'system backend: producer' "$log" || fail "the system backend did not start"
+    same base-memory direct-system
+    memory_hooked direct-system yes
+    check_log
     ;;
 
 *)
