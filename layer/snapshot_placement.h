@@ -156,10 +156,10 @@ static inline void sp_reading_accepted(sp_state *st)
 bool sp_wants(sp_state *st, const sp_model *m, uint64_t start, uint64_t end);
 
 /* Before writing the submission described by `w`: whether to publish a
- * snapshot first, and which (`out`). The snapshot's offset is the model's
- * at the middle of that submission, the constant that converts it with
- * the least error. SP_KEEP when the published one serves or no place is
- * safe yet. */
+ * snapshot first, and which (`out`): the model's clocks at the instant it
+ * is placed, on the line the readings draw (never an offset moved off it
+ * to suit one submission, which would read as drift). SP_KEEP when the
+ * published one serves or no place is safe yet. */
 enum sp_where sp_before_submission(const sp_state *st, const sp_model *m, const sp_window *w,
                                    sp_point *out);
 

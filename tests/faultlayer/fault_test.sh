@@ -24,6 +24,7 @@ set -eu
 
 case_name=${1:?usage: fault_test.sh CASE}
 . "$(dirname "$0")/../common/gt_test_lib.sh"
+. "$(dirname "$0")/truth_lib.sh"
 
 need_exe "$GT_WORKLOAD" gputrace-workload
 need_exe "$GT_GPUTRACE_CHECK" gputrace-check
@@ -120,30 +121,8 @@ calibration-hidden)
 esac
 
 # ---- measure ---------------------------------------------------------------------
-"$GT_FAULT_TRUTH" "$truth" "$trace" > "$tmp/truth.out" 2>&1 || fail "fault_truth failed"
-cat "$tmp/truth.out"
-tf() { sed -n "s/.* $1=\([-0-9.]*\).*/\1/p" "$tmp/truth.out"; }
+measure_truth "$truth" "$trace"
 max_error=$(tf max_error_ns)
-# The conversion error proper, what the layer's cadence and gputrace-check's
-# bound are about: of the converted timestamps (event starts). An end adds
-# the drift over the event's own duration (in device nanoseconds, as the
-# trace format has it), unbounded by any snapshot cadence: under a loaded
-# machine lavapipe's command buffers last 100 ms, 2 us at 20 ppm.
-conv_error=$(tf max_start_error_ns)
-[ "$(tf converted)" -gt 0 ] || fail "no GPU event could be converted"
-# The oracle takes MONOTONIC to trace time from one snapshot of the trace,
-# whose clocks were read tens of ns apart: that shifts every error alike.
-# When all errors share a sign, the smallest bounds the shift, and the
-# conversion's own error is at least what is left (a run here: every error
-# between +11 and +1017 ns, the checker's bound 999 ns, the budget 1000).
-min_signed=$(tf min_error_ns)
-max_signed=$(tf max_signed_error_ns)
-oracle_shift=0
-if [ "$min_signed" -gt 0 ]; then
-    oracle_shift=$min_signed
-elif [ "$max_signed" -lt 0 ]; then
-    oracle_shift=$((-max_signed))
-fi
 
 # ---- check -----------------------------------------------------------------------
 # shellcheck disable=SC2046 # word splitting of the generated options is wanted
@@ -188,15 +167,15 @@ if [ "$case_name" = deviation-overstated ]; then
     # gputrace-check, told the 3 us the driver claims, rightly cannot
     # promise as much and may flag the trace).
     # A stage's start is converted with its submission's one snapshot,
-    # placed at the submission's middle so that stages keep their nesting
-    # (docs/layer.md, "Snapshot placement"): however well the drift is known,
-    # a start half a submission away is off by the drift over that distance.
-    # Under load lavapipe's command buffers (one per submission here) last up
-    # to 300 ms: 7 ppm x 146 ms = 1025 ns on top of the budget (a run at load
-    # 8: 1180 ns, the longest command buffer 293 ms).
+    # placed before the submission so that its stages keep their nesting
+    # (docs/layer.md, "Snapshot placement"): however well the drift is
+    # known, a start a submission's length from it is off by the drift over
+    # that distance. Under load lavapipe's command buffers (one per
+    # submission here) last up to 300 ms: 7 ppm x 293 ms = 2051 ns on top
+    # of the budget.
     longest=$(tf longest_event_ns)
-    allowed=$((budget + 7 * longest / 2000000))
+    allowed=$((budget + 7 * longest / 1000000))
     [ $((conv_error - oracle_shift)) -le $allowed ] ||
-        fail "7 ppm of drift, readings reported 10x noisier than they are: $conv_error ns of error beyond the $budget ns budget plus 7 ppm over half the longest stage ($allowed ns)"
+        fail "7 ppm of drift, readings reported 10x noisier than they are: $conv_error ns of error beyond the $budget ns budget plus 7 ppm over the longest stage ($allowed ns)"
 fi
 echo "ok: $case_name"
