@@ -303,6 +303,25 @@ xvfb_display() {
     export DISPLAY=:$(head -n 1 "$tmp/display")
 }
 
+# run_glxgears_block N: block N runs glxgears (drawing until Escape) in a
+# private Xvfb; once it has counted frames (every 5 s) its window gets an
+# Escape key press, and the block must then end well.
+run_glxgears_block() {
+    local n=$1 wid
+    command -v glxgears > /dev/null || fail "glxgears not found (Debian: mesa-utils, scripts/lib.sh)"
+    command -v xdotool > /dev/null || fail "xdotool not found (Debian: xdotool, scripts/lib.sh)"
+    xvfb_display
+    start_block "$n" ${asan_rt:+LD_PRELOAD="$asan_rt"}
+    wait_until 120 grep -q 'frames in' "$block_dir.out" || fail "glxgears counted no frames in 120 s"
+    wid=$(timeout 60 xdotool search --sync --onlyvisible --name '^glxgears$' 2> /dev/null | head -n 1) ||
+        true
+    [ -n "$wid" ] || fail "no glxgears window"
+    xdotool windowfocus --sync "$wid" 2> /dev/null || true
+    xdotool key Escape
+    finish_block
+    [ "$block_rc" = 0 ] || fail "block $n exited with $block_rc"
+}
+
 check_block() {
     local n=$1 first
     first=$(head -n 1 "$tmp/blocks/$n.sh")
@@ -325,41 +344,16 @@ check_block() {
         echo "ok: block $n: the build tree's layer traced my-vulkan-app, $stages stages = regions"
         ;;
     'GPUTRACE_QUERY_READBACK=bulk '*)
-        # glxgears draws until Escape: once it has counted frames (every 5 s),
-        # its window gets an Escape key press.
-        command -v glxgears > /dev/null || fail "glxgears not found (Debian: mesa-utils, scripts/lib.sh)"
-        command -v xdotool > /dev/null || fail "xdotool not found (Debian: xdotool, scripts/lib.sh)"
-        xvfb_display
-        start_block "$n" ${asan_rt:+LD_PRELOAD="$asan_rt"}
-        wait_until 120 grep -q 'frames in' "$block_dir.out" || fail "glxgears counted no frames in 120 s"
-        local wid
-        wid=$(timeout 60 xdotool search --sync --onlyvisible --name '^glxgears$' 2> /dev/null | head -n 1) ||
-            true
-        [ -n "$wid" ] || fail "no glxgears window"
-        xdotool windowfocus --sync "$wid" 2> /dev/null || true
-        xdotool key Escape
-        finish_block
-        [ "$block_rc" = 0 ] || fail "block $n exited with $block_rc"
+        run_glxgears_block "$n"
         grep -q 'in bulk' "$block_dir.log" || fail "the layer did not read one-time-submit command buffers in bulk"
         check_trace "$block_dir/gears.pftrace" 1
         echo "ok: block $n: glxgears on zink traced with bulk read-back, $stages stages; gputrace-check passes"
         ;;
     'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=gears.pftrace \')
-        # glxgears on zink as the DRI driver: Escape once it has counted
-        # frames; then the block's gputrace-check --frames reports them.
-        command -v glxgears > /dev/null || fail "glxgears not found (Debian: mesa-utils, scripts/lib.sh)"
-        command -v xdotool > /dev/null || fail "xdotool not found (Debian: xdotool, scripts/lib.sh)"
-        xvfb_display
-        start_block "$n" ${asan_rt:+LD_PRELOAD="$asan_rt"}
-        wait_until 120 grep -q 'frames in' "$block_dir.out" || fail "glxgears counted no frames in 120 s"
-        local wid counted shown
-        wid=$(timeout 60 xdotool search --sync --onlyvisible --name '^glxgears$' 2> /dev/null | head -n 1) ||
-            true
-        [ -n "$wid" ] || fail "no glxgears window"
-        xdotool windowfocus --sync "$wid" 2> /dev/null || true
-        xdotool key Escape
-        finish_block
-        [ "$block_rc" = 0 ] || fail "block $n exited with $block_rc"
+        # glxgears on zink as the DRI driver; then the block's
+        # gputrace-check --frames reports its frames.
+        run_glxgears_block "$n"
+        local counted shown
         check_trace "$block_dir/gears.pftrace" 1
         # Frames presented: at least what glxgears counted in its first 5 s.
         counted=$(sed -n 's/^\([0-9]*\) frames in .*/\1/p' "$block_dir.out" | head -n 1)

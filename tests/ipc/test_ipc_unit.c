@@ -39,16 +39,22 @@ static uint8_t *take_frame(ipc_frame_builder *b, size_t *n)
     return out;
 }
 
+/* BindService("ProducerPort") with request id 1, into `b`. */
+static void begin_bind_producer_port(ipc_frame_builder *b)
+{
+    perfetto_protos_IPCFrame *f = ipc_frame_begin(b, 1);
+    perfetto_protos_IPCFrame_BindService bs;
+    perfetto_protos_IPCFrame_begin_msg_bind_service(f, &bs);
+    perfetto_protos_IPCFrame_BindService_set_service_name(&bs, "ProducerPort");
+    perfetto_protos_IPCFrame_BindService_end(&bs);
+}
+
 static void test_bind_service_bytes(void **state)
 {
     (void)state;
     ipc_frame_builder b;
     ipc_frame_builder_init(&b);
-    perfetto_protos_IPCFrame *f = ipc_frame_begin(&b, 1);
-    perfetto_protos_IPCFrame_BindService bs;
-    perfetto_protos_IPCFrame_begin_msg_bind_service(f, &bs);
-    perfetto_protos_IPCFrame_BindService_set_service_name(&bs, "ProducerPort");
-    perfetto_protos_IPCFrame_BindService_end(&bs);
+    begin_bind_producer_port(&b);
     size_t n;
     uint8_t *got = take_frame(&b, &n);
     static const uint8_t want[] = {
@@ -577,11 +583,7 @@ static void test_host_reading_paused(void **state)
     /* BindService and two invokes in one write: one read takes them all. */
     ipc_frame_builder b;
     ipc_frame_builder_init(&b);
-    perfetto_protos_IPCFrame *f = ipc_frame_begin(&b, 1);
-    perfetto_protos_IPCFrame_BindService bs;
-    perfetto_protos_IPCFrame_begin_msg_bind_service(f, &bs);
-    perfetto_protos_IPCFrame_BindService_set_service_name(&bs, "ProducerPort");
-    perfetto_protos_IPCFrame_BindService_end(&bs);
+    begin_bind_producer_port(&b);
     size_t n_bind;
     uint8_t *bind = take_frame(&b, &n_bind);
     assert_int_equal(write(fd, bind, n_bind), (ssize_t)n_bind);
