@@ -57,6 +57,9 @@ void tl_fence_destroy(gt_device *dev, VkFence fence)
 
 uint64_t tl_wait_begin(gt_device *dev)
 {
+    /* The session first: without one, no device lookup either. */
+    if (!tl_session_tracing())
+        return 0;
     return timing(tl_device_of(dev)) ? gc_boottime_ns() : 0;
 }
 
