@@ -54,7 +54,7 @@ run_sh() {
     log_file=$1
     shift
     rc=0
-    (cd "$tmp/cwd" && env -i VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp" $sanitized "$@" \
+    (cd "$tmp/cwd" && env -i VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp" LP_NUM_THREADS="$LP_NUM_THREADS" $sanitized "$@" \
         timeout -k 5 240 "$b/run.sh" --quick > "$log_file" 2>&1) || rc=$?
 }
 run_sh "$tmp/run1.log"

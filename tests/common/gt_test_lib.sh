@@ -21,6 +21,10 @@ fail() {
             tail -n 30 "$f" >&2
         fi
     done
+    if [ -s "$tmp/stacks" ]; then
+        echo "--- stacks of what was still running at the deadline:" >&2
+        cat "$tmp/stacks" >&2
+    fi
     exit 1
 }
 
@@ -34,14 +38,12 @@ need_exe() { # need_exe PATH WHAT
 }
 
 . "$(dirname "$0")/../common/installed_layer_guard.sh"
+. "$(dirname "$0")/../common/hang_stacks.sh"
 
 # Lavapipe only, and none of the user's layers, settings or faults.
-lvp=
-for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$f" ] && lvp=$f && break
-done
-[ -n "$lvp" ] || skip "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers)"
-export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
+. "$(dirname "$0")/../common/lavapipe_driver.sh"
+gt_find_lavapipe || skip "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers)"
+gt_use_lavapipe
 export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config" XDG_RUNTIME_DIR="$tmp/run"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_LOADER_DEBUG \
@@ -69,16 +71,19 @@ fi
 
 # run_bounded SECONDS CMD...: runs CMD with stdout in $tmp/out and stderr
 # in $tmp/err, killed after SECONDS; sets $rc (124 = timed out). A crash
-# (signal) or time-out always fails the test.
+# (signal) or time-out always fails the test, a time-out with the stacks of
+# what still ran a few seconds before it (hang_stacks.sh).
 run_bounded() {
     secs=$1
     shift
     rc=0
+    gt_watch $((secs > 10 ? secs - 5 : secs))
     if [ -n "$gt_preload" ]; then
         LD_PRELOAD="$gt_preload" timeout -k 5 "$secs" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
     else
         timeout -k 5 "$secs" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
     fi
+    gt_unwatch
     [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "'$*' hung (killed after ${secs}s)"
     [ $rc -lt 128 ] || fail "'$*' crashed (exit $rc, signal $((rc - 128)))"
 }

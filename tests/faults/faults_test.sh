@@ -23,6 +23,8 @@
 #                             with no session for us: no start-up wait
 #   startup-hung-service      a service that accepts but never answers: the
 #                             wait ends at GPUTRACE_STARTUP_WAIT_MS
+#   ci-lavapipe-threads       --lavapipe gives the program LP_NUM_THREADS=0
+#                             unless the caller set it (then kept)
 #
 # Environment (meson.build): GT_WORKLOAD, GT_CI, GT_GPUTRACE_CHECK,
 # GT_GPUTRACE_SERVICE, GT_FORK_APP, GT_EXPLICIT_DIR, GT_FAULT_DIR.
@@ -108,6 +110,19 @@ use_fault_layer() {
 }
 
 case $case_name in
+ci-lavapipe-threads)
+    # The test environment sets 0 itself (lavapipe_driver.sh): unset, then 3.
+    for want in 0 3; do
+        if [ $want -eq 0 ]; then unset LP_NUM_THREADS; else export LP_NUM_THREADS=$want; fi
+        ci -- sh -c 'echo "LP_NUM_THREADS=${LP_NUM_THREADS-unset}" > "$0"; exec "$1" --frames 3' \
+            "$tmp/threads" "$GT_WORKLOAD"
+        [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"
+        grep -qx "LP_NUM_THREADS=$want" "$tmp/threads" ||
+            fail "the program saw $(cat "$tmp/threads"), expected LP_NUM_THREADS=$want"
+    done
+    echo "ok: LP_NUM_THREADS=0 by default, the caller's 3 kept"
+    ;;
+
 threads-queues)
     ci -- "$GT_WORKLOAD" --frames 25 --threads 4 --queues 2
     [ $rc -eq 0 ] || fail "gputrace-ci failed ($rc)"

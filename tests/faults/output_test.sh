@@ -105,6 +105,7 @@ wait_bg() {
     while kill -0 "$1" 2> /dev/null; do
         n=$((n + 1))
         if [ $n -gt $(($2 * 10)) ]; then
+            gt_stacks "$1"
             kill -KILL "$1" 2> /dev/null || true
             fail "process $1 still running after $2 s"
         fi

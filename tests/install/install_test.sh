@@ -71,14 +71,11 @@ print(json.load(open(sys.argv[1]))["layer"]["description"])' "$implicit")
 echo "ok: both installed manifests carry the layer's features.settings (Vulkan Configurator)"
 
 # ---- the loader sees only the install tree ----
-lvp=
-for f in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$f" ] && lvp=$f && break
-done
-[ -n "$lvp" ] || fail "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers, scripts/lib.sh)"
+. "$(dirname "$0")/../common/lavapipe_driver.sh"
+gt_find_lavapipe || fail "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers, scripts/lib.sh)"
 command -v vulkaninfo > /dev/null || fail "vulkaninfo not found (Debian: vulkan-tools, scripts/lib.sh)"
 mkdir -p "$tmp/empty" "$tmp/run"
-export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
+gt_use_lavapipe
 export HOME="$tmp/empty" XDG_DATA_HOME="$tmp/empty" XDG_CONFIG_HOME="$tmp/empty" \
     XDG_CONFIG_DIRS="$tmp/empty" XDG_DATA_DIRS="$root$GT_DATADIR"
 # The manifests name the library bare, as installed into a system libdir;

@@ -35,6 +35,8 @@
 #   scripts/run-flaky                      builds the tree and runs whole
 #                    suites, this test's included, again and again beside
 #                    busy loops
+#   scripts/run-fence-gap                  a build tree's programs under gdb,
+#                    minutes of lavapipe's fence race on purpose
 #   meson test -C build --list ...         commands for a build tree, not an
 #                    installed one: one runs the whole fuzz suite, and any
 #                    `meson test` inside this one would rebuild the tree
@@ -72,6 +74,10 @@ fail() {
             tail -n 30 "$f" >&2
         fi
     done
+    if [ -s "$tmp/stacks" ]; then
+        echo "--- stacks of what was still running at the deadline:" >&2
+        cat "$tmp/stacks" >&2
+    fi
     exit 1
 }
 
@@ -113,7 +119,7 @@ fi
 # block_kind FIRST_LINE: excluded, local, perfetto or unknown.
 block_kind() {
     case $1 in
-    'scripts/run-demo'* | 'scripts/run-flaky'* | 'meson test -C build --list'*) echo excluded ;;
+    'scripts/run-demo'* | 'scripts/run-flaky'* | 'scripts/run-fence-gap'* | 'meson test -C build --list'*) echo excluded ;;
     'cat > gputrace.cfg <<'* | 'cat > coarse.cfg <<'* | 'cat > memory.cfg <<'*) echo perfetto ;;
     'VK_INSTANCE_LAYERS=VK_LAYER_GPUTRACE_timeline GPUTRACE_OUTPUT=app.pftrace ./my-vulkan-app' | \
         '# from a build tree, without installing' | 'GPUTRACE_QUERY_READBACK=bulk '* | \
@@ -144,17 +150,15 @@ if [ "$part" = perfetto ] && [ -n "$perfetto_missing" ]; then
     exit 77
 fi
 [ ${#mine[@]} -gt 0 ] || fail "README has no $part block: the block list in $(basename "$0") is stale"
+. "$(dirname "$0")/../common/hang_stacks.sh"
 
 # ---- the install tree, and only it ----
 "$GT_MESON" install -C "$GT_BUILD_ROOT" --destdir "$root" --no-rebuild --quiet \
     > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "meson install --destdir failed"; }
-lvp=
-for f in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$f" ] && lvp=$f && break
-done
-[ -n "$lvp" ] || fail "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers, scripts/lib.sh)"
+. "$(dirname "$0")/../common/lavapipe_driver.sh"
+gt_find_lavapipe || fail "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers, scripts/lib.sh)"
 mkdir -p "$tmp/empty" "$tmp/shims" "$tmp/pids"
-export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
+gt_use_lavapipe
 export HOME="$tmp/empty" XDG_DATA_HOME="$tmp/empty" XDG_CONFIG_HOME="$tmp/empty" \
     XDG_CONFIG_DIRS="$tmp/empty" XDG_DATA_DIRS="$root$GT_DATADIR"
 export LD_LIBRARY_PATH="$root$GT_LIBDIR"
@@ -245,6 +249,8 @@ start_block() {
         > "$block_dir.out" 2> "$block_dir.err") &
     block_pid=$!
     started+=("$block_pid")
+    gt_watch 230 # the block's own deadline is 240 s
+
 }
 
 # finish_block: waits for the block's own commands, then for the perfetto
@@ -261,6 +267,7 @@ finish_block() {
     done
     block_rc=0
     wait "$block_pid" || block_rc=$?
+    gt_unwatch
 }
 block_settled() { exists "$block_dir.done" || gone "$block_pid"; }
 

@@ -24,12 +24,9 @@ skip() {
 
 . "$(dirname "$0")/../common/installed_layer_guard.sh"
 
-lvp=
-for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /usr/local/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$f" ] && lvp=$f && break
-done
-[ -n "$lvp" ] || skip "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers)"
-export VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp"
+. "$(dirname "$0")/../common/lavapipe_driver.sh"
+gt_find_lavapipe || skip "lavapipe ICD manifest not found (Debian: mesa-vulkan-drivers)"
+gt_use_lavapipe
 export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
 unset VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_LOADER_DEBUG \
       VK_LOADER_LAYERS_ENABLE VK_LOADER_LAYERS_DISABLE VK_LAYER_SETTINGS_PATH
