@@ -5,8 +5,9 @@
 # nothing; writes only into this folder (work/, results/) and into $OUT if
 # set. About a minute on a GPU; every step is bounded, 5 minutes in all.
 #
-#   [OUT=DIR] ./run.sh [--quick] [--frames N] [--reps N]
+#   [OUT=DIR] ./run.sh [--quick] [--frames N] [--reps N] [--probe-option OPT]
 #   timeout 600 ./run.sh          # one bounded command on a GPU machine
+# --probe-option passes one more option to gputrace-probe (repeatable).
 #
 # Prints, and keeps in OUT (default results/): the device, driver and
 # version; gputrace-probe's report (probe.json, probe.xml); gputrace-
@@ -25,11 +26,13 @@ while [ $# -gt 0 ]; do
     --quick) frames=150 reps=2 probe_args="--duration 0.3" ;;
     --frames) frames=${2:?--frames N} && shift ;;
     --reps) reps=${2:?--reps N} && shift ;;
-    -h | --help) sed -n '2,17p' "$0" && exit 0 ;;
+    --probe-option) extra_probe="${extra_probe:-} ${2:?--probe-option OPT}" && shift ;;
+    -h | --help) sed -n '2,18p' "$0" && exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2 && exit 2 ;;
     esac
     shift
 done
+probe_args="$probe_args ${extra_probe:-}"
 out=${OUT:-$here/results}
 work=$here/work
 rm -rf "$work"

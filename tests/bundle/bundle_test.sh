@@ -50,12 +50,16 @@ if ldd "$GT_BUILD_ROOT/toolkit/gputrace-probe" 2> /dev/null | grep -q 'libasan';
     sanitized=ASAN_OPTIONS=detect_leaks=0
 fi
 # run_sh LOG [VAR=VALUE...]: run.sh --quick from the empty folder, under env -i.
+# The probe's query-wait bound (1 s from the host's signal to the WAIT read's
+# return) judges a driver on a machine of its own; here it is a deadline for
+# a hang: a CI run at load 10 (2026-11-28) saw 1000.194 ms where 0.1 ms is
+# usual, the same process's next read fine.
 run_sh() {
     log_file=$1
     shift
     rc=0
     (cd "$tmp/cwd" && env -i VK_DRIVER_FILES="$lvp" VK_ICD_FILENAMES="$lvp" LP_NUM_THREADS="$LP_NUM_THREADS" $sanitized "$@" \
-        timeout -k 5 240 "$b/run.sh" --quick > "$log_file" 2>&1) || rc=$?
+        timeout -k 5 240 "$b/run.sh" --quick --probe-option --max-wait-ms=20000 > "$log_file" 2>&1) || rc=$?
 }
 run_sh "$tmp/run1.log"
 cp "$tmp/run1.log" "$tmp/out"
