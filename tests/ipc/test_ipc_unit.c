@@ -255,6 +255,46 @@ static void test_fd_passing(void **state)
  * blocks, only at the transition, and a stamp newer than any "now" a
  * caller may hold can never read as an old stall (an unsigned
  * now - stamp wrapped around and dropped slow readers at once). */
+/* A peer that reads, however slowly, is not stalled: a Unix socket turns
+ * writable again only once its unread bytes fall below a quarter of its
+ * buffer, so a slow reader can keep our queue blocked for seconds while it
+ * reads (test_ipc_stress's slow readers were dropped at load 10). Each
+ * look that finds fewer unread bytes starts the wait again; with no
+ * reading it runs on. */
+static void test_tx_slow_reader_not_stalled(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ipc_conn a;
+    assert_true(ipc_conn_init(&a, sv[0]));
+    a.max_tx_bytes = 4u << 20;
+    static uint8_t frame[4096];
+    frame[0] = (uint8_t)(sizeof frame - 4);
+    frame[1] = (uint8_t)((sizeof frame - 4) >> 8);
+    while (!ipc_conn_wants_write(&a))
+        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+    a.tx_blocked_since_ms = util_now_ms() - 10000; /* blocked for 10 s */
+    ipc_conn_note_peer_progress(&a);               /* first look: nothing to compare */
+    assert_true(ipc_conn_tx_stalled(&a, 5000));
+    /* The peer reads a little (two of our sends: the kernel frees what a
+     * send queued only once all of it was read), not enough for the socket
+     * to turn writable. */
+    uint8_t buf[2 * sizeof frame];
+    assert_int_equal(recv(sv[1], buf, sizeof buf, MSG_WAITALL), (ssize_t)sizeof buf);
+    ipc_conn_note_peer_progress(&a);
+    assert_false(ipc_conn_tx_stalled(&a, 5000));
+    /* It stops reading: blocked again, the wait runs on. */
+    while (!ipc_conn_wants_write(&a))
+        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+    a.tx_blocked_since_ms = util_now_ms() - 10000;
+    ipc_conn_note_peer_progress(&a);
+    ipc_conn_note_peer_progress(&a);
+    assert_true(ipc_conn_tx_stalled(&a, 5000));
+    ipc_conn_close(&a);
+    close(sv[1]);
+}
+
 static void test_tx_stall_clock(void **state)
 {
     (void)state;
@@ -644,6 +684,7 @@ int main(void)
         cmocka_unit_test(test_socket_rule),
         cmocka_unit_test(test_fd_passing),
         cmocka_unit_test(test_tx_stall_clock),
+        cmocka_unit_test(test_tx_slow_reader_not_stalled),
         cmocka_unit_test(test_commands),
         cmocka_unit_test(test_commit_parse),
         cmocka_unit_test(test_read_after_send_error),

@@ -188,6 +188,12 @@ bool ipc_conn_flush(ipc_conn *c)
             else
                 end = c->tx_fds[0].pos;
         }
+        /* In pieces: the kernel frees a piece once the peer has read all
+         * of it, and that is the only sign of a peer that reads slowly
+         * (ipc_conn_note_peer_progress). One sendmsg of 200 KB would stay
+         * in the socket, unchanged, for as long as it takes to read. */
+        if (end - c->tx_off > IPC_CONN_SEND_PIECE)
+            end = c->tx_off + IPC_CONN_SEND_PIECE;
         struct iovec iov = { c->tx + c->tx_off, end - c->tx_off };
         struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
         union {
@@ -211,8 +217,10 @@ bool ipc_conn_flush(ipc_conn *c)
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 /* Stamped at the transition only: a later blocked send
                  * must not move the start of the wait. */
-                if (!c->tx_blocked_since_ms)
+                if (!c->tx_blocked_since_ms) {
                     c->tx_blocked_since_ms = util_now_ms();
+                    c->tx_unread_seen = -1;
+                }
                 return true;
             }
             if (c->read_after_send_error && (errno == EPIPE || errno == ECONNRESET)) {
@@ -247,6 +255,16 @@ bool ipc_conn_peer_reading(const ipc_conn *c)
 {
     int unread = 0;
     return c->fd >= 0 && ioctl(c->fd, SIOCOUTQ, &unread) == 0 && unread > 0;
+}
+
+void ipc_conn_note_peer_progress(ipc_conn *c)
+{
+    int unread;
+    if (!c->tx_blocked_since_ms || c->fd < 0 || ioctl(c->fd, SIOCOUTQ, &unread) != 0)
+        return;
+    if (c->tx_unread_seen >= 0 && unread < c->tx_unread_seen)
+        c->tx_blocked_since_ms = util_now_ms();
+    c->tx_unread_seen = unread;
 }
 
 bool ipc_conn_tx_stalled(const ipc_conn *c, uint32_t timeout_ms)

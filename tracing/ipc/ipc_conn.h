@@ -23,6 +23,8 @@
 /* A drained send queue keeps at most this much buffer allocated, so a
  * burst does not pin memory for the life of the connection. */
 #define IPC_CONN_TX_KEEP_BYTES (64u * 1024u)
+/* The most one sendmsg() takes (ipc_conn_flush says why). */
+#define IPC_CONN_SEND_PIECE (16u * 1024u)
 
 typedef struct ipc_conn_txfd {
     size_t pos; /* offset in the send queue of the first byte of its frame */
@@ -44,6 +46,9 @@ typedef struct ipc_conn {
      * nothing); 0 while it moves or is empty. Set only at that
      * transition, with the clock read there. */
     uint64_t tx_blocked_since_ms;
+    /* While blocked: the bytes the peer had not read yet (SIOCOUTQ) at the
+     * last look, -1 unknown (ipc_conn_note_peer_progress). */
+    int tx_unread_seen;
     /* Set by the owner: a send that finds the peer gone (EPIPE,
      * ECONNRESET) closes only our sending side (tx_closed), so what the
      * peer sent before it closed is still read, up to its end of file.
@@ -85,6 +90,12 @@ bool ipc_conn_peer_reading(const ipc_conn *c);
  * clock itself: a "now" taken earlier in the caller's loop could be older
  * than the blocked-since stamp a send in between stored. */
 bool ipc_conn_tx_stalled(const ipc_conn *c, uint32_t timeout_ms);
+/* While our queue is blocked: if the peer read some of what the socket
+ * holds since the last look (SIOCOUTQ went down), the wait starts again
+ * from now. A peer that reads slowly keeps the socket below the level at
+ * which it turns writable (a quarter of its buffer, for a Unix socket) for
+ * seconds; it is slow, not stalled. Call before ipc_conn_tx_stalled. */
+void ipc_conn_note_peer_progress(ipc_conn *c);
 
 /* One recvmsg() into the deframer. Returns bytes read (> 0), 0 when
  * nothing is available (EAGAIN), -1 on EOF, error or protocol violation

@@ -354,6 +354,7 @@ bool ipc_host_poll(ipc_host *h, int timeout_ms, int extra_fd)
     uint64_t now = util_now_ms();
     for (size_t i = 0; i < h->num_clients; i++) {
         ipc_host_client *cl = h->clients[i];
+        ipc_conn_note_peer_progress(&cl->conn);
         if (cl->conn.broken)
             drop_for(cl, IPC_DROP_BROKEN);
         else if (ipc_conn_tx_stalled(&cl->conn, h->cfg.tx_timeout_ms))
