@@ -255,6 +255,20 @@ static void test_fd_passing(void **state)
  * blocks, only at the transition, and a stamp newer than any "now" a
  * caller may hold can never read as an old stall (an unsigned
  * now - stamp wrapped around and dropped slow readers at once). */
+/* Our end of a fresh socketpair in *a (the peer's fd in sv[1]), with room
+ * for 4 MiB of queue, and a frame of STALL_FRAME_BYTES to fill it with. */
+#define STALL_FRAME_BYTES 4096
+static const uint8_t *stalling_conn(ipc_conn *a, int sv[2])
+{
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_true(ipc_conn_init(a, sv[0]));
+    a->max_tx_bytes = 4u << 20;
+    static uint8_t frame[STALL_FRAME_BYTES];
+    frame[0] = (uint8_t)(sizeof frame - 4);
+    frame[1] = (uint8_t)((sizeof frame - 4) >> 8);
+    return frame;
+}
+
 /* A peer that reads, however slowly, is not stalled: a Unix socket turns
  * writable again only once its unread bytes fall below a quarter of its
  * buffer, so a slow reader can keep our queue blocked for seconds while it
@@ -265,28 +279,23 @@ static void test_tx_slow_reader_not_stalled(void **state)
 {
     (void)state;
     int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     ipc_conn a;
-    assert_true(ipc_conn_init(&a, sv[0]));
-    a.max_tx_bytes = 4u << 20;
-    static uint8_t frame[4096];
-    frame[0] = (uint8_t)(sizeof frame - 4);
-    frame[1] = (uint8_t)((sizeof frame - 4) >> 8);
+    const uint8_t *frame = stalling_conn(&a, sv);
     while (!ipc_conn_wants_write(&a))
-        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        assert_true(ipc_conn_send(&a, frame, STALL_FRAME_BYTES, -1));
     a.tx_blocked_since_ms = util_now_ms() - 10000; /* blocked for 10 s */
     ipc_conn_note_peer_progress(&a);               /* first look: nothing to compare */
     assert_true(ipc_conn_tx_stalled(&a, 5000));
     /* The peer reads a little (two of our sends: the kernel frees what a
      * send queued only once all of it was read), not enough for the socket
      * to turn writable. */
-    uint8_t buf[2 * sizeof frame];
+    uint8_t buf[2 * STALL_FRAME_BYTES];
     assert_int_equal(recv(sv[1], buf, sizeof buf, MSG_WAITALL), (ssize_t)sizeof buf);
     ipc_conn_note_peer_progress(&a);
     assert_false(ipc_conn_tx_stalled(&a, 5000));
     /* It stops reading: blocked again, the wait runs on. */
     while (!ipc_conn_wants_write(&a))
-        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        assert_true(ipc_conn_send(&a, frame, STALL_FRAME_BYTES, -1));
     a.tx_blocked_since_ms = util_now_ms() - 10000;
     ipc_conn_note_peer_progress(&a);
     ipc_conn_note_peer_progress(&a);
@@ -309,17 +318,12 @@ static void test_tx_stall_clock(void **state)
     assert_int_equal(ipc_ms_left(UINT64_MAX, 0, 1 << 30), 1 << 30);
 
     int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     ipc_conn a;
-    assert_true(ipc_conn_init(&a, sv[0]));
-    a.max_tx_bytes = 4u << 20;
-    static uint8_t frame[4096];
-    frame[0] = (uint8_t)(sizeof frame - 4);
-    frame[1] = (uint8_t)((sizeof frame - 4) >> 8);
+    const uint8_t *frame = stalling_conn(&a, sv);
     assert_int_equal(a.tx_blocked_since_ms, 0);
     int sends = 0;
     while (!ipc_conn_wants_write(&a) && sends < 100000) {
-        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        assert_true(ipc_conn_send(&a, frame, STALL_FRAME_BYTES, -1));
         sends++;
     }
     assert_true(ipc_conn_wants_write(&a)); /* the socket is full */
@@ -328,7 +332,7 @@ static void test_tx_stall_clock(void **state)
     /* Blocked again: the wait still started when it first blocked. */
     struct timespec ms5 = { 0, 5000000 };
     nanosleep(&ms5, NULL);
-    assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+    assert_true(ipc_conn_send(&a, frame, STALL_FRAME_BYTES, -1));
     assert_true(ipc_conn_flush(&a));
     assert_int_equal(a.tx_blocked_since_ms, stamp);
     assert_false(ipc_conn_tx_stalled(&a, 60000));
@@ -342,7 +346,7 @@ static void test_tx_stall_clock(void **state)
      * reading, and the connection breaks. */
     bool ok = true;
     for (int i = 0; i < 2000 && ok; i++)
-        ok = ipc_conn_send(&a, frame, sizeof frame, -1);
+        ok = ipc_conn_send(&a, frame, STALL_FRAME_BYTES, -1);
     assert_false(ok);
     assert_true(a.broken);
     ipc_conn_close(&a);
@@ -352,9 +356,9 @@ static void test_tx_stall_clock(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     assert_true(ipc_conn_init(&a, sv[0]));
     while (!ipc_conn_wants_write(&a))
-        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        assert_true(ipc_conn_send(&a, frame, STALL_FRAME_BYTES, -1));
     for (int i = 0; i < 64; i++)
-        assert_true(ipc_conn_send(&a, frame, sizeof frame, -1));
+        assert_true(ipc_conn_send(&a, frame, STALL_FRAME_BYTES, -1));
     assert_true(a.tx_cap > IPC_CONN_TX_KEEP_BYTES);
     static uint8_t sink[65536];
     while (ipc_conn_wants_write(&a)) {
