@@ -372,7 +372,11 @@ static void fake_serve(fake *f, int sock)
     if (!ipc_conn_init(&c, sock))
         return;
     uint64_t stream = 0;
-    uint64_t until = util_now_ms() + (f->mode >= F_SLOW_READER ? 30000 : 3000);
+    /* A hostile fake gives up after 3 s. A well-behaved one serves until it
+     * is stopped or the producer hangs up (30 s: a deadline for a hang):
+     * its tests count connections and requests, and a fake that left after
+     * 3 s of a loaded machine made the producer reconnect and miscount. */
+    uint64_t until = util_now_ms() + (f->mode >= F_GOOD ? 30000 : 3000);
     uint64_t last_read_ms = 0;
     bool open = true;
     while (open && !atomic_load(&f->stop) && util_now_ms() < until) {
@@ -508,7 +512,10 @@ static void run_hostile(fake_mode mode)
     assert_int_equal(st.connections, mode >= F_SETUP_NO_FD ? st.connections : 0);
     uint64_t t0 = util_now_ms();
     ipc_producer_destroy(p);
-    assert_true(util_now_ms() - t0 < 2000); /* never hangs the host */
+    /* Never hangs the host. A deadline for a hang, not a timing: the
+     * destroy waits at most farewell_ms on the fake, and a farewell-bound
+     * stop took 586 ms at load 8 (the scheduler's, not the producer's). */
+    assert_true(util_now_ms() - t0 < 20000);
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
     unlink(path);
@@ -688,11 +695,21 @@ static void test_producer_slow_reader(void **state)
     free(path);
 }
 
-/* A producer with the default io_timeout (5 s), as the layer has, started
- * by a fake in `mode`; `churn` writers created and released (two requests
- * each) right before the stop. Returns how long ipc_producer_stop() took. */
-static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fake *f,
-                                 ipc_producer_stats *st)
+/* The stall timeout of the stop tests' producer. Not the layer's 5 s: the
+ * churn before the stop fills the deaf fake's socket and then goes on for
+ * 2-4 s under ThreadSanitizer at load 8, and once (a clean clone's CI beside
+ * run-flaky) for over 5 s, so the producer rightly dropped the deaf service
+ * as stalled before the stop and there was no farewell left to cut. These
+ * tests are about the stop, which must not wait for this timeout; the stall
+ * timeout itself is test_producer_slow_reader's. */
+#define STOP_IO_TIMEOUT_MS 30000
+
+/* A producer started by a fake in `mode`, with `farewell_ms` for its last
+ * words (0: the default, IPC_PRODUCER_FAREWELL_MS); `churn` writers created
+ * and released (two requests each) right before the stop. Returns how long
+ * ipc_producer_stop() took. */
+static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, uint32_t farewell_ms,
+                                 fake *f, ipc_producer_stats *st)
 {
     char *path = ti_temp_path(tag, ".sock");
     fake_start(f, mode, path);
@@ -703,6 +720,8 @@ static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fak
         .socket_path = path,
         .data_sources = &ds,
         .num_data_sources = 1,
+        .io_timeout_ms = STOP_IO_TIMEOUT_MS,
+        .farewell_ms = farewell_ms,
     };
     ipc_producer *p = ipc_producer_create(&pc);
     assert_non_null(p);
@@ -710,53 +729,72 @@ static uint64_t stop_after_churn(fake_mode mode, const char *tag, int churn, fak
     while (atomic_load(&g_starts) < 1 && util_now_ms() < until)
         ti_sleep_ms(10);
     assert_int_equal(atomic_load(&g_starts), 1);
+    uint64_t churn_t0 = util_now_ms();
     for (int i = 0; i < churn; i++) {
         tw_writer *tw = ipc_producer_new_writer(p, 77);
         assert_non_null(tw);
         ipc_producer_release_writer(p, tw);
     }
+    ipc_producer_stats before;
+    ipc_producer_get_stats(p, &before);
     uint64_t t0 = util_now_ms();
     ipc_producer_stop(p);
     uint64_t took = util_now_ms() - t0;
     ipc_producer_get_stats(p, st);
     ipc_producer_destroy(p);
-    fprintf(stderr, "%s: stop took %llu ms; farewells cut %llu, %llu bytes unsent\n", tag,
-            (unsigned long long)took, (unsigned long long)st->farewells_cut,
+    fprintf(stderr,
+            "%s: churn took %llu ms, stop %llu ms; disconnects before the stop %llu, "
+            "farewells cut %llu, %llu bytes unsent\n",
+            tag, (unsigned long long)(t0 - churn_t0), (unsigned long long)took,
+            (unsigned long long)before.disconnects, (unsigned long long)st->farewells_cut,
             (unsigned long long)st->farewell_bytes_unsent);
+    /* The one connection lasted until the stop: what follows is about it. */
+    assert_int_equal(before.connections, 1);
+    assert_int_equal(before.disconnects, 0);
+    assert_int_equal(st->connections, 1);
     unlink(path);
     free(path);
     return took;
 }
 
 /* Issue #13: the host's stop (the layer's vkDestroyInstance) waits for a
- * service that stopped reading at most farewell_ms (100 ms), not the 5 s
- * io_timeout: ~2 MB of writer requests pile up behind a full socket, the
- * farewell gives up on them and counts them. */
+ * service that stopped reading at most farewell_ms (100 ms), not the stall
+ * timeout (io_timeout): ~2 MB of writer requests pile up behind a full
+ * socket, the farewell gives up on them and counts them. */
 static void test_producer_stop_deaf_service(void **state)
 {
     (void)state;
     fake f;
     ipc_producer_stats st;
-    uint64_t took = stop_after_churn(F_DEAF, "fakedeaf", 40000, &f, &st);
+    uint64_t took = stop_after_churn(F_DEAF, "fakedeaf", 40000, 0, &f, &st);
     fake_stop(&f);
     assert_false(atomic_load(&f.bad));
-    assert_int_equal(st.connections, 1);
     assert_int_equal(st.farewells_cut, 1);
     assert_true(st.farewell_bytes_unsent > 0);
-    /* IPC_PRODUCER_FAREWELL_MS plus generous slack for a loaded machine;
-     * the old bound was io_timeout, 5 s. */
-    assert_true(took < IPC_PRODUCER_FAREWELL_MS + 900);
+    /* A farewell cut short on a connection that did not break ran to its
+     * deadline (whole ms on both sides: 1 ms of rounding). */
+    assert_true(took + 1 >= IPC_PRODUCER_FAREWELL_MS);
+    /* It did not wait for the stall timeout: the bound a stop had before
+     * farewell_ms existed. Its usual length (~100-600 ms at load 8) is
+     * printed, not judged: beyond farewell_ms it is the scheduler's. */
+    assert_true(took < STOP_IO_TIMEOUT_MS / 2);
 }
 
 /* The same stop against a service that reads: every request queued at the
- * stop still gets there, nothing is counted lost. */
+ * stop still gets there, nothing is counted lost, and the stop ends once
+ * all is sent, not at its deadline. The farewell gets 20 s here: the 100 ms
+ * default is time the producer's thread must also get to build its last
+ * frames, and with 20 busy loops on its core it did not (a cut counted,
+ * nothing unsent, stop 187 ms); the deaf test covers the default. */
+#define STOP_READING_FAREWELL_MS 20000
 static void test_producer_stop_reading_service(void **state)
 {
     (void)state;
     fake f;
     ipc_producer_stats st;
-    uint64_t took = stop_after_churn(F_GOOD, "fakefarewell", 2000, &f, &st);
-    uint64_t until = util_now_ms() + 5000;
+    uint64_t took =
+        stop_after_churn(F_GOOD, "fakefarewell", 2000, STOP_READING_FAREWELL_MS, &f, &st);
+    uint64_t until = util_now_ms() + 30000;
     while (!atomic_load(&f.peer_closed) && util_now_ms() < until)
         ti_sleep_ms(10);
     fake_stop(&f);
@@ -765,7 +803,7 @@ static void test_producer_stop_reading_service(void **state)
     assert_int_equal(atomic_load(&f.writer_unregisters), 2000);
     assert_int_equal(st.farewells_cut, 0);
     assert_int_equal(st.farewell_bytes_unsent, 0);
-    assert_true(took < IPC_PRODUCER_FAREWELL_MS + 900);
+    assert_true(took < STOP_READING_FAREWELL_MS / 2);
 }
 
 /* ---- hostile producers against gputrace-service ------------------------- */
@@ -1183,15 +1221,18 @@ static void test_service_slow_reader(void **state)
     free(copy);
     raw_close(&r);
 
-    /* One that reads nothing at all goes at the send timeout. */
+    /* One that reads nothing at all goes at the send timeout: not before
+     * (its replies could block only after t0), and for that reason (the
+     * service's count); 30 s is a deadline for a service that never lets
+     * it go. */
     raw_connect(&r, v.sock, true);
     assert_true(ti_raw_initialize(&r, "non-reader", 0, 0, -1, NULL, 10000));
     t0 = util_now_ms();
     assert_true(send_syncs(&r, 20000));
-    assert_true(ti_raw_hung_up(r.c.fd, 10000));
+    assert_true(ti_raw_hung_up(r.c.fd, 30000));
     took = util_now_ms() - t0;
     fprintf(stderr, "non-reader dropped after %llu ms\n", (unsigned long long)took);
-    assert_true(took >= 1999 && took < 6000);
+    assert_true(took >= 1999);
     raw_close(&r);
 
     ti_service_conns c = svc_stop(&v);
@@ -1237,9 +1278,11 @@ static void test_lockout_silent_connections(void **state)
     for (int i = 0; i < 8; i++)
         raw_connect(&silent[i], v.sock, false);
     pid_t p = run_good_producer(v.sock, "500");
+    /* 30 s: a deadline for a service that keeps them; that they went for
+     * the right reasons is in the counts below. */
     for (int i = 0; i < 8; i++) {
         uint64_t now = util_now_ms();
-        uint64_t left = t0 + 6000 > now ? t0 + 6000 - now : 0;
+        uint64_t left = t0 + 30000 > now ? t0 + 30000 - now : 0;
         assert_true(ti_raw_hung_up(silent[i].c.fd, (uint32_t)left));
         raw_close(&silent[i]);
     }
@@ -1302,18 +1345,25 @@ static void test_per_uid_limit(void **state)
 }
 
 /* A producer with nothing in the session goes after --idle-timeout-ms of
- * silence; one with a data source in the session, or one that keeps
- * talking, stays. */
+ * silence, not before; one with a data source in the session stays. One
+ * that keeps talking stays too, unless this thread, which talks for it,
+ * was itself kept silent that long (a loaded machine can stop it): then its
+ * going is right, and the test accepts it. No bound here depends on how
+ * fast the machine is; 30 s is a deadline for a service that never acts. */
 static void test_idle_timeout(void **state)
 {
     (void)state;
+    enum {
+        IDLE_MS = 1000
+    };
     const char *extra[] = { "--idle-timeout-ms", "1000", NULL };
     svc_run v;
     svc_start(&v, "idle", extra);
     raw idle, in_session, chatty;
     raw_connect(&idle, v.sock, true);
-    assert_true(ti_raw_initialize(&idle, "idle", 0, 0, -1, NULL, 10000));
+    /* Before the idle one's last words: its silence starts after t0. */
     uint64_t t0 = util_now_ms();
+    assert_true(ti_raw_initialize(&idle, "idle", 0, 0, -1, NULL, 10000));
     raw_connect(&in_session, v.sock, true);
     assert_true(ti_raw_initialize(&in_session, "in-session", 0, 0, -1, NULL, 10000));
     int smb;
@@ -1324,10 +1374,17 @@ static void test_idle_timeout(void **state)
     assert_true(ti_raw_initialize(&chatty, "chatty", 0, 0, -1, NULL, 10000));
     bool idle_gone = false;
     uint64_t idle_gone_at = 0;
-    while (util_now_ms() - t0 < 3000) {
+    /* The talker's longest time between two of its words (or its last
+     * words and the look below): the silence the service could have seen. */
+    uint64_t last_talk = util_now_ms(), chatty_silence = 0;
+    while ((!idle_gone || util_now_ms() - t0 < 3000) && util_now_ms() - t0 < 30000) {
         ipc_invoke inv;
         raw_invoke(&chatty, "Sync", true, &inv);
-        raw_send(&chatty, &inv, -1);
+        (void)ti_raw_send(&chatty, &inv, -1); /* fails once it has been let go */
+        uint64_t now = util_now_ms();
+        if (now - last_talk > chatty_silence)
+            chatty_silence = now - last_talk;
+        last_talk = now;
         if (!idle_gone && ti_raw_hung_up(idle.c.fd, 300)) {
             idle_gone = true;
             idle_gone_at = util_now_ms() - t0;
@@ -1335,16 +1392,24 @@ static void test_idle_timeout(void **state)
             ti_sleep_ms(300);
         }
     }
-    fprintf(stderr, "idle producer closed after %llu ms\n", (unsigned long long)idle_gone_at);
+    const bool chatty_gone = ti_raw_hung_up(chatty.c.fd, 0);
+    const uint64_t now = util_now_ms();
+    if (now - last_talk > chatty_silence)
+        chatty_silence = now - last_talk;
+    fprintf(stderr, "idle producer closed after %llu ms; the talker's longest silence %llu ms%s\n",
+            (unsigned long long)idle_gone_at, (unsigned long long)chatty_silence,
+            chatty_gone ? ", and it was let go" : "");
     assert_true(idle_gone);
-    assert_true(idle_gone_at >= 900);
+    /* Both clocks in whole ms: 1 ms of rounding. */
+    assert_true(idle_gone_at + 1 >= IDLE_MS);
     assert_false(ti_raw_hung_up(in_session.c.fd, 0));
-    assert_false(ti_raw_hung_up(chatty.c.fd, 0));
+    if (chatty_gone)
+        assert_true(chatty_silence + 1 >= IDLE_MS);
     raw_close(&idle);
     raw_close(&in_session);
     raw_close(&chatty);
     ti_service_conns c = svc_stop(&v);
-    assert_int_equal(c.idle_timeouts, 1);
+    assert_int_equal(c.idle_timeouts, chatty_gone ? 2 : 1);
     svc_free(&v);
 }
 

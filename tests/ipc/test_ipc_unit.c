@@ -251,6 +251,27 @@ static void test_fd_passing(void **state)
     ipc_conn_close(&b);
 }
 
+/* Bytes the peer sent that we have not read yet show (the host's idle
+ * check counts them as said), and stop showing once read. */
+static void test_input_waiting(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ipc_conn a;
+    assert_true(ipc_conn_init(&a, sv[0]));
+    assert_false(ipc_conn_input_waiting(&a));
+    static const uint8_t frame[] = { 0x02, 0, 0, 0, 0x10, 0x05 };
+    assert_int_equal(write(sv[1], frame, sizeof frame), (ssize_t)sizeof frame);
+    assert_true(ipc_conn_input_waiting(&a));
+    assert_int_equal(ipc_conn_read(&a), (ssize_t)sizeof frame);
+    assert_false(ipc_conn_input_waiting(&a));
+    ipc_conn_close(&a);
+    close(sv[1]);
+    ipc_conn closed = { .fd = -1 };
+    assert_false(ipc_conn_input_waiting(&closed));
+}
+
 /* The send-side clock: the blocked-since stamp is taken where the send
  * blocks, only at the transition, and a stamp newer than any "now" a
  * caller may hold can never read as an old stall (an unsigned
@@ -689,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_fd_passing),
         cmocka_unit_test(test_tx_stall_clock),
         cmocka_unit_test(test_tx_slow_reader_not_stalled),
+        cmocka_unit_test(test_input_waiting),
         cmocka_unit_test(test_commands),
         cmocka_unit_test(test_commit_parse),
         cmocka_unit_test(test_read_after_send_error),

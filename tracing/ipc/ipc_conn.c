@@ -257,6 +257,12 @@ bool ipc_conn_peer_reading(const ipc_conn *c)
     return c->fd >= 0 && ioctl(c->fd, SIOCOUTQ, &unread) == 0 && unread > 0;
 }
 
+bool ipc_conn_input_waiting(const ipc_conn *c)
+{
+    int unread = 0;
+    return c->fd >= 0 && ioctl(c->fd, SIOCINQ, &unread) == 0 && unread > 0;
+}
+
 void ipc_conn_note_peer_progress(ipc_conn *c)
 {
     int unread;

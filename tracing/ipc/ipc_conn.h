@@ -86,6 +86,9 @@ static inline bool ipc_conn_wants_write(const ipc_conn *c)
 /* True while the socket holds bytes we sent that the peer has not read
  * yet (SIOCOUTQ): it is still busy with us even when our queue is empty. */
 bool ipc_conn_peer_reading(const ipc_conn *c);
+/* True while the socket holds bytes the peer sent that we have not read
+ * yet (SIOCINQ): a peer whose words wait for us has not been silent. */
+bool ipc_conn_input_waiting(const ipc_conn *c);
 /* True when queued data made no progress for `timeout_ms`. Reads the
  * clock itself: a "now" taken earlier in the caller's loop could be older
  * than the blocked-since stamp a send in between stored. */

@@ -302,13 +302,18 @@ static void read_client(ipc_host *h, ipc_host_client *cl)
 
 /* Idle: nothing received, nothing queued, and nothing of ours left unread
  * in the socket, for idle_timeout_ms. A peer still reading what we sent
- * (slowly, perhaps) is busy: its idle time starts when it has read all. */
+ * (slowly, perhaps) is busy: its idle time starts when it has read all.
+ * A peer whose words sit unread in the socket spoke: they came after this
+ * round's reads, and a service kept from running (a loaded machine) would
+ * otherwise judge its own lateness as the peer's silence. */
 static void check_idle(ipc_host *h, ipc_host_client *cl, uint64_t now)
 {
     if (ipc_conn_wants_write(&cl->conn) || ipc_conn_peer_reading(&cl->conn)) {
         cl->last_tx_ms = now;
         return;
     }
+    if (!cl->reading_paused && ipc_conn_input_waiting(&cl->conn))
+        return; /* read, and stamped, next round */
     uint64_t last = cl->last_rx_ms > cl->last_tx_ms ? cl->last_rx_ms : cl->last_tx_ms;
     if (ipc_elapsed_ms(last, now) >= h->cfg.idle_timeout_ms)
         drop_for(cl, IPC_DROP_IDLE);

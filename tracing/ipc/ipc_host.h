@@ -87,8 +87,9 @@ typedef struct ipc_host_config {
     /* 0: no limit. */
     uint32_t handshake_timeout_ms; /* accept to established */
     /* An established client that is not `active` and has exchanged
-     * nothing with us for this long: sent nothing, and had nothing of ours
-     * to read (queued, or in the socket unread). */
+     * nothing with us for this long: sent nothing (bytes it sent that wait
+     * unread in the socket count as said), and had nothing of ours to read
+     * (queued, or in the socket unread). */
     uint32_t idle_timeout_ms;
     ipc_host_ops ops;
     void *ctx;
