@@ -625,7 +625,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_QueueSubmit(VkQueue queue, uint32_t n,
     pthread_rwlock_rdlock(&d->submit_lock);
     VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : d->QueueSubmit(queue, n, submits, fence);
     if (r == VK_SUCCESS)
-        fl_reuse_submitted(d, queue, n, submits, NULL);
+        fl_reuse_submitted(d, queue, n, submits, NULL, fence);
     pthread_rwlock_unlock(&d->submit_lock);
     return r;
 }
@@ -638,7 +638,7 @@ static VkResult submit2(fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, ui
     pthread_rwlock_rdlock(&d->submit_lock);
     VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : next(queue, n, submits, fence);
     if (r == VK_SUCCESS)
-        fl_reuse_submitted(d, queue, n, NULL, submits);
+        fl_reuse_submitted(d, queue, n, NULL, submits, fence);
     pthread_rwlock_unlock(&d->submit_lock);
     return r;
 }
@@ -665,7 +665,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_WaitForFences(VkDevice device, uint32_t
     fl_device *d = fl_device_of(device);
     if (lost_now(d, &fl_count.waits, fl_cfg.lost_after_waits))
         return VK_ERROR_DEVICE_LOST;
-    return d->WaitForFences(device, n, fences, all, timeout);
+    VkResult r = d->WaitForFences(device, n, fences, all, timeout);
+    /* Which of several fences signalled is unknown unless all had to. */
+    if (r == VK_SUCCESS && (all || n == 1))
+        rc_fences_signalled(d->reuse, n, fences);
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fl_GetFenceStatus(VkDevice device, VkFence fence)
@@ -673,7 +677,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_GetFenceStatus(VkDevice device, VkFence
     fl_device *d = fl_device_of(device);
     if (already_lost(d))
         return VK_ERROR_DEVICE_LOST;
-    return d->GetFenceStatus(device, fence);
+    VkResult r = d->GetFenceStatus(device, fence);
+    if (r == VK_SUCCESS)
+        rc_fences_signalled(d->reuse, 1, &fence);
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fl_QueueWaitIdle(VkQueue queue)

@@ -226,9 +226,9 @@ VKAPI_ATTR void VKAPI_CALL fl_ResetQueryPool(VkDevice device, VkQueryPool pool, 
 VKAPI_ATTR void VKAPI_CALL fl_ResetQueryPoolEXT(VkDevice device, VkQueryPool pool, uint32_t first,
                                                 uint32_t count);
 /* After a successful vkQueueSubmit (`submits`) or vkQueueSubmit2
- * (`submits2`): the command buffers of every batch, in order, to
- * rc_submitted. */
+ * (`submits2`) with `fence`: the command buffers of every batch, in order,
+ * to rc_submitted. */
 void fl_reuse_submitted(fl_device *d, VkQueue queue, uint32_t n, const VkSubmitInfo *submits,
-                        const VkSubmitInfo2 *submits2);
+                        const VkSubmitInfo2 *submits2, VkFence fence);
 
 #endif

@@ -111,7 +111,7 @@ VKAPI_ATTR void VKAPI_CALL fl_ResetQueryPoolEXT(VkDevice device, VkQueryPool poo
 }
 
 void fl_reuse_submitted(fl_device *d, VkQueue queue, uint32_t n, const VkSubmitInfo *submits,
-                        const VkSubmitInfo2 *submits2)
+                        const VkSubmitInfo2 *submits2, VkFence fence)
 {
     if (!d->reuse)
         return;
@@ -133,6 +133,6 @@ void fl_reuse_submitted(fl_device *d, VkQueue queue, uint32_t n, const VkSubmitI
                 cbs[k++] = submits2[i].pCommandBufferInfos[j].commandBuffer;
         }
     }
-    rc_submitted(d->reuse, queue, (uint32_t)k, cbs);
+    rc_submitted(d->reuse, queue, (uint32_t)k, cbs, fence);
     free(cbs);
 }

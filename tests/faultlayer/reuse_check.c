@@ -43,7 +43,8 @@ struct rc_pool {
 typedef struct rc_sub rc_sub;
 struct rc_sub {
     uint32_t seq;
-    VkFence fence;
+    VkFence fence;       /* ours, behind the batch */
+    VkFence batch_fence; /* the submission's own (VK_NULL_HANDLE: none) */
     bool wrote;
     const uint64_t *avail;
 };
@@ -70,6 +71,8 @@ struct rc_state {
     uint32_t seq;
     /* Newest complete submission that wrote timestamps (0: none). */
     uint32_t proven;
+    /* Newest submission whose own fence was found signalled above (0: none). */
+    uint32_t fenced_done;
     uint64_t checked, unsafe;
     uint64_t stamps, unwaited;
     char first[256];
@@ -159,8 +162,9 @@ static void note_unsafe(rc_state *s, const char *how, VkQueryPool pool, uint32_t
     if (!s->unsafe++)
         snprintf(s->first, sizeof s->first,
                  "%s of query %" PRIu32 " of pool 0x%" PRIx64 " written by submission %" PRIu32
-                 ", newest complete submission with timestamps %" PRIu32 " (of %" PRIu32 ")",
-                 how, query, (uint64_t)pool, writer, s->proven, s->seq);
+                 ", newest complete submission with timestamps %" PRIu32 " (of %" PRIu32
+                 "; newest seen complete by its own fence %" PRIu32 ")",
+                 how, query, (uint64_t)pool, writer, s->proven, s->seq, s->fenced_done);
 }
 
 /* Brings `proven` up to date. Completion is monotonic in submission order
@@ -177,6 +181,14 @@ static void update_proven(rc_state *s)
     for (size_t i = s->nsubs; i > done; i--) {
         const uint64_t *a = s->subs[i - 1].avail;
         if (a && __atomic_load_n(a, __ATOMIC_ACQUIRE)) {
+            landed = i;
+            break;
+        }
+    }
+    /* So does a batch fence found signalled above (the check's own fences
+     * of those are left to signal: resetting a pending fence is invalid). */
+    for (size_t i = s->nsubs; s->fenced_done && i > landed; i--) {
+        if ((int32_t)(s->fenced_done - s->subs[i - 1].seq) >= 0) {
             landed = i;
             break;
         }
@@ -354,14 +366,15 @@ static bool apply_cb(rc_state *s, rc_cb *c, uint32_t seq, int depth)
     return wrote;
 }
 
-void rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuffer *cbs)
+void rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuffer *cbs,
+                  VkFence fence)
 {
     if (!s)
         return;
     pthread_mutex_lock(&s->lock);
     update_proven(s);
     const uint32_t seq = ++s->seq ? s->seq : ++s->seq;
-    rc_sub sub = { .seq = seq };
+    rc_sub sub = { .seq = seq, .batch_fence = fence };
     for (uint32_t i = 0; i < count; i++) {
         rc_cb *c = cb_of(s, cbs[i], false);
         if (!c)
@@ -386,6 +399,25 @@ void rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuf
         s->subs[s->nsubs++] = sub;
     else if (sub.fence)
         s->DestroyFence(s->device, sub.fence, NULL);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void rc_fences_signalled(rc_state *s, uint32_t count, const VkFence *fences)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    for (uint32_t k = 0; k < count; k++) {
+        /* The newest submission with it: a fence is reset before it is
+         * submitted again, so "signalled" is about that one. */
+        for (size_t i = s->nsubs; fences[k] && i > 0; i--) {
+            if (s->subs[i - 1].batch_fence == fences[k]) {
+                if (!s->fenced_done || (int32_t)(s->subs[i - 1].seq - s->fenced_done) > 0)
+                    s->fenced_done = s->subs[i - 1].seq;
+                break;
+            }
+        }
+    }
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -10,9 +10,13 @@
  * recorded a pipeline barrier before it. Host resets are checked when they
  * are called, recorded ones when their command buffer is submitted.
  * Completion is what this layer can see below the timing layer: a fence of
- * its own submitted behind every batch, or the batch's last copied
+ * its own submitted behind every batch, the batch's last copied
  * availability word in mapped memory (the timing layer zeroes it before
- * each submission).
+ * each submission), or the batch's own fence found signalled by anyone
+ * above (vkWaitForFences, vkGetFenceStatus through this layer). The last
+ * matters: the application's wait can return, and the timing layer act on
+ * it (read a re-submitted recording early, zero its copy, count the work
+ * complete), before this layer's fence behind the batch has signalled.
  *
  * Second rule, for lavapipe's scenes: a timestamp that is not top-of-pipe
  * (lavapipe ends its current scene for it) directly follows a pipeline
@@ -53,8 +57,13 @@ void rc_execute(rc_state *s, VkCommandBuffer cb, uint32_t count,
                 const VkCommandBuffer *secondaries);
 
 /* After a successful vkQueueSubmit*: the command buffers of all its
- * batches, in order. Submits the check's own fence on `queue`. */
-void rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuffer *cbs);
+ * batches, in order, and the submission's fence (may be VK_NULL_HANDLE).
+ * Submits the check's own fence on `queue`. */
+void rc_submitted(rc_state *s, VkQueue queue, uint32_t count, const VkCommandBuffer *cbs,
+                  VkFence fence);
+/* After vkWaitForFences or vkGetFenceStatus found all of `fences`
+ * signalled: the newest submission with each is complete. */
+void rc_fences_signalled(rc_state *s, uint32_t count, const VkFence *fences);
 /* Before vkResetQueryPool reaches the driver. */
 void rc_host_reset(rc_state *s, VkQueryPool pool, uint32_t first, uint32_t count);
 
