@@ -602,6 +602,7 @@ static void *collector_main(void *arg)
                 "collector's backlog was full (GPUTRACE_MAX_PENDING_SUBMISSIONS=%u)",
                 td->gpu_id, (uint64_t)atomic_load(&col->dropped_subs),
                 (uint64_t)atomic_load(&col->dropped_regions), col->max_backlog);
+    fr_seq_report_loss(col);
     gt_debug("gpu %u collector: %" PRIu64 " events, %" PRIu64 " submissions without clock, "
              "%u calibrations (%u rejected), max deviation %" PRIu64 " ns, %" PRIu64
              " submissions (%" PRIu64 " regions) untimed for a full backlog",
@@ -641,6 +642,7 @@ tl_collector *col_create(tl_device *td)
     atomic_init(&col->clear_req, 0u);
     atomic_init(&col->backlog, 0);
     atomic_init(&col->dropped_subs, 0);
+    atomic_init(&col->dropped_frames, 0);
     atomic_init(&col->dropped_regions, 0);
     col->max_backlog = gt_config_get()->max_pending_submissions;
     /* The calibrated DEVICE value is a counter value like any timestamp:

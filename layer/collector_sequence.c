@@ -33,6 +33,13 @@
 
 /* ---- writer and packets --------------------------------------------------------- */
 
+/* What the device's sequences lost before they were written: submissions
+ * passed through untimed and frames given up (each only grows). */
+static uint64_t losses(const tl_collector *col)
+{
+    return (uint64_t)atomic_load(&col->dropped_subs) + (uint64_t)atomic_load(&col->dropped_frames);
+}
+
 static void check_loss(tl_col_seq *s)
 {
     tw_stats st;
@@ -242,8 +249,9 @@ static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
     tw_stats st;
     tw_get_stats(s->writer, &st);
     s->lost_seen = st.packets_dropped + st.packets_aborted;
-    /* Submissions left untimed before this session began are not its loss. */
-    s->dropped_seen = atomic_load(&col->dropped_subs);
+    /* Submissions left untimed and frames given up before this session
+     * began are not its loss. */
+    s->dropped_seen = losses(col);
     s->need_interned = true;
     s->interned_queues = 0;
     s->events = s->interned_events = 0;
@@ -308,15 +316,18 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
     const bool asked = (cleared & (1u << s->slot)) != 0;
     if (asked)
         s->need_interned = true;
-    const uint64_t dropped = atomic_load(&col->dropped_subs);
+    const uint64_t dropped = losses(col);
     const bool after_loss = dropped != s->dropped_seen;
     if (after_loss) {
-        /* Submissions passed through untimed: their events are missing from
-       * the sequence. Say so in the next packet (previous_packet_dropped),
-       * which starts the incremental state afresh. */
-        gt_debug("gpu %u: %" PRIu64 " submissions (%" PRIu64 " regions) untimed so far: "
-                 "the collector's backlog was full",
-                 td->gpu_id, dropped, (uint64_t)atomic_load(&col->dropped_regions));
+        /* Submissions passed through untimed, or frames given up: their
+       * events are missing from the sequence. Say so in the next packet
+       * (previous_packet_dropped), which starts the incremental state
+       * afresh. */
+        gt_debug("gpu %u: %" PRIu64 " submissions (%" PRIu64 " regions) untimed so far (the "
+                 "collector's backlog was full), %" PRIu64 " frames given up",
+                 td->gpu_id, (uint64_t)atomic_load(&col->dropped_subs),
+                 (uint64_t)atomic_load(&col->dropped_regions),
+                 (uint64_t)atomic_load(&col->dropped_frames));
         s->dropped_seen = dropped;
         s->need_interned = true;
     }

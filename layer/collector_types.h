@@ -33,7 +33,7 @@ struct tl_col_seq {
     uint64_t interned_events; /* events written on it then */
     uint64_t events;          /* render stage events written on it */
     uint64_t lost_seen;
-    uint64_t dropped_seen;                        /* dropped_subs already reported */
+    uint64_t dropped_seen; /* dropped_subs + dropped_frames already reported */
     uint64_t first_snapshot_at, last_snapshot_at; /* MONOTONIC, 0: none yet */
     /* Names (object_names.h) emitted since the incremental state started
     * afresh: every change up to this version. */
@@ -77,6 +77,8 @@ struct tl_collector {
     atomic_uint backlog;
     uint32_t max_backlog;
     atomic_uint_fast64_t dropped_subs, dropped_regions;
+    /* Frames given up (fr_frames_lost) as the collector last saw them. */
+    atomic_uint_fast64_t dropped_frames;
 
     /* The thread's own. */
     gc_clock clock;

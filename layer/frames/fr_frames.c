@@ -29,7 +29,8 @@ struct fr_stream {
     uint64_t current;       /* the open frame's number, from 1 */
     uint64_t current_start; /* and its start (BOOTTIME) */
     uint64_t oldest;        /* the oldest frame not yet taken */
-    fr_slot ring[FR_RING];  /* frame f in ring[f % FR_RING] */
+    fr_slot *ring;          /* frame f in ring[f % cap] */
+    uint32_t cap;           /* FR_RING_MIN, doubled up to FR_RING_MAX */
 };
 
 struct fr_device {
@@ -49,6 +50,7 @@ struct fr_device {
         uint32_t stream;
     } chains[FR_MAX_SWAPCHAINS];
     uint32_t nchains;
+    uint64_t lost; /* recorded frames given up (fr_frames_lost) */
 };
 
 /* Numbers streams across the process (several devices): track names. */
@@ -75,8 +77,10 @@ void fr_device_destroy(fr_device *fd)
     if (!fd)
         return;
     gt_allocator alloc = fd->alloc;
-    for (uint32_t i = 0; i < fd->nstreams; i++)
+    for (uint32_t i = 0; i < fd->nstreams; i++) {
+        gt_free(&alloc, fd->streams[i]->ring);
         gt_free(&alloc, fd->streams[i]);
+    }
     pthread_mutex_destroy(&fd->lock);
     gt_free(&alloc, fd);
 }
@@ -90,6 +94,13 @@ static fr_stream *new_stream(fr_device *fd, enum fr_kind kind, uint64_t now_ns)
     fr_stream *st = gt_zalloc(&fd->alloc, sizeof *st, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
     if (!st)
         return NULL;
+    st->ring =
+        gt_zalloc(&fd->alloc, FR_RING_MIN * sizeof *st->ring, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
+    if (!st->ring) {
+        gt_free(&fd->alloc, st);
+        return NULL;
+    }
+    st->cap = FR_RING_MIN;
     st->kind = kind;
     st->present_mode = -1;
     st->process_number = atomic_fetch_add(&process_streams, 1u) + 1;
@@ -153,15 +164,45 @@ void fr_swapchain_destroyed(fr_device *fd, VkSwapchainKHR swapchain)
 
 /* ---- frames ------------------------------------------------------------------------ */
 
-/* Frame f's slot, made for it; an older frame still there was never taken
- * (the collector is FR_RING frames behind): it is given up. */
-static fr_slot *slot_for(fr_stream *st, uint64_t f)
+/* Doubles the ring (up to FR_RING_MAX) until frames oldest..f fit, each
+ * frame not yet taken moving to its slot in the new one. False when it is
+ * at its largest or there is no memory: the caller gives a frame up. */
+static bool grow_ring(fr_device *fd, fr_stream *st, uint64_t f)
 {
-    fr_slot *s = &st->ring[f % FR_RING];
-    if (s->frame != f) {
-        memset(s, 0, sizeof *s);
-        s->frame = f;
+    uint32_t cap = st->cap;
+    while (cap < FR_RING_MAX && f - st->oldest >= cap)
+        cap *= 2;
+    if (cap == st->cap)
+        return false;
+    fr_slot *ring =
+        gt_zalloc(&fd->alloc, (size_t)cap * sizeof *ring, VK_SYSTEM_ALLOCATION_SCOPE_DEVICE);
+    if (!ring)
+        return false;
+    for (uint32_t i = 0; i < st->cap; i++) {
+        const fr_slot *s = &st->ring[i];
+        if (s->frame && s->frame >= st->oldest)
+            ring[s->frame % cap] = *s;
     }
+    gt_free(&fd->alloc, st->ring);
+    st->ring = ring;
+    st->cap = cap;
+    return true;
+}
+
+/* Frame f's slot, made for it. A frame not yet taken in that slot means the
+ * collector is a whole ring behind: the ring grows, and only where it
+ * cannot is that frame given up (counted when it was to be recorded). */
+static fr_slot *slot_for(fr_device *fd, fr_stream *st, uint64_t f)
+{
+    fr_slot *s = &st->ring[f % st->cap];
+    if (s->frame == f)
+        return s;
+    if (s->frame && s->frame >= st->oldest && grow_ring(fd, st, f))
+        return slot_for(fd, st, f);
+    if (s->frame && s->frame >= st->oldest && s->record)
+        fd->lost++;
+    memset(s, 0, sizeof *s);
+    s->frame = f;
     return s;
 }
 
@@ -179,7 +220,7 @@ static bool end_frame(fr_device *fd, uint32_t index, uint64_t now_ns, bool recor
 {
     fr_stream *st = fd->streams[index];
     const uint64_t f = st->current;
-    fr_slot *s = slot_for(st, f);
+    fr_slot *s = slot_for(fd, st, f);
     bool in_window = atomic_load_explicit(&fd->head.window_open, memory_order_relaxed);
     if (fd->primary < 0) {
         /* The first frame to end: its stream is the primary one, and the work
@@ -270,7 +311,7 @@ fr_tag fr_tag_submission(fr_device *fd, uint64_t now_ns)
         tag = (fr_tag){ FR_TAG_EARLY, 1 };
     } else {
         fr_stream *st = fd->streams[fd->primary];
-        s = slot_for(st, st->current);
+        s = slot_for(fd, st, st->current);
         tag = (fr_tag){ (uint32_t)fd->primary + 1, st->current };
     }
     s->pending++;
@@ -293,7 +334,8 @@ void fr_submission_done(fr_device *fd, fr_tag tag, const fr_busy *gpu)
             index = (uint32_t)fd->primary; /* adopted as the primary's frame 1 */
     }
     if (!s && index < fd->nstreams) {
-        fr_slot *c = &fd->streams[index]->ring[tag.frame % FR_RING];
+        const fr_stream *st = fd->streams[index];
+        fr_slot *c = &st->ring[tag.frame % st->cap];
         s = c->frame == tag.frame ? c : NULL;
     }
     if (s) {
@@ -339,7 +381,7 @@ uint32_t fr_take_ready(fr_device *fd, fr_record *out, uint32_t max, bool all)
     for (uint32_t i = 0; i < fd->nstreams && n < max; i++) {
         fr_stream *st = fd->streams[i];
         while (st->oldest < st->current && n < max) {
-            fr_slot *s = &st->ring[st->oldest % FR_RING];
+            fr_slot *s = &st->ring[st->oldest % st->cap];
             if (s->frame != st->oldest) {
                 st->oldest++; /* given up for a newer frame */
                 continue;
@@ -357,6 +399,16 @@ uint32_t fr_take_ready(fr_device *fd, fr_record *out, uint32_t max, bool all)
     }
     pthread_mutex_unlock(&fd->lock);
     return n;
+}
+
+uint64_t fr_frames_lost(fr_device *fd)
+{
+    if (!fd)
+        return 0;
+    pthread_mutex_lock(&fd->lock);
+    const uint64_t lost = fd->lost;
+    pthread_mutex_unlock(&fd->lock);
+    return lost;
 }
 
 const char *fr_present_mode_name(int32_t mode)

@@ -45,8 +45,13 @@
 /* Streams one device follows; the swapchains of more surfaces than that
  * have no frames. */
 #define FR_MAX_STREAMS 16u
-/* Frames of a stream not yet written, at most (the ring). */
-#define FR_RING 64u
+/* Frames of a stream not yet written: the ring starts with FR_RING_MIN
+ * slots and doubles, up to FR_RING_MAX, when the collector falls behind
+ * (a loaded machine: 500 frames a second and a collector kept from running
+ * for 130 ms fill 64). Past FR_RING_MAX the oldest is given up and counted
+ * (fr_frames_lost). */
+#define FR_RING_MIN 64u
+#define FR_RING_MAX 4096u
 /* A frame whose work is still out once this many newer frames of its
  * stream ended is written without it. */
 #define FR_FORCE_AFTER 32u
@@ -123,6 +128,10 @@ void fr_submission_done(fr_device *fd, fr_tag tag, const fr_busy *gpu);
 /* Ready frames, oldest first per stream, at most `max` into `out`; `all`:
  * the device goes away, every ended frame is ready. Collector only. */
 uint32_t fr_take_ready(fr_device *fd, fr_record *out, uint32_t max, bool all);
+
+/* Recorded frames given up so far, never to be written: the collector was
+ * FR_RING_MAX frames behind, or the ring could not grow (no memory). */
+uint64_t fr_frames_lost(fr_device *fd);
 
 /* The first member of every fr_device, so the hooks' check below is one
  * load (fr_frames.c owns the rest). */

@@ -2,9 +2,13 @@
 /* fr_sequence.c — see fr_sequence.h. */
 #include "layer/frames/fr_sequence.h"
 
+#include <inttypes.h>
+
+#include "layer/collector_sequence.h"
 #include "layer/emit_context.h"
 #include "layer/frames/fr_emit.h"
 #include "layer/frames/fr_frames.h"
+#include "layer/log.h"
 #include "layer/process_info.h"
 
 /* Frames taken from the device per round. */
@@ -32,6 +36,15 @@ void fr_seq_write(tl_collector *col, bool all)
     fr_device *fd = col->td->frames;
     if (!fd)
         return;
+    /* Frames given up since the last look: the frames written next follow
+     * a gap, which the sequence's next packet says (previous_packet_dropped,
+     * as for submissions left untimed). */
+    const uint64_t lost = fr_frames_lost(fd);
+    if (lost != atomic_load(&col->dropped_frames)) {
+        atomic_store(&col->dropped_frames, lost);
+        if (atomic_load(&col->td->nqueues))
+            seq_ensure_interned(col, col->td->queues[0]);
+    }
     fr_record recs[FR_SEQ_BATCH];
     for (;;) {
         const uint32_t n = fr_take_ready(fd, recs, FR_SEQ_BATCH, all);
@@ -41,4 +54,13 @@ void fr_seq_write(tl_collector *col, bool all)
         if (n < FR_SEQ_BATCH)
             return;
     }
+}
+
+void fr_seq_report_loss(tl_collector *col)
+{
+    const uint64_t lost = fr_frames_lost(col->td->frames);
+    if (lost)
+        gt_warn("gpu %u: %" PRIu64 " frames were given up unwritten: the collector was %u "
+                "frames behind them",
+                col->td->gpu_id, lost, FR_RING_MAX);
 }

@@ -17,4 +17,8 @@
  * collector is about to stop). */
 void fr_seq_write(tl_collector *col, bool all);
 
+/* At the collector's end: a warning when frames were given up unwritten
+ * (fr_frames_lost), which the trace marks as lost as they happen. */
+void fr_seq_report_loss(tl_collector *col);
+
 #endif

@@ -23,8 +23,8 @@
 #                    session), as a reader typing one command after another
 #                    would have; and the layer's start-up wait is 5 s instead
 #                    of 500 ms (GPUTRACE_STARTUP_WAIT_MS) on a busy machine.
-#   tracebox         `tracebox traced|perfetto ARGS` runs v58's program; its
-#                    `perfetto` first waits for traced's consumer socket.
+#   tracebox         `tracebox traced|perfetto ARGS` runs v58's program, at
+#                    once: the blocks wait for traced as README tells readers.
 # Service sockets are private (PERFETTO_PRODUCER/CONSUMER_SOCK_NAME); what a
 # block leaves running is ended when its perfetto sessions have ended.
 #
@@ -206,14 +206,13 @@ case $applet in
 traced | traced_probes | perfetto | trace_processor_shell) ;;
 *) echo "tracebox (test shim): no applet '$applet' here" >&2; exit 2 ;;
 esac
-echo $$ >> "$GT_PIDS/$applet"
-if [ "$applet" = perfetto ]; then
-    i=0
-    until [ -S "$PERFETTO_CONSUMER_SOCK_NAME" ] || [ $i -ge 600 ]; do
-        i=$((i + 1))
-        sleep 0.1
-    done
-fi
+# No wait here for traced: README's blocks wait for it themselves, as a
+# reader pasting them needs (a `perfetto --query` that answers). The
+# queries end on their own, so their PIDs are not kept for the clean-up.
+case " $* " in
+*" --query "*) ;;
+*) echo $$ >> "$GT_PIDS/$applet" ;;
+esac
 exec "$PERFETTO_V58_BIN/$applet" "$@"
 EOF
 chmod +x "$tmp/my-vulkan-app" "$tmp/shims/tracebox"
@@ -422,7 +421,10 @@ check_block() {
             > "$tmp/b$n.traced.log" 2>&1) &
         started+=("$!")
         local traced_pid=$!
-        wait_until 30 test -S "$tmp/b$n.consumer" || fail "traced did not start: $(cat "$tmp/b$n.traced.log")"
+        # Its socket file exists before it listens: wait until it answers.
+        wait_until 30 env PERFETTO_CONSUMER_SOCK_NAME="$tmp/b$n.consumer" \
+            "$PERFETTO_V58_BIN/perfetto" --query > /dev/null 2>&1 ||
+            fail "traced did not start: $(cat "$tmp/b$n.traced.log")"
         run_block "$n" GT_AWAIT_SESSION=1 GPUTRACE_STARTUP_WAIT_MS=5000
         kill "$traced_pid" 2> /dev/null || true
         read_summary
