@@ -622,6 +622,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_QueueSubmit(VkQueue queue, uint32_t n,
     fl_device *d = fl_device_of(queue);
     if (lost_now(d, &fl_count.submits, fl_cfg.lost_after_submits))
         return VK_ERROR_DEVICE_LOST;
+    fm_reset_if_due(&fl_cfg, atomic_load(&fl_count.submits), monotonic_ns());
     pthread_rwlock_rdlock(&d->submit_lock);
     VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : d->QueueSubmit(queue, n, submits, fence);
     if (r == VK_SUCCESS)
@@ -635,6 +636,7 @@ static VkResult submit2(fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, ui
 {
     if (lost_now(d, &fl_count.submits, fl_cfg.lost_after_submits))
         return VK_ERROR_DEVICE_LOST;
+    fm_reset_if_due(&fl_cfg, atomic_load(&fl_count.submits), monotonic_ns());
     pthread_rwlock_rdlock(&d->submit_lock);
     VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : next(queue, n, submits, fence);
     if (r == VK_SUCCESS)

@@ -89,6 +89,7 @@ void fm_config_from_env(fm_config *c, uint64_t now_ns)
     c->family = (uint32_t)env_u64("GPUTRACE_FAULT_FAMILY", 0);
     const uint64_t reset_ms = env_u64("GPUTRACE_FAULT_RESET_AT_MS", 0);
     c->reset_at_ns = reset_ms ? now_ns + reset_ms * 1000000u : 0;
+    c->reset_after_submits = env_u64("GPUTRACE_FAULT_RESET_AFTER_SUBMITS", 0);
     c->report_bits = (uint32_t)env_u64("GPUTRACE_FAULT_REPORT_BITS", 0);
     if (c->report_bits && (c->report_bits < 36 || c->report_bits > 64)) {
         bad("GPUTRACE_FAULT_REPORT_BITS", env("GPUTRACE_FAULT_REPORT_BITS"));
@@ -97,8 +98,8 @@ void fm_config_from_env(fm_config *c, uint64_t now_ns)
     c->host_offset_ns = (int64_t)env_double("GPUTRACE_FAULT_HOST_OFFSET_NS", 0, -1e15, 1e15);
     c->early_available = env_u64("GPUTRACE_FAULT_EARLY_AVAILABLE", 0) != 0;
     c->wait_hang = env_u64("GPUTRACE_FAULT_WAIT_HANG", 0) != 0;
-    c->transforms =
-        c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits || c->reset_at_ns;
+    c->transforms = c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits ||
+                    c->reset_at_ns || c->reset_after_submits;
 
     if (c->valid_bits) {
         /* Start the counter `wrap_after` before its wrap, so every run of a
@@ -165,6 +166,13 @@ static uint64_t ticks_to_ns(const fm_config *c, uint64_t ticks)
 static uint64_t reset_ticks(const fm_config *c)
 {
     return ns_to_ticks(c, shifted(c, c->reset_at_ns));
+}
+
+void fm_reset_if_due(fm_config *c, uint64_t submits, uint64_t now_ns)
+{
+    uint64_t never = 0;
+    if (c->reset_after_submits && submits > c->reset_after_submits)
+        atomic_compare_exchange_strong(&c->reset_at_ns, &never, now_ns);
 }
 
 uint64_t fm_forward(const fm_config *c, uint64_t raw_ns)
@@ -251,10 +259,10 @@ bool fm_truth_write(const char *path, const fm_config *c, const fm_counters *n)
             "calib_offset_ns=%" PRId64 "\nperiod_ppm=%.17g\ndeviation_reported_ns=%" PRId64
             "\nfamily_offset_ns=%" PRId64 "\nfamily=%" PRIu32 "\nreset_at_ns=%" PRIu64
             "\nreport_bits=%" PRIu32 "\nhost_offset_ns=%" PRId64 "\nearly_available=%d"
-            "\nwait_hang=%d\n",
+            "\nwait_hang=%d\nreset_after_submits=%" PRIu64 "\n",
             c->calib_offset_ns, c->period_ppm, c->deviation_reported_ns, c->family_offset_ns,
-            c->family, c->reset_at_ns, c->report_bits, c->host_offset_ns, (int)c->early_available,
-            (int)c->wait_hang);
+            c->family, (uint64_t)c->reset_at_ns, c->report_bits, c->host_offset_ns,
+            (int)c->early_available, (int)c->wait_hang, c->reset_after_submits);
     if (n)
         fprintf(f,
                 "query_values=%" PRIu64 "\ncalibrations=%" PRIu64 "\ncalibration_failures=%" PRIu64
@@ -327,6 +335,7 @@ bool fm_truth_read(const char *path, fm_config *c, fm_counters *n)
         U("seed", c->seed)
         U("family", c->family)
         U("reset_at_ns", c->reset_at_ns)
+        U("reset_after_submits", c->reset_after_submits)
         U("report_bits", c->report_bits)
         U("early_available", c->early_available)
         U("wait_hang", c->wait_hang)
@@ -344,7 +353,7 @@ bool fm_truth_read(const char *path, fm_config *c, fm_counters *n)
 #undef U
     }
     fclose(f);
-    c->transforms =
-        c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits || c->reset_at_ns;
+    c->transforms = c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits ||
+                    c->reset_at_ns || c->reset_after_submits;
     return have_t0;
 }

@@ -33,6 +33,7 @@
 #ifndef GPUTRACE_FAULT_MODEL_H
 #define GPUTRACE_FAULT_MODEL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -66,11 +67,16 @@ struct fm_config {
     int64_t deviation_reported_ns; /* GPUTRACE_FAULT_DEVIATION_REPORTED_NS; -1: honest */
     int64_t family_offset_ns;      /* GPUTRACE_FAULT_FAMILY_OFFSET_NS */
     uint32_t family;               /* GPUTRACE_FAULT_FAMILY: the family it applies to */
-    uint64_t reset_at_ns;          /* t0 + GPUTRACE_FAULT_RESET_AT_MS; 0: never */
-    uint32_t report_bits;          /* GPUTRACE_FAULT_REPORT_BITS: timestampValidBits shown */
-    int64_t host_offset_ns;        /* GPUTRACE_FAULT_HOST_OFFSET_NS: calibrated host domains */
-    bool early_available;          /* GPUTRACE_FAULT_EARLY_AVAILABLE */
-    bool wait_hang;                /* GPUTRACE_FAULT_WAIT_HANG */
+    /* When the counter restarts (MONOTONIC); 0: not (yet). Set at start-up
+     * by GPUTRACE_FAULT_RESET_AT_MS, or by the submission that follows the
+     * first GPUTRACE_FAULT_RESET_AFTER_SUBMITS (fm_reset_if_due): atomic,
+     * since the application's threads set it while others convert. */
+    _Atomic uint64_t reset_at_ns;
+    uint64_t reset_after_submits;
+    uint32_t report_bits;   /* GPUTRACE_FAULT_REPORT_BITS: timestampValidBits shown */
+    int64_t host_offset_ns; /* GPUTRACE_FAULT_HOST_OFFSET_NS: calibrated host domains */
+    bool early_available;   /* GPUTRACE_FAULT_EARLY_AVAILABLE */
+    bool wait_hang;         /* GPUTRACE_FAULT_WAIT_HANG */
 
     uint64_t seed; /* GPUTRACE_FAULT_SEED */
     /* Any transform of timestamps at all. */
@@ -80,6 +86,12 @@ struct fm_config {
 /* Reads GPUTRACE_FAULT_* and resolves t0 / wrap offset against `now_ns`
  * (CLOCK_MONOTONIC). Bad values are reported on stderr and ignored. */
 void fm_config_from_env(fm_config *c, uint64_t now_ns);
+
+/* GPUTRACE_FAULT_RESET_AFTER_SUBMITS=N: called by each submission once
+ * counted (`submits` so far, itself included); the first one past N
+ * restarts the counter now, before it goes down, so the stamps of every
+ * submission up to N were written on the old counter. */
+void fm_reset_if_due(fm_config *c, uint64_t submits, uint64_t now_ns);
 
 /* Raw driver nanoseconds -> device ticks as reported above the layer. */
 uint64_t fm_forward(const fm_config *c, uint64_t raw_ns);
