@@ -10,8 +10,9 @@
  * every drain period.
  *
  * As a flight recorder the "file" is a sink into the recorder, read out
- * every drain period; a trigger has the window written into a new file
- * (write_window). */
+ * every drain period; a trigger has the window rendered into memory
+ * (write_window) and written into a new file by the window thread
+ * (window_writer.h), so draining never waits for the disk. */
 #include "tracing/inproc_backend.h"
 
 #include <errno.h>
@@ -31,7 +32,9 @@
 #include "tracing/flight_recorder.h"
 #include "tracing/service_output.h"
 #include "tracing/smb_service.h"
+#include "tracing/util/util_thread.h"
 #include "tracing/util/util_time.h"
+#include "tracing/window_writer.h"
 
 struct inproc_backend {
     inproc_backend_config cfg;
@@ -79,8 +82,10 @@ struct inproc_backend {
      * trigger, and the window files written. */
     flr_recorder *flr;
     trg_trigger *trg;
-    atomic_uint windows;
-    char pattern[4096]; /* cfg.output_path, kept: it names every window */
+    ww_writer *ww;
+    unsigned windows_started; /* service thread only: numbers the files */
+    atomic_uint windows;      /* written and closed */
+    char pattern[4096];       /* cfg.output_path, kept: it names every window */
 };
 
 static void report(const inproc_backend *be, inproc_backend_report_level level, const char *fmt,
@@ -216,12 +221,25 @@ static void to_recorder(void *ctx, const uint8_t *data, const struct svc_out_rec
     flr_append(be->flr, data, records, n, clk_monotonic_ns());
 }
 
+/* The window thread, after a window file is closed. */
+static void window_written(void *ctx, const ww_result *r)
+{
+    inproc_backend *be = ctx;
+    atomic_store(&be->windows, r->number);
+    report(be, r->ok ? INPROC_BACKEND_REPORT_INFO : INPROC_BACKEND_REPORT_WARN,
+           "flight recorder: %s %s (the last %u ms: %zu packets%s)",
+           r->ok ? "wrote" : "could not write all of", r->path, be->cfg.window_ms, r->packets,
+           r->fired > 1 ? "; several triggers at once, one file" : "");
+    /* The trigger is polled again once no window is in hand. */
+    sem_post(&be->wake);
+}
+
 /* One window file: trace uuid, clock snapshot, the window, clock snapshot,
- * TraceStats. */
+ * TraceStats; rendered here, written by the window thread. */
 static void write_window(inproc_backend *be, unsigned fired)
 {
     flush_all(be, false); /* what is in the writers' chunks now, too */
-    const unsigned n = atomic_load(&be->windows) + 1;
+    const unsigned n = be->windows_started + 1;
     char pattern[sizeof be->path], expanded[sizeof be->path];
     unsigned unknown = 0;
     if (!flr_window_path(be->cfg.output_path, n, pattern, sizeof pattern) ||
@@ -238,8 +256,16 @@ static void write_window(inproc_backend *be, unsigned fired)
                f.path, f.refused ? f.refused : error_text(errno, eb, sizeof eb));
         return;
     }
+    ww_window *w = ww_window_new();
+    if (!w) {
+        report(be, INPROC_BACKEND_REPORT_WARN,
+               "flight recorder: no memory for a copy of the window; %s not written", f.path);
+        close(f.fd);
+        unlink(f.path);
+        return;
+    }
     svc_out wo;
-    svc_out_init(&wo, f.fd);
+    svc_out_init_sink(&wo, ww_window_sink, w);
     svc_out_trace_uuid(&wo);
     svc_out_clock_snapshot(&wo);
     const uint64_t now = clk_monotonic_ns(), span = (uint64_t)be->cfg.window_ms * 1000000u;
@@ -254,12 +280,19 @@ static void write_window(inproc_backend *be, unsigned fired)
         .flushes_succeeded = be->flushes_succeeded,
     };
     svc_out_trace_stats(&wo, be->cb, &ss);
-    const bool ok = svc_out_close(&wo);
-    atomic_store(&be->windows, n);
-    report(be, ok ? INPROC_BACKEND_REPORT_INFO : INPROC_BACKEND_REPORT_WARN,
-           "flight recorder: %s %s (the last %u ms: %zu packets%s)",
-           ok ? "wrote" : "could not write all of", f.path, be->cfg.window_ms, records,
-           fired > 1 ? "; several triggers at once, one file" : "");
+    const bool rendered = svc_out_close(&wo) && ww_window_complete(w);
+    if (!rendered) {
+        report(be, INPROC_BACKEND_REPORT_WARN,
+               "flight recorder: no memory for a copy of the window; %s not written", f.path);
+        ww_window_free(w);
+        close(f.fd);
+        unlink(f.path);
+        return;
+    }
+    be->windows_started = n;
+    /* Never refused: the trigger is polled only while no window is in
+     * hand (record()). */
+    ww_submit(be->ww, w, f.fd, f.path, n, records, fired);
 }
 
 /* One pass of the flight recorder's loop. */
@@ -271,7 +304,9 @@ static void record(inproc_backend *be, uint64_t now_ms, uint64_t *next_restart)
         be->cfg.restart(be->cfg.restart_ctx);
         *next_restart = now_ms + be->cfg.restart_period_ms;
     }
-    const unsigned fired = trg_poll(be->trg);
+    /* Triggers that come while a window is being written wait for it (the
+     * trigger counts them), and are answered by one file. */
+    const unsigned fired = ww_busy(be->ww) ? 0 : trg_poll(be->trg);
     if (fired)
         write_window(be, fired);
 }
@@ -324,6 +359,8 @@ static bool signal_pending(inproc_backend *be, unsigned *ticket)
 static void *service_main(void *arg)
 {
     inproc_backend *be = arg;
+    /* Named so that top -H and a debugger show whose thread it is. */
+    pthread_setname_np(pthread_self(), "gputrace-io");
     svc_out_trace_uuid(&be->out);
     svc_out_clock_snapshot(&be->out);
     out_flush(be);
@@ -479,22 +516,33 @@ static bool open_output(inproc_backend *be)
     return true;
 }
 
-/* The service thread takes no asynchronous signal: the application's
- * handlers never run on it, a signal handler of ours waiting for it can
- * never be waiting on itself, and SIGXFSZ (a write past RLIMIT_FSIZE)
- * stays pending on it instead of killing the process: the write just
- * fails with EFBIG. Faults stay deliverable. */
-static int start_thread(inproc_backend *be)
+/* Flight recorder: the recorder, the window thread and the trigger;
+ * nothing is written until the trigger fires. False with errno (what was
+ * made is released by the caller). */
+static bool start_recorder(inproc_backend *be)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
-    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-        sigdelset(&all, faults[i]);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&be->thread, NULL, service_main, be);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
+    const char *why = NULL;
+    be->flr = flr_create(be->cfg.record_bytes);
+    if (!be->flr) {
+        errno = ENOMEM;
+        return false;
+    }
+    be->ww = ww_create(window_written, be);
+    if (!be->ww)
+        return false;
+    be->trg = trg_start(be->cfg.trigger, &be->wake, &why);
+    if (!be->trg) {
+        report(be, INPROC_BACKEND_REPORT_WARN, "flight recorder: cannot start its trigger: %s",
+               why);
+        errno = EBUSY;
+        return false;
+    }
+    snprintf(be->pattern, sizeof be->pattern, "%s", be->cfg.output_path);
+    be->cfg.output_path = be->pattern;
+    snprintf(be->path, sizeof be->path, "%s", be->pattern);
+    svc_out_init_sink(&be->out, to_recorder, be);
+    be->out_open = true;
+    return true;
 }
 
 inproc_backend *inproc_backend_create(const inproc_backend_config *cfg)
@@ -558,25 +606,8 @@ inproc_backend *inproc_backend_create(const inproc_backend_config *cfg)
         goto fail;
     }
     if (cfg->trigger) {
-        /* Nothing is written until the trigger fires. */
-        const char *why = NULL;
-        be->flr = flr_create(be->cfg.record_bytes);
-        if (!be->flr) {
-            errno = ENOMEM;
+        if (!start_recorder(be))
             goto fail;
-        }
-        be->trg = trg_start(cfg->trigger, &be->wake, &why);
-        if (!be->trg) {
-            report(be, INPROC_BACKEND_REPORT_WARN, "flight recorder: cannot start its trigger: %s",
-                   why);
-            errno = EBUSY;
-            goto fail;
-        }
-        snprintf(be->pattern, sizeof be->pattern, "%s", cfg->output_path);
-        be->cfg.output_path = be->pattern;
-        snprintf(be->path, sizeof be->path, "%s", be->pattern);
-        svc_out_init_sink(&be->out, to_recorder, be);
-        be->out_open = true;
     } else if (!open_output(be)) {
         goto fail;
     }
@@ -587,7 +618,7 @@ inproc_backend *inproc_backend_create(const inproc_backend_config *cfg)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&be->done_cv, &ca);
     pthread_condattr_destroy(&ca);
-    int rc = start_thread(be);
+    int rc = util_thread_start_quiet(&be->thread, service_main, be);
     if (rc != 0) {
         pthread_cond_destroy(&be->done_cv);
         pthread_mutex_destroy(&be->mu);
@@ -606,6 +637,7 @@ fail : {
             unlink(be->path);
     }
     trg_stop(be->trg, NULL);
+    ww_destroy(be->ww);
     flr_destroy(be->flr);
     free(be->scrape_buf);
     cb_destroy(be->cb);
@@ -694,6 +726,9 @@ bool inproc_backend_stop(inproc_backend *be)
         sem_post(&be->wake);
         pthread_join(be->thread, NULL);
         be->thread_running = false;
+        /* The window in hand, if any, is finished first. */
+        ww_destroy(be->ww);
+        be->ww = NULL;
         if (be->out.write_failures)
             report(be, INPROC_BACKEND_REPORT_WARN,
                    "trace file %s: %llu write-out(s) failed, %llu bytes of trace data "
