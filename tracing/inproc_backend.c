@@ -234,8 +234,30 @@ static void window_written(void *ctx, const ww_result *r)
     sem_post(&be->wake);
 }
 
-/* One window file: trace uuid, clock snapshot, the window, clock snapshot,
- * TraceStats; rendered here, written by the window thread. */
+/* The window into `w`: trace uuid, clock snapshot, the window, clock
+ * snapshot, TraceStats. False when memory ran out on the way. */
+static bool render_window(inproc_backend *be, ww_window *w, size_t *records)
+{
+    svc_out wo;
+    svc_out_init_sink(&wo, ww_window_sink, w);
+    svc_out_trace_uuid(&wo);
+    svc_out_clock_snapshot(&wo);
+    const uint64_t now = clk_monotonic_ns(), span = (uint64_t)be->cfg.window_ms * 1000000u;
+    *records = flr_write_window(be->flr, &wo, now > span ? now - span : 0, GT_SERVICE_SEQUENCE_ID);
+    svc_out_clock_snapshot(&wo);
+    sync_writer_loss(be);
+    const svc_session_stats ss = {
+        .producers_connected = 1,
+        .producers_seen = 1,
+        .flushes_requested = be->flushes_requested,
+        .flushes_succeeded = be->flushes_succeeded,
+    };
+    svc_out_trace_stats(&wo, be->cb, &ss);
+    return svc_out_close(&wo) && ww_window_complete(w);
+}
+
+/* One window file: rendered here (render_window), written by the window
+ * thread. */
 static void write_window(inproc_backend *be, unsigned fired)
 {
     flush_all(be, false); /* what is in the writers' chunks now, too */
@@ -257,31 +279,8 @@ static void write_window(inproc_backend *be, unsigned fired)
         return;
     }
     ww_window *w = ww_window_new();
-    if (!w) {
-        report(be, INPROC_BACKEND_REPORT_WARN,
-               "flight recorder: no memory for a copy of the window; %s not written", f.path);
-        close(f.fd);
-        unlink(f.path);
-        return;
-    }
-    svc_out wo;
-    svc_out_init_sink(&wo, ww_window_sink, w);
-    svc_out_trace_uuid(&wo);
-    svc_out_clock_snapshot(&wo);
-    const uint64_t now = clk_monotonic_ns(), span = (uint64_t)be->cfg.window_ms * 1000000u;
-    const size_t records =
-        flr_write_window(be->flr, &wo, now > span ? now - span : 0, GT_SERVICE_SEQUENCE_ID);
-    svc_out_clock_snapshot(&wo);
-    sync_writer_loss(be);
-    const svc_session_stats ss = {
-        .producers_connected = 1,
-        .producers_seen = 1,
-        .flushes_requested = be->flushes_requested,
-        .flushes_succeeded = be->flushes_succeeded,
-    };
-    svc_out_trace_stats(&wo, be->cb, &ss);
-    const bool rendered = svc_out_close(&wo) && ww_window_complete(w);
-    if (!rendered) {
+    size_t records = 0;
+    if (!w || !render_window(be, w, &records)) {
         report(be, INPROC_BACKEND_REPORT_WARN,
                "flight recorder: no memory for a copy of the window; %s not written", f.path);
         ww_window_free(w);

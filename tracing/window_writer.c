@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tracing/util/util_mem.h"
+#include "tracing/util/util_parse.h"
 #include "tracing/util/util_thread.h"
 
 struct ww_window {
@@ -168,9 +169,7 @@ bool ww_submit(ww_writer *ww, ww_window *w, int fd, const char *path, unsigned n
         return false;
     }
     ww->job = (ww_job){ .w = w, .fd = fd, .number = number, .packets = packets, .fired = fired };
-    size_t len = strnlen(path, sizeof ww->job.path - 1);
-    memcpy(ww->job.path, path, len);
-    ww->job.path[len] = '\0';
+    util_copy_str(ww->job.path, sizeof ww->job.path, path);
     ww->has_job = true;
     pthread_cond_signal(&ww->cv);
     pthread_mutex_unlock(&ww->mu);
