@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "layer/collector_copies.h"
 #include "layer/collector_sequence.h"
 #include "layer/collector_types.h"
 #include "layer/config.h"
@@ -43,9 +44,6 @@
 /* On a loaded machine reading back a few hundred submissions takes a good
  * part of a second (lavapipe's query reads block). */
 #define COL_EXIT_DRAIN_NS (1000ull * 1000 * 1000) /* within COL_EXIT_JOIN_NS */
-/* A copied submission pending this long gets its results checked with the
- * driver (see copy_unseen), at most this often. */
-#define COL_COPY_PROBE_NS (250ull * 1000 * 1000)
 
 static void abs_deadline(struct timespec *ts, uint64_t mono_ns)
 {
@@ -71,57 +69,6 @@ static void unlink_sub(tl_collector *col, tl_submission *sub)
             atomic_fetch_sub(&col->backlog, 1);
     }
     pthread_mutex_unlock(&col->lock);
-}
-
-/* Whether a submission's work is complete: its fence, or, for submissions
- * without one, the last timestamp of every submitted command buffer (a
- * bottom-of-pipe timestamp is written only after everything recorded
- * before it). VK_NOT_READY while not; an error if the device is lost. */
-/* The last copied value of `rec` in our mapping: both words non-zero (a
- * driver may write either first). */
-static bool copy_landed(tl_device *td, const tl_recording *rec)
-{
-    const tl_qchunk *chunk = rec->chunks[(rec->nslots - 1) / TL_CHUNK_QUERIES];
-    const uint32_t last = (rec->nslots - 1) % TL_CHUNK_QUERIES;
-    tl_results_invalidate(td, chunk);
-    return __atomic_load_n(&chunk->results[2 * last + 1], __ATOMIC_ACQUIRE) &&
-           __atomic_load_n(&chunk->results[2 * last], __ATOMIC_ACQUIRE);
-}
-
-/* A copied submission pending for long: asks the driver whether its last
- * query is there. If it is and our mapping still does not show the copy,
- * the mapping is not what the GPU wrote (gfxreconstruct's page guard below
- * us refreshes its host copies of device writes only at its own sync
- * points), and the device switches to vkGetQueryPoolResults for good. At
- * most one probe per COL_COPY_PROBE_NS: on lavapipe each is a device-idle
- * wait. */
-static bool copy_unseen(tl_collector *col, const tl_submission *sub, const tl_recording *rec)
-{
-    tl_device *td = col->td;
-    const uint64_t now = gc_monotonic_ns();
-    if (now - sub->queued_ns < COL_COPY_PROBE_NS || now - col->copy_probed_ns < COL_COPY_PROBE_NS)
-        return false;
-    col->copy_probed_ns = now;
-    const uint32_t slot = rec->nslots - 1;
-    const tl_qchunk *chunk = rec->chunks[slot / TL_CHUNK_QUERIES];
-    uint64_t v[2] = { 0, 0 };
-    VkResult r = td->gt->vk.GetQueryPoolResults(
-        td->gt->handle, chunk->pool, chunk->first + slot % TL_CHUNK_QUERIES, 1, sizeof v, v,
-        sizeof v, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    /* The copy follows the query in the command buffer: once the driver has
-    * the query and, a moment later, our mapping still lacks the copy... */
-    if (r != VK_SUCCESS || !v[1] || copy_landed(td, rec))
-        return false;
-    struct timespec pause = { 0, 50 * 1000 * 1000 };
-    nanosleep(&pause, NULL);
-    if (copy_landed(td, rec))
-        return false;
-    atomic_store(&td->copies_unseen, true);
-    gt_warn("gpu %u: timestamps copied into mapped memory do not show up there (a layer below "
-            "shadowing mapped memory?); reading them with vkGetQueryPoolResults from now on "
-            "(GPUTRACE_QUERY_READBACK=driver avoids the copies)",
-            td->gpu_id);
-    return true;
 }
 
 /* ---- reading in bulk ------------------------------------------------------------------ */
@@ -251,6 +198,10 @@ static void read_in_bulk(tl_collector *col)
     }
 }
 
+/* Whether a submission's work is complete: its fence, or, for submissions
+ * without one, the last timestamp of every submitted command buffer (a
+ * bottom-of-pipe timestamp is written only after everything recorded
+ * before it). VK_NOT_READY while not; an error if the device is lost. */
 static VkResult sub_status(tl_collector *col, tl_submission *sub)
 {
     tl_device *td = col->td;
@@ -262,10 +213,12 @@ static VkResult sub_status(tl_collector *col, tl_submission *sub)
         tl_recording *rec = res->rec;
         pthread_mutex_lock(&rec->lock);
         VkResult r = VK_SUCCESS;
+        bool copy_missing = false;
         if (!res->collected && tl_reads_copy(td, rec)) {
             /* The copy is the command buffer's last work: its last value
           * landing means all of it is complete. */
-            if (!copy_landed(td, rec) && !copy_unseen(col, sub, rec))
+            copy_missing = !tl_copy_landed(td, rec);
+            if (copy_missing)
                 r = VK_NOT_READY;
         } else if (!res->collected && !res->bulk_read) {
             /* Collected early means the submitter knew it complete; read
@@ -280,6 +233,9 @@ static VkResult sub_status(tl_collector *col, tl_submission *sub)
                 r = VK_NOT_READY;
         }
         pthread_mutex_unlock(&rec->lock);
+        /* Shown complete with the rest of its work: all of it is. */
+        if (copy_missing && col_copy_unseen(col, sub, res))
+            return VK_SUCCESS;
         if (r != VK_SUCCESS)
             return r;
     }
@@ -602,6 +558,10 @@ static void *collector_main(void *arg)
                 "collector's backlog was full (GPUTRACE_MAX_PENDING_SUBMISSIONS=%u)",
                 td->gpu_id, (uint64_t)atomic_load(&col->dropped_subs),
                 (uint64_t)atomic_load(&col->dropped_regions), col->max_backlog);
+    if (atomic_load(&col->unread_regions))
+        gt_warn("gpu %u: %" PRIu64 " regions of complete work had no timestamps to read; "
+                "counted as lost",
+                td->gpu_id, (uint64_t)atomic_load(&col->unread_regions));
     fr_seq_report_loss(col);
     gt_debug("gpu %u collector: %" PRIu64 " events, %" PRIu64 " submissions without clock, "
              "%u calibrations (%u rejected), max deviation %" PRIu64 " ns, %" PRIu64
@@ -644,6 +604,7 @@ tl_collector *col_create(tl_device *td)
     atomic_init(&col->dropped_subs, 0);
     atomic_init(&col->dropped_frames, 0);
     atomic_init(&col->dropped_regions, 0);
+    atomic_init(&col->unread_regions, 0);
     col->max_backlog = gt_config_get()->max_pending_submissions;
     /* The calibrated DEVICE value is a counter value like any timestamp:
     * extended (relative to the last calibration) with the counter's valid

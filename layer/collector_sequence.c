@@ -37,7 +37,8 @@
  * passed through untimed and frames given up (each only grows). */
 static uint64_t losses(const tl_collector *col)
 {
-    return (uint64_t)atomic_load(&col->dropped_subs) + (uint64_t)atomic_load(&col->dropped_frames);
+    return (uint64_t)atomic_load(&col->dropped_subs) + (uint64_t)atomic_load(&col->dropped_frames) +
+           (uint64_t)atomic_load(&col->unread_regions);
 }
 
 static void check_loss(tl_col_seq *s)
@@ -324,10 +325,12 @@ static void ensure_interned_on(tl_collector *col, tl_col_seq *s, const tl_queue 
        * (previous_packet_dropped), which starts the incremental state
        * afresh. */
         gt_debug("gpu %u: %" PRIu64 " submissions (%" PRIu64 " regions) untimed so far (the "
-                 "collector's backlog was full), %" PRIu64 " frames given up",
+                 "collector's backlog was full), %" PRIu64 " frames given up, %" PRIu64
+                 " regions without timestamps",
                  td->gpu_id, (uint64_t)atomic_load(&col->dropped_subs),
                  (uint64_t)atomic_load(&col->dropped_regions),
-                 (uint64_t)atomic_load(&col->dropped_frames));
+                 (uint64_t)atomic_load(&col->dropped_frames),
+                 (uint64_t)atomic_load(&col->unread_regions));
         s->dropped_seen = dropped;
         s->need_interned = true;
     }
@@ -555,8 +558,15 @@ static void emit_recording(emit_ctx *x)
             !res->ok)
             continue;
         const uint64_t *b = &res->values[2 * r->begin], *e = &res->values[2 * r->end];
-        if (!b[1] || !e[1])
+        if (!b[1] || !e[1]) {
+            /* The submission is complete and both timestamps were recorded:
+             * a value missing now is a region lost, never a silent gap. */
+            if (atomic_fetch_add(&x->col->unread_regions, 1) == 0)
+                gt_warn("gpu %u: a region of complete work had no timestamps to read; such "
+                        "regions are counted as lost",
+                        x->col->td->gpu_id);
             continue;
+        }
         emit_event(x, rec, r, to_device_ns(x->col, q, b[0]), to_device_ns(x->col, q, e[0]));
     }
 }

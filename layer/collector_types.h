@@ -79,6 +79,9 @@ struct tl_collector {
     atomic_uint_fast64_t dropped_subs, dropped_regions;
     /* Frames given up (fr_frames_lost) as the collector last saw them. */
     atomic_uint_fast64_t dropped_frames;
+    /* Regions of complete work whose timestamps were not there to read
+     * (collector_sequence.c, emit_recording): lost, so counted. */
+    atomic_uint_fast64_t unread_regions;
 
     /* The thread's own. */
     gc_clock clock;

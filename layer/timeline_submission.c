@@ -16,6 +16,15 @@
 
 /* ---- results ------------------------------------------------------------------ */
 
+bool tl_copy_landed(tl_device *td, const tl_recording *rec)
+{
+    const tl_qchunk *chunk = rec->chunks[(rec->nslots - 1) / TL_CHUNK_QUERIES];
+    const uint32_t last = (rec->nslots - 1) % TL_CHUNK_QUERIES;
+    tl_results_invalidate(td, chunk);
+    return __atomic_load_n(&chunk->results[2 * last + 1], __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&chunk->results[2 * last], __ATOMIC_ACQUIRE);
+}
+
 void tl_result_read(tl_device *td, tl_result *res)
 {
     const tl_recording *rec = res->rec;
@@ -24,7 +33,10 @@ void tl_result_read(tl_device *td, tl_result *res)
     res->ok = res->values != NULL;
     if (res->ok && res->bulk_read)
         return; /* the collector's bulk read filled them */
-    if (res->ok && tl_reads_copy(td, rec)) {
+    /* The work is complete, yet its copy may not show (a layer below
+     * shadowing mapped memory, before the collector noticed): the driver
+     * has the values. */
+    if (res->ok && tl_reads_copy(td, rec) && tl_copy_landed(td, rec)) {
         for (uint32_t c = 0; c < rec->nchunks; c++) {
             uint32_t first = c * TL_CHUNK_QUERIES;
             uint32_t n = rec->nslots - first;

@@ -16,7 +16,12 @@ void tl_submission_free(tl_device *td, tl_submission *sub);
 /* Frees the pooled submissions (device destruction). */
 void tl_submissions_finish(tl_device *td);
 /* Reads a result's queries now (the work is known to be complete); called
- * with rec->lock held. */
+ * with rec->lock held. From the mapped copy if it is there, else (a copy
+ * that does not show up) from the driver. */
 void tl_result_read(tl_device *td, tl_result *res);
+/* Whether the last copied value of `rec` is in our mapping: both words
+ * non-zero (a driver may write either first). The copy waits for every
+ * query it copies, so this is all of them. */
+bool tl_copy_landed(tl_device *td, const tl_recording *rec);
 
 #endif

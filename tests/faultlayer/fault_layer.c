@@ -83,6 +83,8 @@ static void write_truth(void)
         .lost = atomic_load(&fl_count.lost),
         .early_available = atomic_load(&fl_count.early_available),
         .family_offsets = atomic_load(&fl_count.family_offsets),
+        .copies_held = atomic_load(&fl_count.copies_held),
+        .copies_revealed = atomic_load(&fl_count.copies_revealed),
     };
     pthread_mutex_lock(&g_lock);
     if (!fm_truth_write(g_truth_path, &fl_cfg, &n))
@@ -623,6 +625,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_QueueSubmit(VkQueue queue, uint32_t n,
     if (lost_now(d, &fl_count.submits, fl_cfg.lost_after_submits))
         return VK_ERROR_DEVICE_LOST;
     fm_reset_if_due(&fl_cfg, atomic_load(&fl_count.submits), monotonic_ns());
+    /* Late copies land before anything submitted after them runs. */
+    fl_copies_submit(d, n, submits, NULL);
     pthread_rwlock_rdlock(&d->submit_lock);
     VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : d->QueueSubmit(queue, n, submits, fence);
     if (r == VK_SUCCESS)
@@ -637,6 +641,8 @@ static VkResult submit2(fl_device *d, PFN_vkQueueSubmit2 next, VkQueue queue, ui
     if (lost_now(d, &fl_count.submits, fl_cfg.lost_after_submits))
         return VK_ERROR_DEVICE_LOST;
     fm_reset_if_due(&fl_cfg, atomic_load(&fl_count.submits), monotonic_ns());
+    /* Late copies land before anything submitted after them runs. */
+    fl_copies_submit(d, n, NULL, submits);
     pthread_rwlock_rdlock(&d->submit_lock);
     VkResult r = already_lost(d) ? VK_ERROR_DEVICE_LOST : next(queue, n, submits, fence);
     if (r == VK_SUCCESS)
@@ -671,6 +677,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_WaitForFences(VkDevice device, uint32_t
     /* Which of several fences signalled is unknown unless all had to. */
     if (r == VK_SUCCESS && (all || n == 1))
         rc_fences_signalled(d->reuse, n, fences);
+    if (r == VK_SUCCESS)
+        fl_copies_land(d);
     return r;
 }
 
@@ -680,8 +688,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_GetFenceStatus(VkDevice device, VkFence
     if (already_lost(d))
         return VK_ERROR_DEVICE_LOST;
     VkResult r = d->GetFenceStatus(device, fence);
-    if (r == VK_SUCCESS)
+    if (r == VK_SUCCESS) {
         rc_fences_signalled(d->reuse, 1, &fence);
+        fl_copies_land(d);
+    }
     return r;
 }
 
@@ -690,7 +700,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_QueueWaitIdle(VkQueue queue)
     fl_device *d = fl_device_of(queue);
     if (already_lost(d))
         return VK_ERROR_DEVICE_LOST;
-    return d->QueueWaitIdle(queue);
+    VkResult r = d->QueueWaitIdle(queue);
+    if (r == VK_SUCCESS)
+        fl_copies_land(d);
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fl_DeviceWaitIdle(VkDevice device)
@@ -698,7 +711,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL fl_DeviceWaitIdle(VkDevice device)
     fl_device *d = fl_device_of(device);
     if (already_lost(d))
         return VK_ERROR_DEVICE_LOST;
-    return d->DeviceWaitIdle(device);
+    VkResult r = d->DeviceWaitIdle(device);
+    if (r == VK_SUCCESS)
+        fl_copies_land(d);
+    return r;
 }
 
 /* ---- lookup -------------------------------------------------------------------- */

@@ -36,6 +36,7 @@ struct fl_counts {
     atomic_uint_fast64_t query_values, calibrations, calibration_failures, noisy_readings;
     atomic_uint_fast64_t submits, results, waits, lost_returned;
     atomic_uint_fast64_t early_available, family_offsets;
+    atomic_uint_fast64_t copies_held, copies_revealed;
     atomic_bool lost;
 };
 extern fl_counts fl_count;
@@ -64,6 +65,22 @@ struct fl_copy {
     VkDeviceSize offset;
     uint32_t count;
     uint64_t *out;
+    /* GPUTRACE_FAULT_LATE_COPIES: the value each record last showed after
+     * being held back (never held back again); the command buffer that
+     * last recorded a copy here, and the number of the last submission of
+     * it (fl_copies_submit). */
+    uint64_t *shown;
+    VkCommandBuffer cb;
+    uint64_t submitted;
+};
+
+/* A copied record held back (GPUTRACE_FAULT_LATE_COPIES): where it is and
+ * what the copy wrote there. */
+typedef struct fl_held fl_held;
+struct fl_held {
+    size_t copy;
+    uint32_t query;
+    uint64_t value, avail;
 };
 
 /* A handle (or a query pool and its query) and the queue family it
@@ -118,6 +135,11 @@ struct fl_device {
     size_t nmappings, mappings_cap;
     fl_copy *copies;
     size_t ncopies, copies_cap;
+    fl_held *held;
+    size_t nheld, held_cap;
+    /* Submissions counted (fl_copies_submit), and how many of them are
+     * known to have run (copies of those are never held back). */
+    uint64_t submit_serial, ran_serial;
 
     /* GPUTRACE_FAULT_CHECK_QUERY_REUSE (reuse_check.h); NULL when off. */
     rc_state *reuse;
@@ -182,6 +204,15 @@ VKAPI_ATTR VkResult VKAPI_CALL fl_InvalidateMappedMemoryRanges(VkDevice device, 
                                                                const VkMappedMemoryRange *ranges);
 /* Frees what the device's copy tracking holds. */
 void fl_memory_release(fl_device *d);
+
+/* GPUTRACE_FAULT_LATE_COPIES=late: anything that shows the copies ran
+ * (a submission after them, a fence or idle wait that returned) puts the
+ * records held back in place, and what was submitted before it is never
+ * held back again. */
+void fl_copies_land(fl_device *d);
+/* A submission of these batches (one of `s1` or `s2`) is about to go down:
+ * the copies before it land, those in its command buffers may be late. */
+void fl_copies_submit(fl_device *d, uint32_t n, const VkSubmitInfo *s1, const VkSubmitInfo2 *s2);
 
 /* fault_family.c */
 VKAPI_ATTR VkResult VKAPI_CALL fl_CreateCommandPool(VkDevice device,

@@ -6,6 +6,16 @@
  * rewritten in place there, once per value. The bindings and mappings seen
  * here also tell the query-reuse check where a copy's availability word
  * lands (rc_copy).
+ *
+ * GPUTRACE_FAULT_LATE_COPIES holds copied records back: at each
+ * invalidation, a record that landed is taken out of the mapping (both
+ * words zeroed) and kept. "late" is a copy that runs well after the
+ * timestamps it copies (lavapipe's queue thread preempted between them):
+ * the driver already has the queries, the mapping does not show them, and
+ * they appear at the latest when anything can tell the copy ran (a later
+ * submission, a fence or idle wait returning; fl_copies_land), never
+ * through vkGetQueryPoolResults. "never" is a layer below shadowing mapped
+ * memory (gfxreconstruct's page guard): they do not appear at all.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -50,7 +60,7 @@ VKAPI_ATTR void VKAPI_CALL fl_CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQuer
 {
     fl_device *d = fl_device_of(cb);
     const VkQueryResultFlags need = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
-    if (fl_cfg.transforms && (flags & need) == need && stride == 16 &&
+    if ((fl_cfg.transforms || fl_cfg.late_copies) && (flags & need) == need && stride == 16 &&
         fl_pool_is_timestamp(d, pool)) {
         pthread_mutex_lock(&d->copy_lock);
         const fl_binding *b = NULL;
@@ -66,11 +76,18 @@ VKAPI_ATTR void VKAPI_CALL fl_CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQuer
                 c = &d->copies[d->ncopies++];
                 *c = (fl_copy){ .memory = b->memory, .offset = at };
             }
+            if (c)
+                c->cb = cb;
             if (c && count > c->count) {
                 uint64_t *out = realloc(c->out, (size_t)count * sizeof *out);
-                if (out) {
-                    memset(out + c->count, 0, (size_t)(count - c->count) * sizeof *out);
+                if (out)
                     c->out = out;
+                uint64_t *shown = out ? realloc(c->shown, (size_t)count * sizeof *shown) : NULL;
+                if (shown)
+                    c->shown = shown;
+                if (out && shown) {
+                    memset(out + c->count, 0, (size_t)(count - c->count) * sizeof *out);
+                    memset(shown + c->count, 0, (size_t)(count - c->count) * sizeof *shown);
                     c->count = count;
                 }
             }
@@ -99,12 +116,97 @@ VKAPI_ATTR void VKAPI_CALL fl_CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQuer
 /* Rewrites the copied timestamps that landed since the last look. A value
  * is taken once both it and its availability word are non-zero (a driver
  * may write either first). */
+/* Takes record `q` of copy `ci` out of the mapping if it landed and was
+ * not shown before. Under copy_lock. */
+static void hold_back(fl_device *d, size_t ci, uint32_t q, uint64_t *words)
+{
+    fl_copy *c = &d->copies[ci];
+    uint64_t avail = __atomic_load_n(&words[1], __ATOMIC_ACQUIRE);
+    uint64_t value = __atomic_load_n(&words[0], __ATOMIC_ACQUIRE);
+    if (!avail || !value || value == c->shown[q])
+        return;
+    /* Copied by work known to have run: on time by now. */
+    if (fl_cfg.late_copies == FM_COPIES_LATE && c->submitted <= d->ran_serial)
+        return;
+    if (!fl_grow((void **)&d->held, &d->held_cap, d->nheld, sizeof *d->held))
+        return;
+    d->held[d->nheld++] = (fl_held){ .copy = ci, .query = q, .value = value, .avail = avail };
+    __atomic_store_n(&words[0], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[1], 0, __ATOMIC_RELEASE);
+    atomic_fetch_add(&fl_count.copies_held, 1);
+}
+
+/* The record's words in the mapping, or NULL. Under copy_lock. */
+static uint64_t *record_words(fl_device *d, const fl_copy *c, uint32_t q)
+{
+    for (size_t i = 0; i < d->nmappings; i++) {
+        const fl_mapping *m = &d->mappings[i];
+        if (m->memory == c->memory && c->offset >= m->offset)
+            return (uint64_t *)(void *)(m->ptr + (c->offset - m->offset)) + 2 * q;
+    }
+    return NULL;
+}
+
+/* Under copy_lock. */
+static void land_held(fl_device *d)
+{
+    d->ran_serial = d->submit_serial;
+    for (size_t i = 0; i < d->nheld; i++) {
+        const fl_held *h = &d->held[i];
+        fl_copy *c = &d->copies[h->copy];
+        uint64_t *words = record_words(d, c, h->query);
+        /* Not where a later execution's copy (or its reset) wrote since. */
+        if (words && !__atomic_load_n(&words[0], __ATOMIC_ACQUIRE) &&
+            !__atomic_load_n(&words[1], __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&words[0], h->value, __ATOMIC_RELEASE);
+            __atomic_store_n(&words[1], h->avail, __ATOMIC_RELEASE);
+        }
+        c->shown[h->query] = h->value;
+        atomic_fetch_add(&fl_count.copies_revealed, 1);
+    }
+    d->nheld = 0;
+}
+
+void fl_copies_land(fl_device *d)
+{
+    if (fl_cfg.late_copies != FM_COPIES_LATE)
+        return;
+    pthread_mutex_lock(&d->copy_lock);
+    land_held(d);
+    pthread_mutex_unlock(&d->copy_lock);
+}
+
+static void mark_submitted(fl_device *d, VkCommandBuffer cb)
+{
+    for (size_t i = 0; i < d->ncopies; i++) {
+        if (d->copies[i].cb == cb)
+            d->copies[i].submitted = d->submit_serial;
+    }
+}
+
+void fl_copies_submit(fl_device *d, uint32_t n, const VkSubmitInfo *s1, const VkSubmitInfo2 *s2)
+{
+    if (fl_cfg.late_copies == FM_COPIES_ON_TIME)
+        return;
+    pthread_mutex_lock(&d->copy_lock);
+    if (fl_cfg.late_copies == FM_COPIES_LATE)
+        land_held(d);
+    d->submit_serial++;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t ncbs = s1 ? s1[i].commandBufferCount : s2[i].commandBufferInfoCount;
+        for (uint32_t k = 0; k < ncbs; k++)
+            mark_submitted(d, s1 ? s1[i].pCommandBuffers[k]
+                                 : s2[i].pCommandBufferInfos[k].commandBuffer);
+    }
+    pthread_mutex_unlock(&d->copy_lock);
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL fl_InvalidateMappedMemoryRanges(VkDevice device, uint32_t n,
                                                                const VkMappedMemoryRange *ranges)
 {
     fl_device *d = fl_device_of(device);
     VkResult r = d->InvalidateMappedMemoryRanges(device, n, ranges);
-    if (r != VK_SUCCESS || !fl_cfg.transforms)
+    if (r != VK_SUCCESS || !(fl_cfg.transforms || fl_cfg.late_copies))
         return r;
     pthread_mutex_lock(&d->copy_lock);
     for (uint32_t k = 0; k < n; k++) {
@@ -119,6 +221,11 @@ VKAPI_ATTR VkResult VKAPI_CALL fl_InvalidateMappedMemoryRanges(VkDevice device, 
                 continue;
             uint64_t *rec = (uint64_t *)(m->ptr + (c->offset - m->offset));
             for (uint32_t q = 0; q < c->count; q++) {
+                /* Not combined with the clock transforms. */
+                if (fl_cfg.late_copies) {
+                    hold_back(d, i, q, &rec[2 * q]);
+                    continue;
+                }
                 uint64_t avail = __atomic_load_n(&rec[2 * q + 1], __ATOMIC_ACQUIRE);
                 uint64_t value = __atomic_load_n(&rec[2 * q], __ATOMIC_ACQUIRE);
                 if (!avail || !value || value == c->out[q])
@@ -135,9 +242,12 @@ VKAPI_ATTR VkResult VKAPI_CALL fl_InvalidateMappedMemoryRanges(VkDevice device, 
 
 void fl_memory_release(fl_device *d)
 {
-    for (size_t i = 0; i < d->ncopies; i++)
+    for (size_t i = 0; i < d->ncopies; i++) {
         free(d->copies[i].out);
+        free(d->copies[i].shown);
+    }
     free(d->copies);
+    free(d->held);
     free(d->bindings);
     free(d->mappings);
 }

@@ -98,6 +98,13 @@ void fm_config_from_env(fm_config *c, uint64_t now_ns)
     c->host_offset_ns = (int64_t)env_double("GPUTRACE_FAULT_HOST_OFFSET_NS", 0, -1e15, 1e15);
     c->early_available = env_u64("GPUTRACE_FAULT_EARLY_AVAILABLE", 0) != 0;
     c->wait_hang = env_u64("GPUTRACE_FAULT_WAIT_HANG", 0) != 0;
+    const char *late = env("GPUTRACE_FAULT_LATE_COPIES");
+    if (late && !strcmp(late, "late"))
+        c->late_copies = FM_COPIES_LATE;
+    else if (late && !strcmp(late, "never"))
+        c->late_copies = FM_COPIES_NEVER;
+    else if (late)
+        bad("GPUTRACE_FAULT_LATE_COPIES", late);
     c->transforms = c->drift_ppm != 0 || c->step_ns || c->period_ns > 0 || c->valid_bits ||
                     c->reset_at_ns || c->reset_after_submits;
 
@@ -268,10 +275,11 @@ bool fm_truth_write(const char *path, const fm_config *c, const fm_counters *n)
                 "query_values=%" PRIu64 "\ncalibrations=%" PRIu64 "\ncalibration_failures=%" PRIu64
                 "\nnoisy_readings=%" PRIu64 "\nsubmits=%" PRIu64 "\nresults=%" PRIu64
                 "\nwaits=%" PRIu64 "\nlost_returned=%" PRIu64
-                "\nlost=%d\nearly_available_reads=%" PRIu64 "\nfamily_offsets=%" PRIu64 "\n",
+                "\nlost=%d\nearly_available_reads=%" PRIu64 "\nfamily_offsets=%" PRIu64
+                "\ncopies_held=%" PRIu64 "\ncopies_revealed=%" PRIu64 "\n",
                 n->query_values, n->calibrations, n->calibration_failures, n->noisy_readings,
                 n->submits, n->results, n->waits, n->lost_returned, (int)n->lost,
-                n->early_available, n->family_offsets);
+                n->early_available, n->family_offsets, n->copies_held, n->copies_revealed);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
@@ -350,6 +358,8 @@ bool fm_truth_read(const char *path, fm_config *c, fm_counters *n)
         U("lost", n->lost)
         U("early_available_reads", n->early_available)
         U("family_offsets", n->family_offsets)
+        U("copies_held", n->copies_held)
+        U("copies_revealed", n->copies_revealed)
 #undef U
     }
     fclose(f);

@@ -76,7 +76,14 @@ struct fm_config {
     uint32_t report_bits;   /* GPUTRACE_FAULT_REPORT_BITS: timestampValidBits shown */
     int64_t host_offset_ns; /* GPUTRACE_FAULT_HOST_OFFSET_NS: calibrated host domains */
     bool early_available;   /* GPUTRACE_FAULT_EARLY_AVAILABLE */
-    bool wait_hang;         /* GPUTRACE_FAULT_WAIT_HANG */
+    /* GPUTRACE_FAULT_LATE_COPIES (fault_memory.c): timestamps copied into
+     * mapped memory show up late, or never (a shadowing layer). */
+    enum {
+        FM_COPIES_ON_TIME,
+        FM_COPIES_LATE,
+        FM_COPIES_NEVER
+    } late_copies;
+    bool wait_hang; /* GPUTRACE_FAULT_WAIT_HANG */
 
     uint64_t seed; /* GPUTRACE_FAULT_SEED */
     /* Any transform of timestamps at all. */
@@ -121,6 +128,7 @@ struct fm_counters {
     uint64_t query_values, calibrations, calibration_failures, noisy_readings;
     uint64_t submits, results, waits, lost_returned;
     uint64_t early_available, family_offsets;
+    uint64_t copies_held, copies_revealed;
     bool lost;
 };
 bool fm_truth_write(const char *path, const fm_config *c, const fm_counters *n);
