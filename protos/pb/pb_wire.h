@@ -13,8 +13,18 @@
 
 /* pb_strlen() scans with aligned SSE2 loads, which may read past the
  * terminator within the same 16-byte block. Sanitizers would (rightly, for
- * the C abstract machine) report that, so their builds use strlen(). */
-#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+ * the C abstract machine) report that, so their builds use strlen(). GCC
+ * says it builds for a sanitizer with __SANITIZE_*__; clang before 17 only
+ * through __has_feature (scripts/run-fuzz builds with clang 14). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PB_WIRE_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define PB_WIRE_SANITIZED 1
+#endif
+#endif
+#if defined(__SSE2__) && !defined(PB_WIRE_SANITIZED)
 #define PB_WIRE_SSE2_STRLEN 1
 #include <emmintrin.h>
 #else
