@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "layer/collector_unwritten.h"
 #include "layer/emit.h"
 #include "layer/emit_context.h"
 #include "layer/flows/event_ids.h"
@@ -14,6 +15,7 @@
 #include "layer/log.h"
 #include "layer/memory/mem_sequence.h"
 #include "layer/process_info.h"
+#include "layer/timeline_lookup.h"
 #include "layer/timeline_meta.h"
 #include "layer/timeline_stage.h"
 #include "layer/timeline_submission.h"
@@ -27,10 +29,6 @@
 
 /* A snapshot this recent is not repeated when the sequence restarts. */
 #define COL_SNAPSHOT_FRESH_NS (10ull * 1000 * 1000)
-/* Work may start this much before its submission seems to, on the model's
- * time line, beyond the calibration's own uncertainty. */
-#define COL_HORIZON_MARGIN_NS 1000u
-
 /* ---- writer and packets --------------------------------------------------------- */
 
 /* What the device's sequences lost before they were written: submissions
@@ -86,23 +84,6 @@ static void publish(tl_collector *col, enum sp_where where, const sp_point *p)
                  (int64_t)(p->device_ns - col->clock_model.reading.device_ns));
 }
 
-/* Whether work of this device is on its way to the GPU or waiting to be
- * written (other than `except`, and calibrations, which write no events). */
-static bool work_unwritten(tl_collector *col, const tl_submission *except)
-{
-    tl_device *td = col->td;
-    const uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++)
-        if (atomic_load_explicit(&td->queues[i]->submitting_since, memory_order_seq_cst))
-            return true;
-    bool any = false;
-    pthread_mutex_lock(&col->lock);
-    for (const tl_submission *y = col->head; y && !any; y = y->next)
-        any = y != except && y->kind == TL_SUB_WORK && y->submitted_ns;
-    pthread_mutex_unlock(&col->lock);
-    return any;
-}
-
 /* A calibration was accepted (col->clock.last): into the model, and
  * published at once where nothing can straddle it. */
 void seq_reading_accepted(tl_collector *col)
@@ -112,7 +93,7 @@ void seq_reading_accepted(tl_collector *col)
     sp_model_update(&col->clock_model, &p, r->deviation_ns + r->host_uncertainty_ns);
     sp_reading_accepted(&col->placement);
     sp_point out;
-    if (col->placement.have_published && work_unwritten(col, NULL))
+    if (col->placement.have_published && col_work_unwritten(col, NULL))
         return; /* at the next gap (seq_process_work) */
     enum sp_where where =
         sp_at_reading(&col->placement, &col->clock_model, col->written_end, col->closing, &out);
@@ -222,6 +203,9 @@ void seq_flush_quiet(tl_collector *col)
             tw_flush_when_quiet(col->seqs[i].writer, now, SEQ_QUIET_FLUSH_NS);
     msq_flush_quiet(col->td->memory, now, SEQ_QUIET_FLUSH_NS);
     hwait_flush_quiet(col->td->waits, now, SEQ_QUIET_FLUSH_NS);
+    const uint32_t n = atomic_load_explicit(&col->td->nqueues, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        tl_queue_flush_quiet(col->td->queues[i], now, SEQ_QUIET_FLUSH_NS);
 }
 
 /* Once the application waits for the collector (vkDestroyDevice's drain,
@@ -254,6 +238,7 @@ static void start_seq(tl_collector *col, unsigned i, uint32_t gen)
      * began are not its loss. */
     s->dropped_seen = losses(col);
     s->need_interned = true;
+    s->names_written = 0;
     s->interned_queues = 0;
     s->events = s->interned_events = 0;
     s->first_snapshot_at = s->last_snapshot_at = 0;
@@ -432,10 +417,18 @@ static uint64_t label_stage(tl_collector *col, tl_col_seq *s, const tl_queue *q,
 }
 
 /* Object names not yet written in each sequence's incremental generation,
- * before the GPU events that may use them. A name's packet is dated when
- * it was set, or when its session started if that is later: before every
- * event of the session that can refer to it (trace processors apply a
- * name to the events after it), and never before the session. */
+ * before the GPU events that may use them. Trace processors apply a name
+ * to the events after it in time. A name's first packet on a sequence is
+ * dated when it was set, or when its session started if that is later:
+ * before every event of the session that can refer to it, and never
+ * before the session. A repeat (the incremental state started afresh, once
+ * a second) is for a reader that lost the first: the events after the
+ * restart are all it can read, so the repeat is dated at the oldest work
+ * still to be written (less the model's slack), not when the object was
+ * named. Dated then, it would lie further behind the packets around it in
+ * the file the longer the program ran: 9 s into a run, names of its first
+ * moment, which gputrace-check warns of (packets_out_of_order) and a
+ * reader of windows must hold back for. */
 static void emit_names(tl_collector *col)
 {
     tl_device *td = col->td;
@@ -451,11 +444,23 @@ static void emit_names(tl_collector *col)
         const tl_names_snapshot *snap = col->names_snap;
         s->names_since = tl_names_collect(td->names, s->names_since, col->names_snap);
         const uint64_t started = tl_session_slot_started_ns(i);
+        uint64_t repeat_at = 0; /* looked up at the first repeat */
         for (uint32_t k = 0; k < snap->count; k++) {
             const tl_name_item *it = &snap->items[k];
-            em_object_name(s->writer, it->set_ns > started ? it->set_ns : started, td->pid,
-                           (uint64_t)(uintptr_t)td->gt->handle, (int32_t)it->type, it->handle,
-                           it->text);
+            uint64_t at = it->set_ns > started ? it->set_ns : started;
+            if (it->seq <= s->names_written) {
+                if (!repeat_at) {
+                    bool complete;
+                    const uint64_t since = col_unwritten_since(col, NULL, &complete);
+                    const uint64_t slack = col_model_slack(col);
+                    repeat_at = since > slack ? since - slack : 1;
+                }
+                at = repeat_at > at ? repeat_at : at;
+            } else {
+                s->names_written = it->seq;
+            }
+            em_object_name(s->writer, at, td->pid, (uint64_t)(uintptr_t)td->gt->handle,
+                           (int32_t)it->type, it->handle, it->text);
         }
         check_loss(s);
     }
@@ -616,53 +621,6 @@ static bool submission_span(const tl_collector *col, const tl_submission *sub, c
     return lo != UINT64_MAX;
 }
 
-/* Submissions looked at for the horizon before giving up on a gap. */
-#define COL_HORIZON_LOOK 64u
-
-/* The earliest device time at which work not yet written, other than `x`,
- * may run: what is on its way down on another queue, what waits in the
- * list (behind `x` on its own queue only if on another queue: a queue
- * starts its submissions in order), and what is submitted from now on.
- * Host times are taken to device time through the model, less what the
- * model may be off by. 0 when it cannot be told. */
-static uint64_t unwritten_horizon(tl_collector *col, const tl_submission *x)
-{
-    tl_device *td = col->td;
-    uint64_t bound = gc_boottime_ns();
-    const uint32_t n = atomic_load_explicit(&td->nqueues, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++) {
-        const uint64_t since =
-            atomic_load_explicit(&td->queues[i]->submitting_since, memory_order_seq_cst);
-        if (td->queues[i] != x->queue && since && since < bound)
-            bound = since;
-    }
-    bool behind_x = false, gave_up = false;
-    unsigned looked = 0;
-    pthread_mutex_lock(&col->lock);
-    for (const tl_submission *y = col->head; y; y = y->next) {
-        if (y == x) {
-            behind_x = true;
-            continue;
-        }
-        if (!y->submitted_ns || (behind_x && y->queue == x->queue))
-            continue;
-        if (y->submitted_ns < bound)
-            bound = y->submitted_ns;
-        if (++looked >= COL_HORIZON_LOOK) {
-            gave_up = true;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&col->lock);
-    const sp_model *m = &col->clock_model;
-    if (gave_up || !m->valid)
-        return 0;
-    const uint64_t device = sp_device_at(m, bound);
-    const uint64_t margin =
-        col->clock.last.deviation_ns + col->clock.last.host_uncertainty_ns + COL_HORIZON_MARGIN_NS;
-    return device > margin ? device - margin : 0;
-}
-
 /* Before a submission's events: a snapshot where none of its work (nor
  * other unwritten work) can straddle it, when one is due. */
 static void place_snapshot(tl_collector *col, const tl_submission *sub, const uint64_t *span)
@@ -675,7 +633,7 @@ static void place_snapshot(tl_collector *col, const tl_submission *sub, const ui
         .written_end = col->written_end,
         .next_start = first,
         .next_end = last,
-        .horizon = unwritten_horizon(col, sub),
+        .horizon = col_unwritten_horizon(col, sub),
     };
     sp_point p;
     enum sp_where where = sp_before_submission(&col->placement, &col->clock_model, &w, &p);

@@ -38,6 +38,9 @@ struct tl_col_seq {
     /* Names (object_names.h) emitted since the incremental state started
     * afresh: every change up to this version. */
     uint64_t names_since;
+    /* The newest version (tl_name_item.seq) written on it since its
+     * session began: a name no newer is a repeat (emit_names). */
+    uint64_t names_written;
     /* Stages named after label texts (label_specs.h); allocated at the
     * first label, emptied with the incremental state. */
     ls_table *labels;

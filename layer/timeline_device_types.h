@@ -76,8 +76,9 @@ struct tl_queue {
 
     /* The vk_queue_submit writers, one per session slot (used under the
     * application's queue synchronisation; the lock is for a session
-    * ending meanwhile); writer_gen: the slot's generation of the last
-    * attempt. */
+    * ending meanwhile, and for the collector handing over the chunk of a
+    * queue gone quiet, tl_queue_flush_quiet); writer_gen: the slot's
+    * generation of the last attempt. */
     pthread_mutex_t writer_lock;
     tw_writer *writer[TL_SESSION_SLOTS];
     uint32_t writer_gen[TL_SESSION_SLOTS];

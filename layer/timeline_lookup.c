@@ -63,6 +63,16 @@ static void release_writers(tl_queue *q, bool all)
     pthread_mutex_unlock(&q->writer_lock);
 }
 
+void tl_queue_flush_quiet(tl_queue *q, uint64_t now_ns, uint64_t quiet_ns)
+{
+    if (pthread_mutex_trylock(&q->writer_lock) != 0)
+        return;
+    for (unsigned i = 0; i < TL_SESSION_SLOTS; i++)
+        if (q->writer[i])
+            tw_flush_when_quiet(q->writer[i], now_ns, quiet_ns);
+    pthread_mutex_unlock(&q->writer_lock);
+}
+
 void tl_queue_release_writer(tl_queue *q)
 {
     release_writers(q, true);

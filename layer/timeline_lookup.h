@@ -25,5 +25,11 @@ void tl_fence_put(tl_device *td, VkFence fence); /* signaled or not: reset here 
  * changed). */
 void tl_queue_release_writer(tl_queue *q);
 void tl_queue_release_stale_writers(tl_queue *q);
+/* The collector's look at the queue's vk_queue_submit writers: each one
+ * silent for `quiet_ns` hands its chunk to the service
+ * (tw_flush_when_quiet), so a queue the application stopped using does not
+ * keep its last slices back until it is used again. Never waits for an
+ * application thread: a queue whose writers are in use is not quiet. */
+void tl_queue_flush_quiet(tl_queue *q, uint64_t now_ns, uint64_t quiet_ns);
 
 #endif

@@ -12,6 +12,11 @@
 #                   queue tracks named after each process and pid
 #   stage-args      the workload's stage arguments (trace_check --print-args)
 #                   and object names (gputrace-dump) in an embedded trace
+#   names-repeated  object names written again after the workload slept
+#                   8 s (the sequence's incremental state starts afresh once
+#                   a second): the last copy of a name is dated after the
+#                   sleep, not when the object was named, and gputrace-check
+#                   finds no packets out of order
 #   trace-processor-v47, trace-processor-v58
 #                   Perfetto's trace_processor_shell of that version on an
 #                   embedded trace: process.name/cmdline, thread.name, the
@@ -20,7 +25,8 @@
 #                   the GPU in its gpu table (from GpuInfo). Needs that
 #                   version (tests/perfetto/tp_lib.sh); SKIP without
 # Environment (from meson): GT_WORKLOAD, GT_CONTEXT_CHECK, GT_EXPLICIT_DIR,
-# GT_GPUTRACE_SERVICE, GT_TRACE_CHECK, GT_GPUTRACE_DUMP (may not be built). Exit 0 pass, 1 fail, 77 skip.
+# GT_GPUTRACE_SERVICE, GT_TRACE_CHECK, GT_GPUTRACE_DUMP, GT_GPUTRACE_CHECK (these
+# two may not be built). Exit 0 pass, 1 fail, 77 skip.
 set -eu
 
 case_name=${1:?usage: identity_test.sh CASE}
@@ -200,6 +206,42 @@ stage-args)
             grep -q "vk_debug_utils_object_name object=0x[0-9a-f]* $n" "$tmp/dump" ||
                 fail "no object name $n in the trace"
         done
+    fi
+    ;;
+
+names-repeated)
+    for tool in "${GT_GPUTRACE_DUMP:-}" "${GT_GPUTRACE_CHECK:-}"; do
+        [ -x "$tool" ] || { echo "SKIP: ${tool:-a toolkit program} is not built (needs glib)"; exit 77; }
+    done
+    # The workload names its objects before its first frame; its second
+    # frame sleeps 8 s before its last submission. The collector starts its
+    # sequence's incremental state afresh at that submission (more than a
+    # second since the last time) and writes every name again, before the
+    # submission's events.
+    GPUTRACE_OUTPUT=$trace "$GT_WORKLOAD" --frames 2 --stall-every 2 --stall-ms 8000 \
+        > "$tmp/out" 2>&1 || fail "workload failed: $(cat "$tmp/out")"
+    "$GT_GPUTRACE_DUMP" --verbose "$trace" > "$tmp/dump" 2>&1 || fail "gputrace-dump failed"
+    # The BOOTTIME of each packet naming the workload's queue, in file order.
+    awk '/^[0-9]+ size=/ { ts = "" } / ts=[0-9]+ / { for (i = 1; i <= NF; i++)
+             if ($i ~ /^ts=/) ts = substr($i, 4) }
+         /vk_debug_utils_object_name .* type=4 name="wl queue 0"/ { print ts }' \
+        "$tmp/dump" > "$tmp/named"
+    copies=$(wc -l < "$tmp/named")
+    [ "$copies" -ge 2 ] || fail "the queue's name was written $copies time(s); the test needs a repeat"
+    first=$(head -n 1 "$tmp/named")
+    last=$(tail -n 1 "$tmp/named")
+    echo "queue name written $copies times; the last copy dated $(((last - first) / 1000000)) ms after the first"
+    # The last copy precedes the events of the submission after the sleep,
+    # so it is dated after the sleep began (less the clock model's slack,
+    # microseconds): at least 7 s after the object was named, whatever the
+    # machine's load. Dated when it was named, it lies 8 s behind the
+    # packets written before it.
+    [ $((last - first)) -ge 7000000000 ] ||
+        fail "the repeated name is dated $(((last - first) / 1000000)) ms after the first: when the object was named, not where it was written again"
+    "$GT_GPUTRACE_CHECK" --no-progress "$trace" > "$tmp/check" 2>&1 ||
+        fail "gputrace-check failed: $(cat "$tmp/check")"
+    if grep -q packets_out_of_order "$tmp/check"; then
+        fail "gputrace-check: $(grep packets_out_of_order "$tmp/check")"
     fi
     ;;
 
