@@ -3,10 +3,12 @@
  *
  * Track descriptors are global to a trace, but a reader that lost the
  * start of a sequence (ring buffer wrapped) has lost them too: so each
- * queue writer repeats them where its sequence begins and after a clear of
- * its incremental state, and a thread is described on the first writer it
- * submits through. Reading /proc happens once per thread per writer, not
- * per submission.
+ * queue writer repeats them where its sequence begins, after a clear of
+ * its incremental state, and once a second of its own (a service's ring
+ * buffer wraps whether or not it asks for clears: Perfetto's own config
+ * does not by default); a thread is described on the first writer it
+ * submits through after that. Reading /proc happens once per thread per
+ * writer and second, not per submission.
  */
 #include "layer/timeline_context.h"
 
@@ -15,10 +17,16 @@
 #include "layer/emit_context.h"
 #include "layer/process_info.h"
 
+/* How long a writer's description lasts before it starts its sequence
+ * afresh and describes everything again: what a wrapped ring buffer may
+ * lose of the slices' tracks (and v47 of the flows' extension). */
+#define TL_CONTEXT_REPEAT_NS (1000ull * 1000 * 1000)
+
 static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
 {
     const pi_process *p = pi_process_get();
     if (!t->process) {
+        t->process_at = ts;
         emc_process_track(w, ts, p->uuid, p->pid, p->name, p->cmdline, p->cmdline_len, true);
         /* After the restart point (a flight recorder's window starts
          * there): this sequence's slices may carry GpuCorrelation, which
@@ -43,7 +51,9 @@ static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
 uint64_t tl_context_describe(tl_queue_tracks *t, bool cleared, uint32_t gen, tw_writer *w,
                              uint64_t ts)
 {
-    if (cleared || t->writer != w || t->gen != gen) {
+    const bool stale =
+        t->process && ts > t->process_at && ts - t->process_at >= TL_CONTEXT_REPEAT_NS;
+    if (cleared || stale || t->writer != w || t->gen != gen) {
         memset(t, 0, sizeof *t);
         t->writer = w;
         t->gen = gen;

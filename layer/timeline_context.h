@@ -24,7 +24,8 @@ void tl_context_submit(tl_queue *q, unsigned slot, uint32_t gen, tw_writer *w, u
  * `w` (made in generation `gen`) has described so far, `cleared` says its
  * incremental state was cleared since. Describes the process (with the
  * descriptor of the flows' TrackEvent extension) and the calling thread
- * where missing; returns the thread's track uuid. */
+ * where missing, and everything again, starting the sequence afresh, once
+ * `ts` is a second past the last time; returns the thread's track uuid. */
 uint64_t tl_context_describe(tl_queue_tracks *t, bool cleared, uint32_t gen, tw_writer *w,
                              uint64_t ts);
 

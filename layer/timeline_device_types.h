@@ -63,6 +63,7 @@ struct tl_queue_tracks {
     tw_writer *writer; /* the writer they were described on */
     uint32_t gen;
     bool process;
+    uint64_t process_at; /* BOOTTIME of the process description */
     uint32_t nthreads;
     int32_t tids[TL_QUEUE_THREADS];
 };

@@ -17,6 +17,12 @@
 #                   a second): the last copy of a name is dated after the
 #                   sleep, not when the object was named, and gputrace-check
 #                   finds no packets out of order
+#   context-repeated  2.5 s of a two-thread workload: every sequence of
+#                   CPU-side slices (the queue's vkQueueSubmit, the host
+#                   waits) starts afresh and describes its tracks again at
+#                   least once a second of its own timestamps, so a wrapped
+#                   ring buffer keeps the process and thread tracks (and
+#                   v47 the flows' extension descriptor)
 #   trace-processor-v47, trace-processor-v58
 #                   Perfetto's trace_processor_shell of that version on an
 #                   embedded trace: process.name/cmdline, thread.name, the
@@ -243,6 +249,43 @@ names-repeated)
     if grep -q packets_out_of_order "$tmp/check"; then
         fail "gputrace-check: $(grep packets_out_of_order "$tmp/check")"
     fi
+    ;;
+
+context-repeated)
+    [ -x "${GT_GPUTRACE_DUMP:-}" ] || { echo "SKIP: gputrace-dump is not built (needs glib)"; exit 77; }
+    GPUTRACE_OUTPUT=$trace "$GT_WORKLOAD" --threads 2 --queues 1 --frames 100000 \
+        --duration-ms 2500 > "$tmp/out" 2>&1 || fail "workload failed: $(cat "$tmp/out")"
+    "$GT_GPUTRACE_DUMP" --verbose "$trace" > "$tmp/dump" 2>&1 || fail "gputrace-dump failed"
+    # Per sequence: its restarts (a track descriptor that clears the
+    # incremental state: the process's), and the widest distance from the
+    # last restart to a slice begun after it. The layer starts a sequence
+    # afresh at the first slice a second or more past its last restart, so
+    # by its own timestamps no slice is a second away from one, however
+    # slowly the program ran.
+    awk '/^[0-9]+ size=/ {
+             seq = ""; ts = ""
+             for (i = 1; i <= NF; i++) {
+                 if ($i ~ /^seq=/) seq = substr($i, 5)
+                 if ($i ~ /^ts=/) ts = substr($i, 4)
+             }
+             if ($0 ~ / \[cleared\] track_descriptor$/) { last[seq] = ts; restarts[seq]++ }
+             next
+         }
+         /^    track_event: 9=1 / && (seq in last) {
+             d = ts - last[seq]
+             if (d > worst[seq]) worst[seq] = d
+             slices[seq]++
+         }
+         END { for (s in restarts) printf "%s %d %d %.0f\n", s, restarts[s], slices[s], worst[s] }' \
+        "$tmp/dump" > "$tmp/restarts"
+    [ -s "$tmp/restarts" ] || fail "no sequence of CPU-side slices in the trace"
+    while read -r seq restarts slices worst; do
+        echo "sequence $seq: $restarts restarts, $slices slices, the farthest $((worst / 1000000)) ms after its restart"
+        [ "$worst" -lt 1000000000 ] ||
+            fail "sequence $seq: a slice $((worst / 1000000)) ms after the last restart: its tracks were described only at its start"
+    done < "$tmp/restarts"
+    awk '$2 >= 2 && $3 > 0 { n++ } END { exit n >= 2 ? 0 : 1 }' "$tmp/restarts" ||
+        fail "fewer than two sequences (the queue's, the host waits') with slices restarted twice in 2.5 s"
     ;;
 
 *)
