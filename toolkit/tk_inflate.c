@@ -170,7 +170,8 @@ static tk_read_status drain_records(tk_inflater *z, tk_codec codec, bool done, u
 /* Room for the next step of output: the window widened when one record
  * fills it (up to the packet limit), and never more than one byte past
  * the allowance (enough to tell that the stream goes on beyond it). 0 with
- * the error set when the window cannot grow. */
+ * the error set when the window cannot grow or the allowance is spent
+ * (room_status says which). */
 static size_t output_room(tk_inflater *z, tk_codec codec, uint64_t allowed, uint64_t offset)
 {
     if (z->len == z->cap) {
@@ -186,12 +187,24 @@ static size_t output_room(tk_inflater *z, tk_codec codec, uint64_t allowed, uint
         z->out = no;
         z->cap = ncap;
     }
+    if (z->total_out > allowed) {
+        /* Past the allowance already: a call before this one stopped
+         * there, and the inflater is being used again. */
+        set_limit_err(z, codec, offset);
+        return 0;
+    }
     size_t room = z->cap - z->len;
     if (room > UINT32_MAX)
         room = UINT32_MAX;
     if (allowed != UINT64_MAX && room > allowed - z->total_out + 1)
         room = (size_t)(allowed - z->total_out + 1);
     return room;
+}
+
+/* Why output_room gave no room. */
+static tk_read_status room_status(const tk_inflater *z, uint64_t allowed)
+{
+    return z->total_out > allowed ? TK_READ_ERR_INFLATE_LIMIT : TK_READ_ERR_TOO_BIG;
 }
 
 /* Counts `produced` bytes; false (error set) once beyond the allowance. */
@@ -236,7 +249,7 @@ static tk_read_status inflate_deflate(tk_inflater *z, const uint8_t *data, size_
     for (;;) {
         size_t room = output_room(z, TK_CODEC_DEFLATE, allowed, offset);
         if (!room)
-            return TK_READ_ERR_TOO_BIG;
+            return room_status(z, allowed);
         z->zs.next_out = z->out + z->len;
         z->zs.avail_out = (uInt)room;
         zr = inflate(&z->zs, Z_NO_FLUSH);
@@ -279,7 +292,7 @@ static tk_read_status inflate_zstd(tk_inflater *z, const uint8_t *data, size_t l
     for (;;) {
         size_t room = output_room(z, TK_CODEC_ZSTD, allowed, offset);
         if (!room)
-            return TK_READ_ERR_TOO_BIG;
+            return room_status(z, allowed);
         ZSTD_outBuffer out = { z->out + z->len, room, 0 };
         size_t zr = ZSTD_decompressStream(z->zd, &out, &in);
         if (!account(z, TK_CODEC_ZSTD, out.pos, allowed, offset, inflated))

@@ -396,6 +396,22 @@ static void test_zstd(void **state)
                      TK_READ_ERR_TOO_BIG);
     tk_inflater_free(small);
 
+    /* Past the byte limit, and used again after it: each call says why it
+     * stopped (fuzz_toolkit_inflate found a second call failing with "no
+     * error"). */
+    tk_inflater *lim = tk_inflater_new(0);
+    tk_inflate_limits l;
+    tk_inflate_limits_default(&l);
+    l.max_bytes = 1000;
+    tk_inflater_set_limits(lim, &l);
+    for (int round = 0; round < 2; round++) {
+        seen r = { 0 };
+        assert_int_equal(tk_decompress_packets(lim, TK_CODEC_ZSTD, z, zn, 9, on_packet, &r, NULL),
+                         TK_READ_ERR_INFLATE_LIMIT);
+        assert_non_null(strstr(tk_inflater_error(lim), "--max-inflated-bytes"));
+    }
+    tk_inflater_free(lim);
+
     /* A frame asking for a window over 2^TK_ZSTD_WINDOW_LOG_MAX is refused
      * before any memory is taken for it. */
     const size_t wn = zstd_buf(in, n, z, cap, TK_ZSTD_WINDOW_LOG_MAX + 1);
