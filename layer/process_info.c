@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -87,15 +88,15 @@ uint64_t pi_thread_uuid(int32_t tid)
     return mix(pi_process_get()->uuid ^ ((uint64_t)(uint32_t)tid << 1)) | 1u;
 }
 
-void pi_thread_name(int32_t tid, char *out, size_t size)
+void pi_current_thread_name(char *out, size_t size)
 {
-    char path[64];
     if (!size)
         return;
     out[0] = '\0';
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    if (read_proc(path, out, size) > 0)
-        out[strcspn(out, "\n")] = '\0';
+    /* PR_GET_NAME fills 16 bytes, the terminator included. */
+    char comm[17] = { 0 };
+    if (prctl(PR_GET_NAME, (unsigned long)comm, 0UL, 0UL, 0UL) == 0)
+        snprintf(out, size, "%s", comm);
 }
 
 int32_t pi_thread_id(void)

@@ -31,8 +31,10 @@ const pi_process *pi_process_get(void);
 /* The track of thread `tid` of this process. */
 uint64_t pi_thread_uuid(int32_t tid);
 
-/* The thread's name (/proc/self/task/<tid>/comm) into `out`; "" if none. */
-void pi_thread_name(int32_t tid, char *out, size_t size);
+/* The calling thread's name (its comm: what pthread_setname_np set, else
+ * the program's) into `out`; "" if none. One prctl, no file: it runs on
+ * the application's submitting threads, once a second at most. */
+void pi_current_thread_name(char *out, size_t size);
 
 /* The calling thread's id (cached per thread). */
 int32_t pi_thread_id(void);

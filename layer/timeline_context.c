@@ -7,8 +7,8 @@
  * its incremental state, and once a second of its own (a service's ring
  * buffer wraps whether or not it asks for clears: Perfetto's own config
  * does not by default); a thread is described on the first writer it
- * submits through after that. Reading /proc happens once per thread per
- * writer and second, not per submission.
+ * submits through after that. Its name is asked of the kernel (a prctl)
+ * once per thread per writer and second, not per submission.
  */
 #include "layer/timeline_context.h"
 
@@ -44,7 +44,7 @@ static void describe(tl_queue_tracks *t, tw_writer *w, uint64_t ts, int32_t tid)
         t->nthreads = 0; /* repeating a descriptor is harmless */
     t->tids[t->nthreads++] = tid;
     char name[32];
-    pi_thread_name(tid, name, sizeof name);
+    pi_current_thread_name(name, sizeof name);
     emc_thread_track(w, ts, pi_thread_uuid(tid), p->uuid, p->pid, tid, name);
 }
 
