@@ -96,7 +96,7 @@ void pi_current_thread_name(char *out, size_t size)
     /* PR_GET_NAME fills 16 bytes, the terminator included. */
     char comm[17] = { 0 };
     if (prctl(PR_GET_NAME, (unsigned long)comm, 0UL, 0UL, 0UL) == 0)
-        snprintf(out, size, "%s", comm);
+        util_copy_str(out, size, comm);
 }
 
 int32_t pi_thread_id(void)
